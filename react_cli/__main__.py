@@ -1,0 +1,3 @@
+from react_cli.cli import main
+
+main()

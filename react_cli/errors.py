@@ -1,0 +1,66 @@
+"""The one exception tree of react-cli.
+
+Every failure a user can meet is a ``ReactCliError``; ``cli.py`` maps it to a one-line
+``Error: ...`` on stderr and to the exception's ``exit_code``:
+
+- ``UsageError`` (2): bad option value, missing model or endpoint, empty question.
+- ``LLMError`` (1): the model endpoint failed after retries or refused the request.
+- ``WikiError`` (1): a Wikipedia backend failed. Inside a run the agent turns it into an
+  observation instead, so this only escapes from direct tool commands.
+- ``TraceError`` (1): a trace file is missing, truncated, not JSON or of an unknown version.
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_NO_ANSWER = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+class ReactCliError(Exception):
+    """Base of every error react-cli reports to the user."""
+
+    exit_code = EXIT_NO_ANSWER
+
+
+class UsageError(ReactCliError):
+    """The user asked for something impossible: bad flag value, missing setting."""
+
+    exit_code = EXIT_USAGE
+
+
+class LLMError(ReactCliError):
+    """The model endpoint failed (after retries) or refused the request."""
+
+
+class LLMAuthError(LLMError):
+    """401/403: the API key is missing, wrong or not allowed."""
+
+
+class LLMNotFoundError(LLMError):
+    """404: the model name or the base URL is wrong."""
+
+
+class LLMRequestError(LLMError):
+    """Another 4xx: the endpoint rejected the request as malformed."""
+
+
+class LLMStopRejectedError(LLMRequestError):
+    """400 naming the ``stop`` parameter: the endpoint does not accept stop sequences."""
+
+
+class LLMConnectionError(LLMError):
+    """The endpoint could not be reached, timed out, or kept failing with 429/5xx."""
+
+
+class LLMResponseError(LLMError):
+    """The endpoint answered 200 with something that is not a usable completion."""
+
+
+class WikiError(ReactCliError):
+    """A Wikipedia backend failed: host unreachable, error answers, malformed data."""
+
+
+class TraceError(ReactCliError):
+    """A trace file cannot be read or written."""
