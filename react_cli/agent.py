@@ -1,0 +1,237 @@
+"""The ReAct loop: prompt → model → parse → tool → observation, until Finish or a stop rule.
+
+The model and the tools are injected (see ``records.Model`` / ``records.Tools``) and the loop
+never prints: it reports progress to a ``RunObserver``. Every model mistake is recorded on its
+step and the loop continues; only stop rules end a run.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from react_cli.errors import LLMError, ReactCliError
+from react_cli.parser import VALID_ACTIONS_HINT, parse_action, parse_step, strip_think
+from react_cli.records import Completion, Model, ToolResult, Tools, Usage
+
+STOP_SEQUENCES = ["\nObservation"]
+STOP_REASONS = (
+    "finish",
+    "max_steps",
+    "repeated_action",
+    "parse_errors",
+    "llm_error",
+    "token_budget",
+    "timeout",
+    "interrupted",
+)
+
+
+@dataclass
+class Step:
+    """One Thought/Action/Observation round, with what it cost."""
+
+    index: int
+    thought: str = ""
+    action: str | None = None
+    observation: str = ""
+    raw: str = ""
+    followup_raw: str | None = None  # the extra "Action k:" call's output, when one was made
+    usage: Usage = field(default_factory=Usage)
+    latency_s: float = 0.0
+    tool_latency_s: float = 0.0
+    retries: int = 0
+    error: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RunResult:
+    question: str
+    answer: str | None
+    stop_reason: str
+    steps: list[Step]
+    usage: Usage
+    duration_s: float
+    error: str | None = None
+
+
+class RunObserver:
+    """Receives progress from the loop; the default does nothing."""
+
+    def run_started(self, question: str) -> None: ...
+
+    def step_started(self, index: int) -> None: ...
+
+    def action_requested(self, index: int) -> None:
+        """The model gave no action, so the loop asks for it alone (as in the paper)."""
+
+    def model_text(self, text: str) -> None: ...
+
+    def step_finished(self, step: Step) -> None: ...
+
+    def run_finished(self, result: RunResult) -> None: ...
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_steps: int = 8
+    max_parse_errors: int = 3
+    max_repeats: int = 3
+    max_total_tokens: int | None = None
+    timeout_s: float | None = None
+
+
+def kept_text(text: str) -> str:
+    """The part of a model output that goes back into the prompt: reasoning blocks removed,
+    cut after the first line holding an action (later lines are unrequested extra steps)."""
+    lines = strip_think(text).split("\n")
+    for i, line in enumerate(lines):
+        if parse_action(line) is not None:
+            return "\n".join(lines[: i + 1]).rstrip()
+    return "\n".join(lines).rstrip()
+
+
+def _first_line(text: str) -> str:
+    return next((line for line in strip_think(text).split("\n") if line.strip()), "").rstrip()
+
+
+class Agent:
+    def __init__(
+        self,
+        model: Model,
+        tools: Tools,
+        limits: Limits | None = None,
+        observer: RunObserver | None = None,
+        clock: Any = time.monotonic,
+    ) -> None:
+        self.model = model
+        self.tools = tools
+        self.limits = limits or Limits()
+        self.observer = observer or RunObserver()
+        self.clock = clock
+        self.prompts: list[str] = []  # every prompt sent, in order (for tests and debugging)
+
+    def run(self, prompt: str, question: str) -> RunResult:
+        """Run the loop from ``prompt`` (the template with the question filled in)."""
+        started = self.clock()
+        steps: list[Step] = []
+        answer: str | None = None
+        error: str | None = None
+        stop_reason = "max_steps"
+        self.observer.run_started(question)
+        try:
+            for index in range(1, self.limits.max_steps + 1):
+                stop_reason = self._budget_exceeded(steps, started) or ""
+                if stop_reason:
+                    break
+                self.observer.step_started(index)
+                step = Step(index=index)
+                steps.append(step)
+                prompt, final_answer = self._step(prompt, step)
+                self.observer.step_finished(step)
+                if final_answer is not None:
+                    answer, stop_reason = final_answer, "finish"
+                    break
+                stop_reason = self._stop_rule(steps) or "max_steps"
+                if stop_reason != "max_steps":
+                    break
+        except LLMError as exc:
+            stop_reason, error = "llm_error", str(exc)
+            if steps:
+                steps[-1].error = error
+                self.observer.step_finished(steps[-1])
+        except KeyboardInterrupt:
+            stop_reason, error = "interrupted", "interrupted by the user"
+        result = RunResult(
+            question=question,
+            answer=answer,
+            stop_reason=stop_reason,
+            steps=steps,
+            usage=sum((s.usage for s in steps), Usage()),
+            duration_s=self.clock() - started,
+            error=error,
+        )
+        self.observer.run_finished(result)
+        return result
+
+    def _call(self, prompt: str, stop: list[str], step: Step) -> Completion:
+        self.prompts.append(prompt)
+        shown: list[str] = []
+
+        def show(text: str) -> None:
+            shown.append(text)
+            self.observer.model_text(text)
+
+        completion = self.model.complete(prompt, stop, show)
+        if not shown and completion.text:  # a non-streaming model: show the text at once
+            self.observer.model_text(completion.text)
+        step.usage = step.usage + completion.usage
+        step.latency_s += completion.latency_s
+        step.retries += completion.retries
+        return completion
+
+    def _step(self, prompt: str, step: Step) -> tuple[str, str | None]:
+        """One round; returns the grown prompt and the answer if the model finished."""
+        k = step.index
+        prompt += f"Thought {k}:"
+        step.raw = self._call(prompt, STOP_SEQUENCES, step).text
+        parsed = parse_step(step.raw)
+        step.thought = parsed.thought
+        if parsed.action is not None:
+            prompt += kept_text(step.raw)
+            action, action_text = parsed.action, parsed.action_text or str(parsed.action)
+        else:
+            # As in the paper: keep the thought, then ask for the action alone.
+            thought_line = _first_line(step.raw)
+            prompt += f"{thought_line}\nAction {k}:"
+            self.observer.action_requested(k)
+            step.followup_raw = self._call(prompt, ["\n"], step).text
+            action = parse_action(step.followup_raw)
+            action_text = step.followup_raw.strip() if action is None else str(action)
+            prompt += kept_text(step.followup_raw)
+        step.action = action_text or None
+        if action is None:
+            step.error = "parse_error"
+            step.observation = VALID_ACTIONS_HINT
+        elif action.kind == "finish":
+            return prompt, action.argument
+        else:
+            step.observation = self._run_tool(action.kind, action.argument, step)
+        prompt += f"\nObservation {k}: {step.observation}\n"
+        return prompt, None
+
+    def _run_tool(self, kind: str, argument: str, step: Step) -> str:
+        started = self.clock()
+        try:
+            result: ToolResult = (
+                self.tools.search(argument) if kind == "search" else self.tools.lookup(argument)
+            )
+        except ReactCliError as exc:  # tools should not raise, but a crash must not end the run
+            result = ToolResult(f"The {kind} tool failed: {exc}", {"error": str(exc)})
+        step.tool_latency_s = self.clock() - started
+        step.details = dict(result.details)
+        return " ".join(result.observation.split())
+
+    def _stop_rule(self, steps: list[Step]) -> str | None:
+        limits = self.limits
+        recent = steps[-limits.max_parse_errors :]
+        if len(recent) == limits.max_parse_errors and all(s.error == "parse_error" for s in recent):
+            return "parse_errors"
+        actions = {
+            s.action.casefold() if s.action and s.error is None else None
+            for s in steps[-limits.max_repeats :]
+        }
+        if len(steps) >= limits.max_repeats and len(actions) == 1 and None not in actions:
+            return "repeated_action"
+        return None
+
+    def _budget_exceeded(self, steps: list[Step], started: float) -> str | None:
+        limits = self.limits
+        used = sum(s.usage.total_tokens for s in steps)
+        if limits.max_total_tokens is not None and used >= limits.max_total_tokens:
+            return "token_budget"
+        if limits.timeout_s is not None and self.clock() - started >= limits.timeout_s:
+            return "timeout"
+        return None

@@ -1,0 +1,162 @@
+"""Settings resolution: command-line flag > environment variable > config file > default.
+
+The home directory holds ``config.toml`` and ``traces/``; it is the platform's user data dir
+unless ``REACT_CLI_HOME`` points elsewhere.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from react_cli.errors import UsageError
+
+HOME_ENV = "REACT_CLI_HOME"
+CONFIG_NAME = "config.toml"
+APIS = ("chat", "completions")
+
+
+def home_dir(env: Mapping[str, str] = os.environ) -> Path:
+    if env.get(HOME_ENV):
+        return Path(env[HOME_ENV]).expanduser()
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("react-cli", appauthor=False))
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a run needs to know; built only by :func:`resolve`."""
+
+    model: str | None = None
+    base_url: str = "https://api.openai.com/v1"
+    api_key: str | None = None
+    api: str = "chat"
+    prompt: str = "hotpotqa"
+    max_steps: int = 8
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    wiki: str = "https://en.wikipedia.org"
+    contact: str | None = None
+    max_observation_chars: int = 1500
+    max_parse_errors: int = 3
+    max_repeats: int = 3
+    max_total_tokens: int | None = None
+    stream: bool = True
+    timeout_s: float = 120.0
+    retries: int = 4
+
+    def public(self) -> dict[str, Any]:
+        """The settings safe to record or print (no API key)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "api_key"}
+
+
+# Environment variables read for each setting (first one set wins).
+ENV_VARS: dict[str, tuple[str, ...]] = {
+    "model": ("REACT_CLI_MODEL",),
+    "base_url": ("OPENAI_BASE_URL", "OPENAI_API_BASE"),
+    "api_key": ("OPENAI_API_KEY",),
+    "api": ("REACT_CLI_API",),
+    "prompt": ("REACT_CLI_PROMPT",),
+    "wiki": ("REACT_CLI_WIKI",),
+    "contact": ("REACT_CLI_CONTACT",),
+}
+
+_FIELD_TYPES = {f.name: f.type for f in fields(Settings)}
+
+
+def load_config_file(path: Path) -> dict[str, Any]:
+    """The ``[defaults]``-free flat TOML table of settings; missing file = empty."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
+    try:
+        with path.open("rb") as handle:
+            data = tomllib.load(handle)
+    except FileNotFoundError:
+        return {}
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"config file {path}: {exc}") from None
+    unknown = sorted(set(data) - set(_FIELD_TYPES))
+    if unknown:
+        raise UsageError(f"config file {path}: unknown setting(s): {', '.join(unknown)}")
+    return data
+
+
+def _coerce(name: str, value: Any, origin: str) -> Any:
+    kind = _FIELD_TYPES[name]
+    try:
+        if value is None:
+            return None
+        if "bool" in kind:
+            if isinstance(value, str):
+                lowered = value.strip().lower()
+                if lowered not in {"1", "0", "true", "false", "yes", "no", "on", "off"}:
+                    raise ValueError(value)
+                return lowered in {"1", "true", "yes", "on"}
+            return bool(value)
+        if "int" in kind:
+            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+                raise ValueError(value)
+            return int(value)
+        if "float" in kind:
+            if isinstance(value, bool):
+                raise ValueError(value)
+            return float(value)
+        return str(value)
+    except (TypeError, ValueError):
+        raise UsageError(f"{origin}: invalid value {value!r} for {name}") from None
+
+
+def _validate(settings: Settings) -> None:
+    if settings.api not in APIS:
+        raise UsageError(f"--api must be one of {', '.join(APIS)}, not {settings.api!r}")
+    checks = [
+        (settings.max_steps >= 1, "--max-steps must be at least 1"),
+        (0 <= settings.temperature <= 2, "--temperature must be between 0 and 2"),
+        (settings.max_tokens is None or settings.max_tokens >= 1, "--max-tokens must be ≥ 1"),
+        (settings.max_observation_chars >= 50, "max_observation_chars must be at least 50"),
+        (settings.timeout_s > 0, "timeout must be positive"),
+        (settings.retries >= 0, "retries must be ≥ 0"),
+        (settings.max_parse_errors >= 1, "max_parse_errors must be at least 1"),
+        (settings.max_repeats >= 2, "max_repeats must be at least 2"),
+        (
+            settings.max_total_tokens is None or settings.max_total_tokens >= 1,
+            "--max-total-tokens must be ≥ 1",
+        ),
+    ]
+    for ok, message in checks:
+        if not ok:
+            raise UsageError(message)
+    if not settings.base_url.startswith(("http://", "https://")):
+        raise UsageError(f"--base-url must be an http(s) URL, not {settings.base_url!r}")
+
+
+def resolve(
+    flags: Mapping[str, Any],
+    env: Mapping[str, str] = os.environ,
+    config_path: Path | None = None,
+) -> Settings:
+    """Merge the four sources; ``flags`` holds only options the user actually gave."""
+    path = config_path if config_path is not None else home_dir(env) / CONFIG_NAME
+    values: dict[str, Any] = {}
+    for name, value in load_config_file(path).items():
+        values[name] = _coerce(name, value, f"config file {path}")
+    for name, names in ENV_VARS.items():
+        for var in names:
+            if env.get(var):
+                values[name] = _coerce(name, env[var], f"environment variable {var}")
+                break
+    for name, value in flags.items():
+        if value is not None:
+            values[name] = _coerce(name, value, f"option for {name}")
+    settings = Settings(**values)
+    if settings.base_url.endswith("/"):
+        settings = Settings(**{**values, "base_url": settings.base_url.rstrip("/")})
+    _validate(settings)
+    return settings

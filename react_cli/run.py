@@ -1,0 +1,126 @@
+"""Wiring: build the model client and the tools from settings, run one question, keep a trace.
+
+Shared by ``ask`` and by batch commands, so a run means the same thing everywhere.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from react_cli.agent import Agent, Limits, RunObserver, RunResult
+from react_cli.config import Settings
+from react_cli.errors import UsageError
+from react_cli.prompts import PromptTemplate
+from react_cli.records import Model, Tools
+from react_cli.trace import new_run_id, now_utc, trace_document, write_trace
+
+DebugLog = Callable[[str], None]
+
+
+def redact_url(url: str) -> str:
+    """Drop credentials and query strings, which sometimes carry keys, from a URL we record."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def stderr_debug_log(line: str) -> None:
+    print(f"debug: {line}", file=sys.stderr, flush=True)
+
+
+def build_model(settings: Settings, debug_log: DebugLog | None = None) -> Model:
+    from react_cli.http import RetryPolicy
+    from react_cli.llm import OpenAIClient
+
+    if not settings.model:
+        raise UsageError(
+            "no model configured: pass -m/--model, set REACT_CLI_MODEL, "
+            'or put model = "..." in the config file'
+        )
+    return OpenAIClient(
+        base_url=settings.base_url,
+        model=settings.model,
+        api_key=settings.api_key,
+        api=settings.api,
+        temperature=settings.temperature,
+        max_tokens=settings.max_tokens,
+        stream=settings.stream,
+        timeout_s=settings.timeout_s,
+        policy=RetryPolicy(retries=settings.retries),
+        debug_log=debug_log,
+    )
+
+
+def build_tools(settings: Settings) -> Tools:
+    from react_cli.http import RetryPolicy
+    from react_cli.wiki import open_backend
+    from react_cli.wiki.base import WikiSession
+
+    backend = open_backend(
+        settings.wiki, contact=settings.contact, policy=RetryPolicy(retries=settings.retries)
+    )
+    return WikiSession(backend, max_observation_chars=settings.max_observation_chars)
+
+
+def run_config(settings: Settings, template: PromptTemplate) -> dict[str, Any]:
+    """What a trace records about how the run was made (never a secret)."""
+    return {
+        "model": settings.model,
+        "base_url": redact_url(settings.base_url),
+        "api": settings.api,
+        "prompt": {"name": template.name, "sha256": template.sha256},
+        "temperature": settings.temperature,
+        "max_steps": settings.max_steps,
+        "max_tokens": settings.max_tokens,
+        "stream": settings.stream,
+        "wiki": redact_url(settings.wiki) if "://" in settings.wiki else settings.wiki,
+    }
+
+
+@dataclass
+class Outcome:
+    result: RunResult
+    trace: dict[str, Any]
+    trace_path: Path | None
+
+
+def run_question(
+    question: str,
+    *,
+    settings: Settings,
+    template: PromptTemplate,
+    model: Model,
+    tools: Tools,
+    observer: RunObserver | None = None,
+    trace_path: Path | None = None,
+    limits: Limits | None = None,
+    created: datetime | None = None,
+) -> Outcome:
+    """Run the loop once and write its trace (if ``trace_path``), whatever the outcome."""
+    created = created or now_utc()
+    limits = limits or Limits(
+        max_steps=settings.max_steps,
+        max_parse_errors=settings.max_parse_errors,
+        max_repeats=settings.max_repeats,
+        max_total_tokens=settings.max_total_tokens,
+    )
+    agent = Agent(model, tools, limits=limits, observer=observer)
+    result = agent.run(template.prefix(question), question.strip())
+    document = trace_document(
+        result,
+        run_id=new_run_id(),
+        created=created,
+        config=run_config(settings, template),
+        prompt_template=template.text,
+    )
+    if trace_path is not None:
+        write_trace(trace_path, document)
+    return Outcome(result, document, trace_path)

@@ -1,0 +1,157 @@
+"""Versioned JSON traces: one document per run, written atomically, never holding a secret.
+
+``load_trace`` accepts every version listed in ``READABLE_VERSIONS`` and upgrades older ones in
+``_UPGRADES`` so that old traces keep loading when the format moves on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import unicodedata
+import uuid
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from react_cli.agent import RunResult, Step
+from react_cli.errors import TraceError
+from react_cli.records import Usage
+
+TRACE_VERSION = 1
+_UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+READABLE_VERSIONS = frozenset({TRACE_VERSION, *_UPGRADES})
+_REQUIRED = ("question", "stop_reason", "steps")
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def now_utc() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def slug(text: str, limit: int = 40) -> str:
+    """A filename-safe short form of a question (ASCII where possible)."""
+    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    words = re.sub(r"[^A-Za-z0-9]+", "-", folded.lower()).strip("-")
+    return words[:limit].rstrip("-") or "run"
+
+
+def default_trace_path(home: Path, created: datetime, question: str) -> Path:
+    stamp = created.strftime("%Y%m%dT%H%M%S%fZ")
+    return home / "traces" / f"{stamp}-{slug(question)}.json"
+
+
+def step_to_dict(step: Step) -> dict[str, Any]:
+    return {
+        "index": step.index,
+        "thought": step.thought,
+        "action": step.action,
+        "observation": step.observation,
+        "raw": step.raw,
+        "followup_raw": step.followup_raw,
+        "usage": step.usage.to_dict(),
+        "latency_s": round(step.latency_s, 4),
+        "tool_latency_s": round(step.tool_latency_s, 4),
+        "retries": step.retries,
+        "error": step.error,
+        "details": step.details,
+    }
+
+
+def step_from_dict(data: dict[str, Any]) -> Step:
+    return Step(
+        index=int(data.get("index", 0)),
+        thought=str(data.get("thought") or ""),
+        action=data.get("action"),
+        observation=str(data.get("observation") or ""),
+        raw=str(data.get("raw") or ""),
+        followup_raw=data.get("followup_raw"),
+        usage=Usage.from_dict(data.get("usage")),
+        latency_s=float(data.get("latency_s") or 0.0),
+        tool_latency_s=float(data.get("tool_latency_s") or 0.0),
+        retries=int(data.get("retries") or 0),
+        error=data.get("error"),
+        details=dict(data.get("details") or {}),
+    )
+
+
+def trace_document(
+    result: RunResult,
+    *,
+    run_id: str,
+    created: datetime,
+    config: dict[str, Any],
+    prompt_template: str,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The trace of a finished (or stopped) run. ``config`` must already be secret-free."""
+    document = {
+        "version": TRACE_VERSION,
+        "id": run_id,
+        "created": created.isoformat(),
+        "question": result.question,
+        "answer": result.answer,
+        "stop_reason": result.stop_reason,
+        "error": result.error,
+        "config": config,
+        "prompt_template": prompt_template,
+        "usage": result.usage.to_dict(),
+        "duration_s": round(result.duration_s, 4),
+        "steps": [step_to_dict(step) for step in result.steps],
+    }
+    document.update(extra or {})
+    return document
+
+
+def write_trace(path: Path, document: dict[str, Any]) -> None:
+    """Write atomically: a crash mid-write never leaves a truncated trace behind."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(document, handle, ensure_ascii=False, indent=2)
+                handle.write("\n")
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise TraceError(f"cannot write trace {path}: {exc.strerror or exc}") from None
+
+
+def load_trace(path: Path) -> dict[str, Any]:
+    """Read and validate a trace, upgrading older versions; TraceError names file and problem."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TraceError(f"{path}: no such trace file") from None
+    except IsADirectoryError:
+        raise TraceError(f"{path}: is a directory, not a trace file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TraceError(f"{path}: cannot read trace: {exc}") from None
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        problem = "truncated JSON" if exc.pos >= len(text.rstrip()) else f"not JSON ({exc.msg})"
+        raise TraceError(f"{path}: {problem}, line {exc.lineno}") from None
+    if not isinstance(document, dict):
+        raise TraceError(f"{path}: not a react-cli trace (top level is not an object)")
+    version = document.get("version")
+    if version not in READABLE_VERSIONS:
+        raise TraceError(
+            f"{path}: unsupported trace version {version!r} "
+            f"(this react-cli reads {', '.join(map(str, sorted(READABLE_VERSIONS)))})"
+        )
+    while document["version"] != TRACE_VERSION:
+        document = _UPGRADES[document["version"]](document)
+    missing = [key for key in _REQUIRED if key not in document]
+    if missing or not isinstance(document["steps"], list):
+        raise TraceError(f"{path}: not a react-cli trace (missing {', '.join(missing) or 'steps'})")
+    return document
