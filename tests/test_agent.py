@@ -1,0 +1,175 @@
+"""The loop against a scripted model and in-memory tools: stop rules, prompt growth, records."""
+
+from __future__ import annotations
+
+import pytest
+from scripted import DictTools, ScriptedModel
+
+from react_cli.agent import Agent, Limits, RunObserver, Step, kept_text
+from react_cli.errors import LLMConnectionError
+from react_cli.records import Completion
+
+PREFIX = "Question: Who wrote Ed Wood?\n"
+TOOLS = {"Ed Wood": "Ed Wood is a 1994 film directed by Tim Burton."}
+
+
+def run(outputs: list[str], limits: Limits | None = None, **kw: object):
+    model = ScriptedModel(list(outputs))
+    agent = Agent(model, DictTools(dict(TOOLS)), limits=limits, **kw)
+    return agent, model, agent.run(PREFIX, "Who wrote Ed Wood?")
+
+
+def test_search_then_finish_records_every_step() -> None:
+    agent, model, result = run(
+        [
+            " I need to search Ed Wood.\nAction 1: Search[Ed Wood]",
+            " It was directed by Tim Burton.\nAction 2: Finish[Tim Burton]",
+        ]
+    )
+    assert result.answer == "Tim Burton"
+    assert result.stop_reason == "finish"
+    assert [s.action for s in result.steps] == ["Search[Ed Wood]", "Finish[Tim Burton]"]
+    assert result.steps[0].observation == TOOLS["Ed Wood"]
+    assert result.steps[0].details == {"resolved_title": "Ed Wood"}
+    assert result.steps[0].thought == "I need to search Ed Wood."
+    assert result.usage.total_tokens == 40
+    assert model.calls[0] == (PREFIX + "Thought 1:", ["\nObservation"])
+
+
+def test_prompt_only_grows_by_appending_the_kept_model_text() -> None:
+    outputs = [
+        " I need to search Ed Wood.\nAction 1: Search[Ed Wood]\nThought 2: extra invented step",
+        " Let me look up director.\nAction 2: Lookup[director]",
+        " Done.\nAction 3: Finish[Tim Burton]",
+    ]
+    agent, _, _ = run(outputs)
+    prompts = agent.prompts
+    assert len(prompts) == 3
+    for k in range(2):
+        kept = kept_text(outputs[k])
+        assert prompts[k + 1].startswith(prompts[k] + kept + f"\nObservation {k + 1}: ")
+        assert prompts[k + 1].endswith(f"\nThought {k + 2}:")
+    assert "extra invented step" not in prompts[1]
+
+
+def test_invented_observation_never_reaches_the_prompt() -> None:
+    agent, _, result = run(
+        [
+            " Search it.\nAction 1: Search[Ed Wood]\nObservation 1: Ed Wood was a plumber.",
+            " Found.\nAction 2: Finish[Tim Burton]",
+        ]
+    )
+    assert "plumber" not in agent.prompts[1]
+    assert "plumber" not in result.steps[0].raw
+
+
+def test_missing_action_asks_for_it_like_the_paper() -> None:
+    agent, model, result = run(
+        [" I should search for Ed Wood first.\nThen think more.", " Search[Ed Wood]", " ok\nAction 2: Finish[x]"]
+    )
+    step = result.steps[0]
+    assert step.action == "Search[Ed Wood]"
+    assert step.followup_raw == " Search[Ed Wood]"
+    assert model.calls[1][0].endswith("Thought 1: I should search for Ed Wood first.\nAction 1:")
+    assert model.calls[1][1] == ["\n"]
+    assert agent.prompts[2].startswith(agent.prompts[1] + " Search[Ed Wood]\nObservation 1: ")
+    assert result.answer == "x"
+
+
+def test_consecutive_parse_failures_stop_the_run() -> None:
+    _, _, result = run(["no action here", "still nothing"] * 3, Limits(max_parse_errors=3))
+    assert result.stop_reason == "parse_errors"
+    assert len(result.steps) == 3
+    assert all(s.error == "parse_error" for s in result.steps)
+    assert "Search[entity]" in result.steps[0].observation
+
+
+def test_a_parse_failure_is_recorded_and_the_loop_continues() -> None:
+    _, _, result = run(["hmm", "nothing", " ok\nAction 2: Finish[done]"])
+    assert result.steps[0].error == "parse_error"
+    assert result.answer == "done"
+
+
+def test_repeated_action_stops() -> None:
+    _, _, result = run([" again\nAction: Search[Ed Wood]"] * 5, Limits(max_repeats=3))
+    assert result.stop_reason == "repeated_action"
+    assert len(result.steps) == 3
+
+
+def test_step_limit() -> None:
+    outputs = [f" t\nAction: Search[Page {i}]" for i in range(4)]
+    _, _, result = run(outputs, Limits(max_steps=4))
+    assert result.stop_reason == "max_steps"
+    assert result.answer is None
+    assert len(result.steps) == 4
+
+
+def test_token_budget_stops_before_the_next_call() -> None:
+    outputs = [f" t\nAction: Search[Page {i}]" for i in range(4)]
+    _, model, result = run(outputs, Limits(max_total_tokens=35))
+    assert result.stop_reason == "token_budget"
+    assert len(model.calls) == 2  # 20 tokens per call: the budget is hit after the second
+
+
+class FailingModel:
+    def __init__(self, fail_on_call: int) -> None:
+        self.calls = 0
+        self.fail_on_call = fail_on_call
+
+    def complete(self, prompt, stop, on_text=None) -> Completion:
+        self.calls += 1
+        if self.calls == self.fail_on_call:
+            raise LLMConnectionError("cannot reach http://x: connection refused")
+        if self.calls == self.fail_on_call + 100:
+            raise KeyboardInterrupt
+        return Completion(" t\nAction: Search[Ed Wood]")
+
+
+def test_endpoint_failure_ends_the_run_with_llm_error() -> None:
+    result = Agent(FailingModel(2), DictTools(TOOLS)).run(PREFIX, "q")
+    assert result.stop_reason == "llm_error"
+    assert "connection refused" in (result.error or "")
+    assert len(result.steps) == 2 and result.steps[1].error == result.error
+
+
+class InterruptingTools(DictTools):
+    def search(self, entity):
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_ends_the_run_as_interrupted_with_steps_kept() -> None:
+    result = Agent(ScriptedModel([" t\nAction: Search[Ed Wood]"]), InterruptingTools({})).run(PREFIX, "q")
+    assert result.stop_reason == "interrupted"
+    assert len(result.steps) == 1
+
+
+class Recorder(RunObserver):
+    def __init__(self) -> None:
+        self.events: list[str] = []
+
+    def step_started(self, index: int) -> None:
+        self.events.append(f"start {index}")
+
+    def model_text(self, text: str) -> None:
+        self.events.append("text")
+
+    def step_finished(self, step: Step) -> None:
+        self.events.append(f"end {step.index}")
+
+
+def test_observer_sees_each_step() -> None:
+    recorder = Recorder()
+    run([" a\nAction: Search[Ed Wood]", " b\nAction: Finish[y]"], observer=recorder)
+    assert recorder.events == ["start 1", "text", "end 1", "start 2", "text", "end 2"]
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (" a\nAction 1: Search[X]\nThought 2: more", " a\nAction 1: Search[X]"),
+        ("<think>hmm</think> a\nAction 1: Search[X]", " a\nAction 1: Search[X]"),
+        (" no action\n\n", " no action"),
+    ],
+)
+def test_kept_text(text: str, kept: str) -> None:
+    assert kept_text(text) == kept
