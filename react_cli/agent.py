@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from react_cli.errors import LLMError, ReactCliError
-from react_cli.parser import VALID_ACTIONS_HINT, parse_action, parse_step, strip_think
+from react_cli.parser import VALID_ACTIONS_HINT, parse_step, strip_think
 from react_cli.records import Completion, Model, ToolResult, Tools, Usage
 
 STOP_SEQUENCES = ["\nObservation"]
@@ -88,7 +88,7 @@ def kept_text(text: str) -> str:
     cut after the first line holding an action (later lines are unrequested extra steps)."""
     lines = strip_think(text).split("\n")
     for i, line in enumerate(lines):
-        if parse_action(line) is not None:
+        if parse_step(line).action_text is not None:
             return "\n".join(lines[: i + 1]).rstrip()
     return "\n".join(lines).rstrip()
 
@@ -179,17 +179,16 @@ class Agent:
         step.raw = self._call(prompt, STOP_SEQUENCES, step).text
         parsed = parse_step(step.raw)
         step.thought = parsed.thought
-        if parsed.action is not None:
+        action, action_text = parsed.action, parsed.action_text
+        if action_text is not None:
             prompt += kept_text(step.raw)
-            action, action_text = parsed.action, parsed.action_text or str(parsed.action)
         else:
             # As in the paper: keep the thought, then ask for the action alone.
-            thought_line = _first_line(step.raw)
-            prompt += f"{thought_line}\nAction {k}:"
+            prompt += f"{_first_line(step.raw)}\nAction {k}:"
             self.observer.action_requested(k)
             step.followup_raw = self._call(prompt, ["\n"], step).text
-            action = parse_action(step.followup_raw)
-            action_text = step.followup_raw.strip() if action is None else str(action)
+            followup = parse_step(step.followup_raw)
+            action, action_text = followup.action, followup.action_text
             prompt += kept_text(step.followup_raw)
         step.action = action_text or None
         if action is None:

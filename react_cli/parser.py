@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+
+ACTION_KINDS: tuple[str, ...] = ("search", "lookup", "finish")
+
+VALID_ACTIONS_HINT = (
+    "Invalid action. Valid actions are Search[entity], Lookup[keyword] and Finish[answer]."
+)
 
 # A line that, ignoring leading spaces and markdown emphasis/quote marks, starts with the
-# word "Observation": the model is inventing the tool's answer, so we cut there.
-_OBSERVATION_LINE = re.compile(r"^[ \t]*(?:[*_#>][ \t]*)*observation\b", re.IGNORECASE | re.MULTILINE)
+# word "Observation": the model is inventing the tool's answer, so we cut there. "Not followed
+# by a letter" rather than \b, so "__Observation__:" and "Observation1:" are cut too while
+# "Observations show" is not.
+_OBSERVATION_LINE = re.compile(
+    r"^[ \t]*(?:[*_#>][ \t]*)*observation(?![^\W\d_])", re.IGNORECASE | re.MULTILINE
+)
 _LINE_PREFIX_JUNK = re.compile(r"^[ \t]*(?:[*_#>][ \t]*)*")
 _THINK_BLOCK = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL | re.IGNORECASE)
 _THINK_CLOSE = re.compile(r"^.*?</think>", re.DOTALL | re.IGNORECASE)
@@ -57,7 +68,9 @@ class ObservationCutter:
         if self.done or not chunk:
             return ""
         self._buffer += chunk
-        if _OBSERVATION_LINE.search(self._buffer):
+        match = _OBSERVATION_LINE.search(self._buffer)
+        # A match ending the buffer is undecided: the next chunk may make it "Observations".
+        if match and match.end() < len(self._buffer):
             self.done = True
             self._buffer = cut_at_observation(self._buffer)
             return self._emit(len(self._buffer))
@@ -65,8 +78,8 @@ class ObservationCutter:
         safe = len(self._buffer)
         if _may_become_observation_line(self._buffer[last_newline + 1 :]):
             safe = max(last_newline, 0)
-            if safe and self._buffer[safe - 1] == "\r":
-                safe -= 1
+        if safe and self._buffer[safe - 1] == "\r":
+            safe -= 1  # a "\r" is dropped with the cut if "\nObservation" follows it
         return self._emit(safe)
 
     def flush(self) -> str:
@@ -80,3 +93,150 @@ class ObservationCutter:
         out = self._buffer[self._sent : upto]
         self._sent = upto
         return out
+
+
+# --- Thought / Action parsing -------------------------------------------------------------
+#
+# Every pattern below is linear: no nested quantifiers, and adjacent repeated classes are
+# separated by a mandatory token, so a 1 MB run of "[" or "Action:" cannot blow up.
+
+_LEAD = r"[ \t>#*_`\-]*"  # quote marks, bullets and markdown emphasis before a label
+# "Action", "**Action 2:**", "__Action__：", "Action 7 :" ... at the start of a line.
+_LINE_ACTION_LABEL = re.compile(
+    rf"^{_LEAD}(?:action|行动|行動)[ \t*_]*(?:\d+[ \t*_]*)?[:：]", re.IGNORECASE | re.MULTILINE
+)
+# The same label in the middle of a line ("I should search X. Action 1: Search[X]"). Only
+# the capitalised word counts here, so "the action: ..." inside a thought is left alone.
+_INLINE_ACTION_LABEL = re.compile(
+    r"(?<=[ \t])[*_`]*(?:Action|ACTION|行动|行動)[ \t*_]*(?:\d+[ \t*_]*)?[:：]"
+)
+# An unlabelled action that starts a line ("Search[X]", "`Finish[y]`").
+_LINE_ACTION = re.compile(
+    rf"^{_LEAD}[\"']?(?=(?:search|lookup|finish)[ \t]*[\[［])", re.IGNORECASE | re.MULTILINE
+)
+_ACTION_HEAD = re.compile(r"(?P<kind>search|lookup|finish)[ \t]*[\[［]", re.IGNORECASE)
+_BEFORE_ACTION = re.compile(r"[\s*_`\"'>]*")
+_BRACKET = re.compile(r"[\[\]［］]")
+# "Thought 1:", "*Thought*:", "**Thought 1:**" echoed back at the start of a line.
+_THOUGHT_LABEL = re.compile(
+    rf"^{_LEAD}(?:thought|思考)[ \t*_]*(?:\d+[ \t*_]*)?[:：](?:[*_]+(?=\s|$))?", re.IGNORECASE
+)
+_EMPHASIS_ONLY = "*_`"
+
+
+@dataclass(frozen=True)
+class Action:
+    """One tool call; ``kind`` is lower-case so callers can compare without normalising."""
+
+    kind: str
+    argument: str
+
+    def __str__(self) -> str:
+        """Canonical spelling (``Search[x]``) for prompts and logs, whatever the model wrote."""
+        return f"{self.kind.capitalize()}[{self.argument}]"
+
+
+@dataclass(frozen=True)
+class ParsedStep:
+    """What one model turn contained.
+
+    ``action`` is None when no valid action was found. ``action_text`` is what the model
+    wrote at the action position (without label or emphasis) so the agent can echo it back
+    next to an "invalid action" observation; it is None only when there was no action at all.
+    """
+
+    thought: str
+    action: Action | None
+    action_text: str | None
+
+
+def parse_step(text: str) -> ParsedStep:
+    """Split a model continuation after ``Thought k:`` into thought and first action.
+
+    The first "action site" decides: an ``Action`` label (any emphasis, colon or step
+    number) or a line that starts with ``Search[``/``Lookup[``/``Finish[``. The thought is
+    everything before it, as one line; the action must follow the label directly.
+    """
+    if not text:
+        return ParsedStep("", None, None)
+    text = cut_at_observation(strip_think(text))
+    site = _first_action_site(text)
+    if site is None:
+        return ParsedStep(_clean_thought(text), None, None)
+    site_start, body_start = site
+    action, action_text = _read_action(text, body_start)
+    return ParsedStep(_clean_thought(text[:site_start]), action, action_text)
+
+
+def parse_action(text: str) -> Action | None:
+    """Parse a bare action such as ``Search[x]`` or ``Action 3: **Finish[y]**``.
+
+    Unlike :func:`parse_step` nothing is stripped first, so an argument that happens to
+    contain ``</think>`` survives a round trip through ``ParsedStep.action_text``.
+    """
+    if not text:
+        return None
+    site = _first_action_site(text)
+    return _read_action(text, site[1] if site else 0)[0]
+
+
+def _first_action_site(text: str) -> tuple[int, int] | None:
+    """(where the thought ends, where the action text begins) for the earliest action site."""
+    sites: list[tuple[int, int]] = []
+    for pattern in (_LINE_ACTION_LABEL, _INLINE_ACTION_LABEL, _LINE_ACTION):
+        match = pattern.search(text)
+        if match:
+            sites.append((match.start(), match.end()))
+    return min(sites) if sites else None
+
+
+def _read_action(text: str, pos: int) -> tuple[Action | None, str | None]:
+    """Read the action that starts (after emphasis/quotes) at ``pos``; never raises."""
+    lead = _BEFORE_ACTION.match(text, pos)
+    pos = lead.end() if lead else pos
+    line_end = _line_end(text, pos)
+    raw = text[pos:line_end].strip().strip(_EMPHASIS_ONLY).strip() or None
+    head = _ACTION_HEAD.match(text, pos, line_end)
+    if not head:
+        return None, raw
+    close = _closing_bracket(text, head.end(), line_end)
+    if close is None:
+        return None, raw
+    kind = head.group("kind").lower()
+    argument = text[head.end() : close].strip()
+    if not argument and kind != "finish":
+        return None, raw
+    return Action(kind, argument), text[head.start() : close + 1]
+
+
+def _line_end(text: str, pos: int) -> int:
+    end = text.find("\n", pos)
+    return len(text) if end < 0 else end
+
+
+def _closing_bracket(text: str, start: int, end: int) -> int | None:
+    """Index of the ``]`` that balances the ``[`` just before ``start``, on the same line.
+
+    Falls back to the last ``]`` on the line when the brackets don't balance, so
+    ``Finish[a [b]`` still yields ``a [b``; None when the line has no ``]`` at all.
+    """
+    depth = 1
+    for match in _BRACKET.finditer(text, start, end):
+        depth += 1 if match.group() in "[［" else -1
+        if depth == 0:
+            return match.start()
+    last = max(text.rfind("]", start, end), text.rfind("］", start, end))
+    return last if last >= 0 else None
+
+
+def _clean_thought(text: str) -> str:
+    """One-line thought: labels and emphasis-only lines dropped, whitespace runs collapsed.
+
+    It is re-sent as ``Thought k: <thought>``, so line breaks must not survive.
+    """
+    parts = []
+    for line in text.splitlines():
+        line = _THOUGHT_LABEL.sub("", line, count=1).strip()
+        if line.strip(_EMPHASIS_ONLY):
+            parts.append(line)
+    return " ".join(" ".join(parts).split())
