@@ -46,10 +46,6 @@ class LLMRequestError(LLMError):
     """Another 4xx: the endpoint rejected the request as malformed."""
 
 
-class LLMStopRejectedError(LLMRequestError):
-    """400 naming the ``stop`` parameter: the endpoint does not accept stop sequences."""
-
-
 class LLMConnectionError(LLMError):
     """The endpoint could not be reached, timed out, or kept failing with 429/5xx."""
 

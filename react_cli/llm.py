@@ -1,0 +1,385 @@
+"""The model client: one ReAct step from any OpenAI-compatible endpoint (chat or completions).
+
+Retries for connection errors and 429/5xx are urllib3's (``http.make_session``); this module
+adds only what urllib3 cannot see: failures after a 200 (a stream that breaks off or stalls),
+and endpoints that reject ``stop`` or ``stream_options``, which are dropped for the rest of the
+run. The text is always cut client-side at an invented ``Observation`` line, so a server that
+ignores ``stop`` costs at most the tokens read before the cut.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+
+import requests
+
+from react_cli.errors import (
+    LLMAuthError,
+    LLMConnectionError,
+    LLMError,
+    LLMNotFoundError,
+    LLMRequestError,
+    LLMResponseError,
+    UsageError,
+)
+from react_cli.http import RetryPolicy, make_session, retries_of, user_agent
+from react_cli.parser import ObservationCutter, cut_at_observation
+from react_cli.records import Completion, TextSink, Usage
+
+APIS = ("chat", "completions")
+MAX_MESSAGE_CHARS = 300
+CONNECT_TIMEOUT_S = 10.0
+_MENTIONS_STOP = re.compile(r"\bstop(?:_sequences?)?\b", re.IGNORECASE)
+# Substrings of requests/urllib3 error texts, most specific first, and how we say them.
+_REASONS = (
+    ("refused", "connection refused"),
+    ("connect timeout", "timed out connecting"),
+    ("timed out", "timed out waiting for the answer"),
+    ("resolve", "cannot resolve the host name"),
+    ("getaddrinfo", "cannot resolve the host name"),
+    ("ssl", "TLS/SSL error"),
+    ("remotedisconnected", "the server closed the connection without answering"),
+    ("ended prematurely", "the connection broke off mid-answer"),
+    ("reset", "the connection was reset"),
+)
+
+
+class _Transient(Exception):
+    """A failure after the 200 that a fresh request may fix; ``error`` is raised if none does."""
+
+    def __init__(self, error: LLMError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class _Echo:
+    """Forwards streamed text to the sink once, even when a broken stream is re-issued.
+
+    A re-issued request usually repeats what was already shown; that prefix is swallowed.
+    """
+
+    def __init__(self, sink: TextSink) -> None:
+        self._sink = sink
+        self._shown = ""
+        self._attempt = ""
+
+    def restart(self) -> None:
+        self._attempt = ""
+
+    def __call__(self, piece: str) -> None:
+        self._attempt += piece
+        if self._attempt.startswith(self._shown):
+            new, self._shown = self._attempt[len(self._shown) :], self._attempt
+        elif self._shown.startswith(self._attempt):
+            return
+        else:  # the retry diverged from what is on screen: show it as it comes
+            new, self._shown = piece, self._attempt
+        if new:
+            self._sink(new)
+
+
+class OpenAIClient:
+    """``records.Model`` over HTTP; one instance per run (it learns what the endpoint rejects)."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        api: str = "chat",
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        stream: bool = True,
+        timeout_s: float = 120.0,
+        policy: RetryPolicy | None = None,
+        session: requests.Session | None = None,
+        debug_log: Callable[[str], None] | None = None,
+    ) -> None:
+        if api not in APIS:
+            raise UsageError(f"unknown API {api!r}: use one of {', '.join(APIS)}")
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.api = api
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.stream = stream
+        self.timeout_s = timeout_s
+        self.url = f"{self.base_url}/{'chat/completions' if api == 'chat' else 'completions'}"
+        self.stop_supported = True
+        self.stream_options_supported = True
+        self._api_key = api_key or None
+        self._policy = policy or RetryPolicy()
+        self._owns_session = session is None
+        self._session = session or make_session(user_agent(), self._policy)
+        self._debug_log = debug_log
+
+    def close(self) -> None:
+        if self._owns_session:
+            self._session.close()
+
+    def complete(self, prompt: str, stop: list[str], on_text: TextSink | None = None) -> Completion:
+        """One call, re-issued only for what urllib3 cannot retry; see the module docstring."""
+        started = time.monotonic()
+        echo = _Echo(on_text) if on_text else None
+        retries = reissues = 0
+        while True:
+            body = self._body(prompt, stop)
+            response = self._send(body)
+            retries += retries_of(response)
+            with response:
+                if response.status_code >= 400:
+                    self._drop_rejected(response, body)  # raises unless a parameter was dropped
+                    retries += 1
+                    continue
+                try:
+                    text, usage, finish = self._read(response, echo)
+                except _Transient as failure:
+                    error = failure.error
+                else:
+                    return Completion(text, usage, time.monotonic() - started, retries, finish)
+            wait = self._backoff(reissues)
+            out_of_time = time.monotonic() - started + wait > self._budget_s()
+            if reissues >= self._policy.retries or out_of_time:
+                raise type(error)(f"{error} (after {reissues} re-issued requests)")
+            self._log(f"re-issuing the request after: {error}")
+            time.sleep(wait)
+            reissues += 1
+            retries += 1
+            if echo:
+                echo.restart()
+
+    def _body(self, prompt: str, stop: list[str]) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "temperature": self.temperature}
+        if self.api == "chat":
+            body["messages"] = [{"role": "user", "content": prompt}]
+        else:
+            body["prompt"] = prompt
+        if self.max_tokens is not None:
+            body["max_tokens"] = self.max_tokens
+        if stop and self.stop_supported:
+            body["stop"] = stop
+        body["stream"] = self.stream
+        if self.stream and self.stream_options_supported:
+            body["stream_options"] = {"include_usage": True}
+        return body
+
+    def _headers(self) -> dict[str, str]:
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "text/event-stream" if self.stream else "application/json",
+        }
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        return headers
+
+    def _send(self, body: dict[str, Any]) -> requests.Response:
+        """POST with urllib3's retries; what still fails to connect is an LLMConnectionError."""
+        headers = self._headers()
+        if self._debug_log:
+            shown = {**self._session.headers, **headers}
+            if "Authorization" in shown:
+                shown["Authorization"] = "Bearer ***"
+            self._log(f"POST {self.url} headers={json.dumps(shown)} body={json.dumps(body)}")
+        try:
+            response = self._session.post(
+                self.url,
+                json=body,
+                headers=headers,
+                stream=True,
+                timeout=(min(CONNECT_TIMEOUT_S, self.timeout_s), self.timeout_s),
+            )
+        except requests.RequestException as exc:
+            raise LLMConnectionError(f"cannot reach {self.url}: {self._reason(exc)}") from None
+        self._log(
+            f"HTTP {response.status_code} {self.url} headers={json.dumps(dict(response.headers))}"
+        )
+        return response
+
+    def _drop_rejected(self, response: requests.Response, body: dict[str, Any]) -> None:
+        """Stop sending a parameter the endpoint rejected, or raise the matching LLMError."""
+        status = response.status_code
+        try:
+            message = self._clean(_server_message(response.text))
+        except requests.RequestException:
+            message = ""
+        if status == 400 and "stream_options" in body and "stream_options" in message:
+            self.stream_options_supported = False
+            self._log("endpoint rejected stream_options; retrying without it")
+            return
+        if status == 400 and "stop" in body and _MENTIONS_STOP.search(message):
+            self.stop_supported = False
+            self._log("endpoint rejected stop; retrying without it (cutting client-side)")
+            return
+        where = f"{self.url} (model {self.model!r})"
+        said = f": {message}" if message else ""
+        if status in (401, 403):
+            key = "rejected the API key" if self._api_key else "requires an API key"
+            raise LLMAuthError(
+                f"the endpoint {key} (HTTP {status}) at {self.url}{said}; "
+                "set OPENAI_API_KEY or --api-key"
+            )
+        if status == 404:
+            raise LLMNotFoundError(
+                f"not found (HTTP 404) at {where}: check the model name and the base URL{said}"
+            )
+        if status < 500 and status != 429:
+            raise LLMRequestError(
+                f"the endpoint rejected the request (HTTP {status}) at {where}{said}"
+            )
+        raise LLMConnectionError(
+            f"{where} kept failing with HTTP {status} after {retries_of(response)} retries{said}"
+        )
+
+    def _read(
+        self, response: requests.Response, echo: _Echo | None
+    ) -> tuple[str, Usage, str | None]:
+        if "text/event-stream" in response.headers.get("Content-Type", ""):
+            return self._read_stream(response, echo)
+        try:  # also when streaming was asked for: some servers answer with one JSON body
+            raw = response.content
+        except requests.RequestException as exc:
+            raise _Transient(self._broke_off(exc)) from None
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            raise self._malformed(f"malformed JSON: {raw[:80]!r}") from None
+        choice = _first_choice(data)
+        if choice is None:
+            raise self._malformed("no choices")
+        if self.api == "chat":
+            content = (choice.get("message") or {}).get("content")
+        else:
+            content = choice.get("text")
+        content = content if isinstance(content, str) else ""
+        text = cut_at_observation(content)
+        if echo and text:
+            echo(text)
+        finish = "stop" if text != content else choice.get("finish_reason")
+        return text, _usage(data), finish
+
+    def _read_stream(
+        self, response: requests.Response, echo: _Echo | None
+    ) -> tuple[str, Usage, str | None]:
+        """Read SSE until [DONE] or until the cutter sees an invented Observation line."""
+        cutter = ObservationCutter()
+        usage, finish, done, saw_choice = Usage(), None, False, False
+        try:
+            for line in response.iter_lines():
+                payload = _sse_data(line)
+                if payload is None:
+                    continue
+                if payload == "[DONE]":
+                    done = True
+                    break
+                try:
+                    chunk = json.loads(payload)
+                except ValueError:
+                    raise self._malformed(f"malformed stream chunk: {payload[:80]!r}") from None
+                if isinstance(chunk, dict) and chunk.get("usage"):
+                    usage = _usage(chunk)
+                choice = _first_choice(chunk)
+                if choice is None:
+                    continue
+                saw_choice = True
+                finish = choice.get("finish_reason") or finish
+                released = cutter.feed(self._piece(choice))
+                if echo and released:
+                    echo(released)
+                if cutter.done:  # the rest is invented; closing the response stops generation
+                    finish, done = "stop", True
+                    break
+        except requests.RequestException as exc:
+            raise _Transient(self._broke_off(exc)) from None
+        if not done and finish is None:
+            raise _Transient(self._malformed("a stream that ended before [DONE]"))
+        if not saw_choice:
+            raise self._malformed("a stream without choices")
+        tail = cutter.flush()
+        if echo and tail:
+            echo(tail)
+        return cutter.text, usage, finish
+
+    def _piece(self, choice: dict[str, Any]) -> str:
+        """The visible text of one chunk; reasoning_content/reasoning fields are ignored."""
+        if self.api == "chat":
+            piece = (choice.get("delta") or {}).get("content")
+        else:
+            piece = choice.get("text")
+        return piece if isinstance(piece, str) else ""
+
+    def _backoff(self, attempt: int) -> float:
+        policy = self._policy
+        wait = min(policy.backoff_max_s, policy.backoff_factor * 2**attempt)
+        return wait + random.uniform(0, policy.backoff_jitter_s)
+
+    def _budget_s(self) -> float:
+        """No re-issue starts once a call has run this long."""
+        return self.timeout_s * (self._policy.retries + 1)
+
+    def _malformed(self, what: str) -> LLMResponseError:
+        return LLMResponseError(
+            f"{self.url} (model {self.model!r}) answered HTTP 200 with {self._clean(what)}"
+        )
+
+    def _broke_off(self, exc: requests.RequestException) -> LLMConnectionError:
+        return LLMConnectionError(f"the answer from {self.url} broke off: {self._reason(exc)}")
+
+    def _reason(self, exc: requests.RequestException) -> str:
+        text = str(exc).lower()
+        for needle, reason in _REASONS:
+            if needle in text:
+                return reason
+        return self._clean(f"{type(exc).__name__}: {exc}")
+
+    def _redact(self, text: str) -> str:
+        """Never the API key, not even when a server echoes it back."""
+        return text.replace(self._api_key, "***") if self._api_key else text
+
+    def _clean(self, text: str) -> str:
+        """One short line for an error message."""
+        text = " ".join(self._redact(text).split())
+        if len(text) > MAX_MESSAGE_CHARS:
+            text = text[: MAX_MESSAGE_CHARS - 1] + "…"
+        return text
+
+    def _log(self, line: str) -> None:
+        if self._debug_log:
+            self._debug_log(self._redact(line))
+
+
+def _server_message(text: str) -> str:
+    """The human part of an error body: OpenAI ``error.message``, vLLM ``message``, or raw."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text
+    error = data.get("error", data) if isinstance(data, dict) else data
+    if isinstance(error, dict):
+        error = error.get("message") or error.get("detail") or error
+    return error if isinstance(error, str) else json.dumps(error)
+
+
+def _first_choice(data: Any) -> dict[str, Any] | None:
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        return choices[0]
+    return None
+
+
+def _usage(data: dict[str, Any]) -> Usage:
+    usage = data.get("usage")
+    return Usage.from_dict(usage) if isinstance(usage, dict) else Usage()
+
+
+def _sse_data(line: bytes) -> str | None:
+    """The payload of an SSE ``data:`` line; None for blank lines, comments and other fields."""
+    text = line.decode("utf-8", errors="replace").strip()
+    if not text.startswith("data:"):
+        return None
+    return text[len("data:") :].strip()

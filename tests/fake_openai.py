@@ -1,0 +1,306 @@
+"""A fake OpenAI-compatible server on 127.0.0.1 for tests, CLI subprocess tests and benchmarks.
+
+It speaks real HTTP over loopback so the client's whole stack (sessions, urllib3 retries,
+timeouts, SSE parsing) is exercised. Each request is answered by the next scripted ``Reply``::
+
+    with FakeOpenAI(scripted("Thought: done\\nAction: Finish[yes]")) as fake:
+        client = OpenAIClient(base_url=fake.url, model="m")
+        ...
+        assert fake.requests[0].json["stop"] == ["\\nObservation"]
+
+Served paths: ``/v1/chat/completions`` and ``/v1/completions`` (anything else gets a 404 JSON
+error without consuming a reply). The request's ``stream`` flag picks SSE or a plain JSON body;
+``stop`` is applied like a real server (cut at the earliest stop sequence, which is excluded)
+unless ``Reply.ignore_stop``. A finished list of replies keeps answering with its LAST reply,
+so ``[Reply(status=503)]`` is a server that is down for good.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+PATHS = ("/v1/chat/completions", "/v1/completions")
+STALL_S = 60.0  # how long "stall_stream" hangs; stop() wakes it early
+POLL_S = 0.02  # serve_forever poll: how long stop() may wait for the accept loop
+
+
+@dataclass
+class Reply:
+    """One scripted answer.
+
+    ``fault`` breaks the exchange on purpose: ``"drop"`` closes the connection without an
+    answer; ``"cut_stream"`` ends the SSE body cleanly after half the chunks, with neither a
+    finish_reason nor ``[DONE]``; ``"stall_stream"`` sends half the chunks then hangs;
+    ``"empty_choices"`` answers 200 with ``choices: []``. ``body`` replaces the whole response
+    body (malformed JSON, an error object) and is sent with ``status`` as is; a non-200 status
+    without ``body`` gets a generic OpenAI-style error object.
+    """
+
+    text: str = ""
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    body: str | None = None
+    ignore_stop: bool = False
+    usage: bool = True
+    delay_s: float = 0.0
+    fault: str | None = None
+    reasoning: str = ""  # sent as reasoning_content (chat only), before the text
+    finish_reason: str = "stop"
+
+
+@dataclass
+class RecordedRequest:
+    """A request as the server saw it; header names are lower-cased."""
+
+    path: str
+    headers: dict[str, str]
+    json: dict[str, Any] | None  # None when the body was not a JSON object
+
+
+def scripted(*texts: str) -> list[Reply]:
+    """Plain successful replies, one per model call, in order."""
+    return [Reply(text=text) for text in texts]
+
+
+class FakeOpenAI:
+    """The server; a context manager, or call ``start()``/``stop()`` yourself.
+
+    ``replies`` is either a list consumed in order (the last one repeats once it runs out) or a
+    function from the request's JSON body to a ``Reply``.
+    """
+
+    def __init__(
+        self, replies: list[Reply] | Callable[[dict[str, Any]], Reply], *, chunk_size: int = 4
+    ) -> None:
+        if isinstance(replies, list) and not replies:
+            raise ValueError("FakeOpenAI needs at least one Reply")
+        self._replies = list(replies) if isinstance(replies, list) else replies
+        self._served = 0
+        self.chunk_size = chunk_size
+        self.requests: list[RecordedRequest] = []
+        self.url = ""
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._server: _Server | None = None
+
+    def start(self) -> FakeOpenAI:
+        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server.fake = self
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        serve = functools.partial(self._server.serve_forever, poll_interval=POLL_S)
+        threading.Thread(target=serve, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> FakeOpenAI:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _record(self, request: RecordedRequest) -> None:
+        with self._lock:
+            self.requests.append(request)
+
+    def _next_reply(self, body: dict[str, Any]) -> Reply:
+        if callable(self._replies):
+            return self._replies(body)
+        with self._lock:
+            reply = self._replies[min(self._served, len(self._replies) - 1)]
+            self._served += 1
+        return reply
+
+    def _sleep(self, seconds: float) -> None:
+        self._stopping.wait(seconds)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    fake: FakeOpenAI
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Keep test output clean."""
+
+    def do_POST(self) -> None:
+        # The client may hang up early, e.g. once it cut the stream at an invented Observation.
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            self._answer()
+
+    def _answer(self) -> None:
+        fake = self.server.fake
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        body = _json_object(raw)
+        fake._record(
+            RecordedRequest(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+        )
+        self.close_connection = True
+        if self.path not in PATHS:
+            self._send(404, _error_body(f"unknown path {self.path}"), {})
+            return
+        body = body or {}
+        reply = fake._next_reply(body)
+        if reply.delay_s:
+            fake._sleep(reply.delay_s)
+        if reply.fault == "drop":
+            return
+        if reply.body is not None or reply.status != 200:
+            self._send(
+                reply.status, reply.body or _error_body(f"HTTP {reply.status}"), reply.headers
+            )
+            return
+        chat = self.path.endswith("/chat/completions")
+        text, finish = _apply_stop(reply, body.get("stop"))
+        usage = _usage(body, text) if reply.usage else None
+        if body.get("stream"):
+            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            self._stream(reply, chat, text, finish, usage if include_usage else None)
+        else:
+            self._send(
+                200, json.dumps(_completion(reply, chat, text, finish, usage)), reply.headers
+            )
+
+    def _send(self, status: int, body: str, headers: dict[str, str]) -> None:
+        data = body.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _stream(
+        self, reply: Reply, chat: bool, text: str, finish: str, usage: dict[str, int] | None
+    ) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        for name, value in reply.headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        size = self.server.fake.chunk_size
+        pieces = [text[i : i + size] for i in range(0, len(text), size)]
+        if reply.fault == "empty_choices":
+            self._event({"choices": []})
+        elif reply.fault in ("cut_stream", "stall_stream"):
+            for piece in pieces[: max(1, len(pieces) // 2)]:
+                self._event(_chunk(chat, content=piece))
+            if reply.fault == "stall_stream":
+                self.server.fake._sleep(STALL_S)
+            self._write_chunk(b"")
+            return
+        else:
+            if chat:
+                self._event(_chunk(chat, role="assistant"))
+                for i in range(0, len(reply.reasoning), size):
+                    self._event(_chunk(chat, reasoning=reply.reasoning[i : i + size]))
+            for piece in pieces:
+                self._event(_chunk(chat, content=piece))
+            self._event(_chunk(chat, finish=finish))
+            if usage is not None:
+                self._event({"object": "chunk", "choices": [], "usage": usage})
+        self._write_chunk(b"data: [DONE]\n\n")
+        self._write_chunk(b"")
+
+    def _event(self, payload: dict[str, Any]) -> None:
+        self._write_chunk(f"data: {json.dumps(payload)}\n\n".encode())
+
+    def _write_chunk(self, data: bytes) -> None:
+        """One HTTP/1.1 chunk; empty ``data`` is the terminating chunk."""
+        self.wfile.write(f"{len(data):X}\r\n".encode() + data + b"\r\n")
+
+
+def _json_object(raw: bytes) -> dict[str, Any] | None:
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _error_body(message: str) -> str:
+    return json.dumps({"error": {"message": message, "type": "invalid_request_error"}})
+
+
+def _apply_stop(reply: Reply, stop: str | list[str] | None) -> tuple[str, str]:
+    """Cut at the earliest stop sequence like a real server; the sequence itself is dropped."""
+    stops = [stop] if isinstance(stop, str) else list(stop or [])
+    if reply.ignore_stop:
+        return reply.text, reply.finish_reason
+    hits = [i for i in (reply.text.find(s) for s in stops if s) if i >= 0]
+    if not hits:
+        return reply.text, reply.finish_reason
+    return reply.text[: min(hits)], "stop"
+
+
+def _usage(body: dict[str, Any], text: str) -> dict[str, int]:
+    messages = body.get("messages") or []
+    prompt = "".join(str(m.get("content", "")) for m in messages) or str(body.get("prompt", ""))
+    prompt_tokens, completion_tokens = len(prompt) // 4, len(text) // 4
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
+
+
+def _completion(
+    reply: Reply, chat: bool, text: str, finish: str, usage: dict[str, int] | None
+) -> dict[str, Any]:
+    choice: dict[str, Any] = {"index": 0, "finish_reason": finish}
+    if chat:
+        choice["message"] = {"role": "assistant", "content": text}
+        if reply.reasoning:
+            choice["message"]["reasoning_content"] = reply.reasoning
+    else:
+        choice["text"] = text
+    result: dict[str, Any] = {
+        "id": "fake-1",
+        "object": "chat.completion" if chat else "text_completion",
+        "created": int(time.time()),
+        "choices": [] if reply.fault == "empty_choices" else [choice],
+    }
+    if usage is not None:
+        result["usage"] = usage
+    return result
+
+
+def _chunk(
+    chat: bool,
+    *,
+    content: str | None = None,
+    reasoning: str | None = None,
+    role: str | None = None,
+    finish: str | None = None,
+) -> dict[str, Any]:
+    if chat:
+        delta: dict[str, Any] = {}
+        if role is not None:
+            delta.update(role=role, content="")
+        if content is not None:
+            delta["content"] = content
+        if reasoning is not None:
+            delta["reasoning_content"] = reasoning
+        choice: dict[str, Any] = {"index": 0, "delta": delta, "finish_reason": finish}
+    else:
+        choice = {"index": 0, "text": content or "", "finish_reason": finish}
+    return {"object": "chat.completion.chunk" if chat else "text_completion", "choices": [choice]}
