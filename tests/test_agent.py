@@ -20,7 +20,7 @@ def run(outputs: list[str], limits: Limits | None = None, **kw: object):
 
 
 def test_search_then_finish_records_every_step() -> None:
-    agent, model, result = run(
+    _, model, result = run(
         [
             " I need to search Ed Wood.\nAction 1: Search[Ed Wood]",
             " It was directed by Tim Burton.\nAction 2: Finish[Tim Burton]",
@@ -65,7 +65,11 @@ def test_invented_observation_never_reaches_the_prompt() -> None:
 
 def test_missing_action_asks_for_it_like_the_paper() -> None:
     agent, model, result = run(
-        [" I should search for Ed Wood first.\nThen think more.", " Search[Ed Wood]", " ok\nAction 2: Finish[x]"]
+        [
+            " I should search for Ed Wood first.\nThen think more.",
+            " Search[Ed Wood]",
+            " ok\nAction 2: Finish[x]",
+        ]
     )
     step = result.steps[0]
     assert step.action == "Search[Ed Wood]"
@@ -138,7 +142,9 @@ class InterruptingTools(DictTools):
 
 
 def test_ctrl_c_ends_the_run_as_interrupted_with_steps_kept() -> None:
-    result = Agent(ScriptedModel([" t\nAction: Search[Ed Wood]"]), InterruptingTools({})).run(PREFIX, "q")
+    result = Agent(ScriptedModel([" t\nAction: Search[Ed Wood]"]), InterruptingTools({})).run(
+        PREFIX, "q"
+    )
     assert result.stop_reason == "interrupted"
     assert len(result.steps) == 1
 

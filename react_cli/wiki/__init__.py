@@ -1,0 +1,62 @@
+"""Wikipedia backends and the Search/Lookup session.
+
+This package is imported on the CLI's start-up path, so nothing here imports requests or
+bs4 at module level: each backend's opener imports its own dependencies when called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from react_cli.errors import UsageError
+from react_cli.wiki.base import Article, SearchOutcome, WikiBackend, WikiSession
+
+if TYPE_CHECKING:
+    from react_cli.http import RetryPolicy
+
+__all__ = ["Article", "SearchOutcome", "WikiBackend", "WikiSession", "open_backend"]
+
+Opener = Callable[..., WikiBackend]
+
+
+def open_backend(
+    spec: str,
+    *,
+    contact: str | None = None,
+    policy: RetryPolicy | None = None,
+    timeout_s: float = 20.0,
+    variant: str | None = None,
+) -> WikiBackend:
+    """The backend a ``--wiki`` value names, e.g. ``https://en.wikipedia.org``."""
+    scheme = spec.split(":", 1)[0].lower() if ":" in spec else ""
+    opener = _OPENERS.get(scheme)
+    if opener is None:
+        raise UsageError(
+            f"unknown Wikipedia backend {spec!r}: expected the URL of a MediaWiki host, "
+            "e.g. https://en.wikipedia.org"
+        )
+    return opener(spec, contact=contact, policy=policy, timeout_s=timeout_s, variant=variant)
+
+
+def _open_mediawiki(
+    url: str,
+    *,
+    contact: str | None,
+    policy: RetryPolicy | None,
+    timeout_s: float,
+    variant: str | None,
+) -> WikiBackend:
+    """A MediaWikiBackend on a host root such as ``https://en.wikipedia.org``."""
+    if not urlsplit(url).netloc:
+        raise UsageError(f"Wikipedia URL {url!r} has no host, e.g. https://en.wikipedia.org")
+    from react_cli.http import make_session, user_agent
+    from react_cli.wiki.mediawiki import MediaWikiBackend
+
+    session = make_session(user_agent(contact), policy)
+    return MediaWikiBackend(url, session, timeout_s, variant)
+
+
+# Scheme of the backend spec -> opener. A "zim" entry goes here.
+_OPENERS: dict[str, Opener] = {"http": _open_mediawiki, "https": _open_mediawiki}

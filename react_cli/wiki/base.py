@@ -1,0 +1,145 @@
+"""The backend-neutral half of the Wikipedia tools: records, the backend protocol, and the
+stateful Search/Lookup session with the paper's observation strings.
+
+Backends only answer "which article is this entity?"; everything the model sees (sentence
+choice, Lookup numbering, caps, error wording) is decided here, so every backend behaves
+the same in a prompt.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from react_cli.errors import WikiError
+from react_cli.records import ToolResult
+from react_cli.wiki.sentences import split_sentences
+
+REQUEST_FAILED = "Wikipedia request failed: "
+"""Prefix of a backend's WikiError message; the session shows only what follows it."""
+
+SEARCH_SENTENCES = 5
+MAX_SIMILAR = 5
+MAX_DISAMBIGUATION = 10
+NO_PAGE = "No page is loaded yet: use Search[entity] first, then Lookup[keyword]."
+NO_MORE = "No more results."
+NO_KEYWORD = "Lookup needs a keyword, e.g. Lookup[born]."
+_HEADING = re.compile(r"^\s*=+.*=+\s*$")
+
+
+@dataclass(frozen=True)
+class Article:
+    """A resolved page as plain text, paragraphs separated by newlines."""
+
+    title: str
+    text: str
+
+
+@dataclass
+class SearchOutcome:
+    """What a backend found for an entity.
+
+    A hit has ``article``. A miss has ``article=None`` and search suggestions in
+    ``similar``. A disambiguation page has ``disambiguation=True`` and its entries in
+    ``similar`` (``article`` may hold the disambiguation page itself).
+    """
+
+    article: Article | None
+    similar: list[str] = field(default_factory=list)
+    disambiguation: bool = False
+
+
+class WikiBackend(Protocol):
+    """Resolves an entity the way Wikipedia's "go" box does; raises WikiError on failure."""
+
+    def search(self, entity: str) -> SearchOutcome: ...
+
+
+def collapse(text: str) -> str:
+    """One line with single spaces: observations are pasted into the prompt as one line."""
+    return " ".join(text.split())
+
+
+def page_sentences(text: str) -> list[str]:
+    """The page's sentences, skipping headings and paragraphs of two words or fewer."""
+    sentences: list[str] = []
+    for paragraph in text.split("\n"):
+        if _HEADING.match(paragraph) or len(paragraph.split()) <= 2:
+            continue
+        sentences.extend(collapse(s) for s in split_sentences(paragraph))
+    return sentences
+
+
+def cap(text: str, limit: int) -> str:
+    """``text`` collapsed to one line and cut at a word boundary to at most ``limit`` chars."""
+    text = collapse(text)
+    if len(text) <= limit:
+        return text
+    cut = text[: max(0, limit - 2)]
+    if " " in cut:
+        cut = cut[: cut.rindex(" ")]
+    return cut.rstrip() + " …"
+
+
+class WikiSession:
+    """The paper's Search/Lookup tools over any backend; implements ``records.Tools``."""
+
+    def __init__(self, backend: WikiBackend, *, max_observation_chars: int = 1500) -> None:
+        self._backend = backend
+        self._limit = max_observation_chars
+        self._title: str | None = None
+        self._sentences: list[str] = []
+        self._keyword: str | None = None
+        self._hits: list[str] = []
+        self._next_hit = 0
+
+    def search(self, entity: str) -> ToolResult:
+        """Load the entity's page and show its first sentences; a miss keeps the old page."""
+        try:
+            outcome = self._backend.search(entity)
+        except WikiError as exc:
+            reason = str(exc).removeprefix(REQUEST_FAILED)
+            return self._result(
+                f"Wikipedia is unavailable right now ({reason}); try again or Finish.",
+                {"error": str(exc)},
+            )
+        if outcome.disambiguation or outcome.article is None:
+            limit = MAX_DISAMBIGUATION if outcome.disambiguation else MAX_SIMILAR
+            similar = outcome.similar[:limit]
+            details: dict[str, object] = {"similar": similar}
+            if outcome.disambiguation:
+                details["disambiguation"] = True
+                if outcome.article is not None:
+                    details["resolved_title"] = outcome.article.title
+            return self._result(f"Could not find [{entity}]. Similar: {similar!r}.", details)
+        article = outcome.article
+        self._title = article.title
+        self._sentences = page_sentences(article.text)
+        self._keyword = None
+        details = {"resolved_title": article.title}
+        if not self._sentences:
+            return self._result(f"The page {article.title} has no text.", details)
+        return self._result(" ".join(self._sentences[:SEARCH_SENTENCES]), details)
+
+    def lookup(self, keyword: str) -> ToolResult:
+        """Show the next sentence of the current page containing ``keyword`` (any case)."""
+        if self._title is None:
+            return self._result(NO_PAGE, {})
+        wanted = collapse(keyword).lower()
+        if not wanted:
+            return self._result(NO_KEYWORD, {"resolved_title": self._title})
+        if wanted != self._keyword:
+            self._keyword = wanted
+            self._hits = [s for s in self._sentences if wanted in s.lower()]
+            self._next_hit = 0
+        details: dict[str, object] = {"resolved_title": self._title, "total": len(self._hits)}
+        if self._next_hit >= len(self._hits):
+            return self._result(NO_MORE, details)
+        self._next_hit += 1
+        details["result"] = self._next_hit
+        sentence = self._hits[self._next_hit - 1]
+        return self._result(f"(Result {self._next_hit} / {len(self._hits)}) {sentence}", details)
+
+    def _result(self, observation: str, details: dict[str, object]) -> ToolResult:
+        return ToolResult(cap(observation, self._limit), dict(details))
