@@ -10,12 +10,15 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from react_cli import __version__
 from react_cli.errors import EXIT_INTERRUPTED, EXIT_NO_ANSWER, EXIT_OK, ReactCliError, UsageError
+
+if TYPE_CHECKING:
+    from react_cli.config import Settings
 
 app = typer.Typer(
     name="react-cli",
@@ -66,35 +69,60 @@ def _flags(**options: Any) -> dict[str, Any]:
     return {name: value for name, value in options.items() if value is not None}
 
 
+# Options shared by every command that runs the agent (ask, eval, ...).
+ModelOpt = Annotated[
+    str | None, typer.Option("-m", "--model", help="Model name [env REACT_CLI_MODEL].")
+]
+BaseUrlOpt = Annotated[
+    str | None,
+    typer.Option(help="OpenAI-compatible base URL [env OPENAI_BASE_URL; default OpenAI]."),
+]
+ApiKeyOpt = Annotated[
+    str | None, typer.Option(help="API key [env OPENAI_API_KEY]; local servers need none.")
+]
+ApiOpt = Annotated[str | None, typer.Option(help="chat or completions [default chat].")]
+PromptOpt = Annotated[str | None, typer.Option(help="Prompt name or file [default hotpotqa].")]
+MaxStepsOpt = Annotated[int | None, typer.Option(help="Step limit [default 8].")]
+TemperatureOpt = Annotated[float | None, typer.Option(help="Sampling temperature [0].")]
+MaxTokensOpt = Annotated[int | None, typer.Option(help="Max tokens per model call.")]
+MaxTotalTokensOpt = Annotated[
+    int | None, typer.Option(help="Stop the run once this many tokens are used.")
+]
+WikiOpt = Annotated[
+    str | None,
+    typer.Option(help="MediaWiki host root [env REACT_CLI_WIKI; en.wikipedia.org]."),
+]
+NoStreamOpt = Annotated[
+    bool, typer.Option("--no-stream", help="Plain requests instead of streaming.")
+]
+DebugOpt = Annotated[
+    bool, typer.Option("--debug", help=f"Log HTTP traffic to stderr [env {DEBUG_ENV}=1].")
+]
+
+
+def run_settings(**flags: Any) -> Settings:
+    """Resolve settings from the options a command was given (None = not given)."""
+    from react_cli.config import resolve
+
+    no_stream = flags.pop("no_stream", False)
+    return resolve(_flags(**flags, stream=False if no_stream else None))
+
+
 @app.command()
 def ask(
     question: Annotated[
         str | None, typer.Argument(help="The question; '-' or omitted reads it from stdin.")
     ] = None,
-    model: Annotated[
-        str | None, typer.Option("-m", "--model", help="Model name [env REACT_CLI_MODEL].")
-    ] = None,
-    base_url: Annotated[
-        str | None,
-        typer.Option(help="OpenAI-compatible base URL [env OPENAI_BASE_URL; default OpenAI]."),
-    ] = None,
-    api_key: Annotated[
-        str | None, typer.Option(help="API key [env OPENAI_API_KEY]; local servers need none.")
-    ] = None,
-    api: Annotated[str | None, typer.Option(help="chat or completions [default chat].")] = None,
-    prompt: Annotated[
-        str | None, typer.Option(help="Prompt name or file [default hotpotqa].")
-    ] = None,
-    max_steps: Annotated[int | None, typer.Option(help="Step limit [default 8].")] = None,
-    temperature: Annotated[float | None, typer.Option(help="Sampling temperature [0].")] = None,
-    max_tokens: Annotated[int | None, typer.Option(help="Max tokens per model call.")] = None,
-    max_total_tokens: Annotated[
-        int | None, typer.Option(help="Stop the run once this many tokens are used.")
-    ] = None,
-    wiki: Annotated[
-        str | None,
-        typer.Option(help="MediaWiki host root [env REACT_CLI_WIKI; en.wikipedia.org]."),
-    ] = None,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    api_key: ApiKeyOpt = None,
+    api: ApiOpt = None,
+    prompt: PromptOpt = None,
+    max_steps: MaxStepsOpt = None,
+    temperature: TemperatureOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    max_total_tokens: MaxTotalTokensOpt = None,
+    wiki: WikiOpt = None,
     verbose: Annotated[
         bool, typer.Option("-v", "--verbose", help="Show the trajectory on stderr.")
     ] = False,
@@ -105,15 +133,11 @@ def ask(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print one JSON object instead of the answer.")
     ] = False,
-    no_stream: Annotated[
-        bool, typer.Option("--no-stream", help="Plain requests instead of streaming.")
-    ] = False,
-    debug: Annotated[
-        bool, typer.Option("--debug", help=f"Log HTTP traffic to stderr [env {DEBUG_ENV}=1].")
-    ] = False,
+    no_stream: NoStreamOpt = False,
+    debug: DebugOpt = False,
 ) -> None:
     """Answer QUESTION: the answer alone on stdout, the trajectory (-v) on stderr."""
-    from react_cli.config import home_dir, resolve
+    from react_cli.config import home_dir
     from react_cli.prompts import load_prompt
     from react_cli.render import Renderer, make_console, plain
     from react_cli.run import build_model, build_tools, run_question, stderr_debug_log
@@ -121,20 +145,18 @@ def ask(
 
     if trace is not None and no_trace:
         raise UsageError("--trace and --no-trace contradict each other")
-    settings = resolve(
-        _flags(
-            model=model,
-            base_url=base_url,
-            api_key=api_key,
-            api=api,
-            prompt=prompt,
-            max_steps=max_steps,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            max_total_tokens=max_total_tokens,
-            wiki=wiki,
-            stream=False if no_stream else None,
-        )
+    settings = run_settings(
+        model=model,
+        base_url=base_url,
+        api_key=api_key,
+        api=api,
+        prompt=prompt,
+        max_steps=max_steps,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        max_total_tokens=max_total_tokens,
+        wiki=wiki,
+        no_stream=no_stream,
     )
     template = load_prompt(settings.prompt)
     text = read_question(question)
