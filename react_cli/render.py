@@ -25,7 +25,9 @@ def plain(text: str) -> str:
 
 
 def make_console(file: IO[str] | None = None, *, stderr: bool = True) -> Console:
-    return Console(file=file, stderr=stderr, highlight=False, markup=False, emoji=False)
+    return Console(
+        file=file, stderr=stderr, highlight=False, markup=False, emoji=False, soft_wrap=True
+    )
 
 
 def format_seconds(seconds: float) -> str:
