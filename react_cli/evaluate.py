@@ -332,6 +332,10 @@ class _Run:
         self.backend = PoliteBackend(backend, evaluation.wiki_concurrency)
         self.fever = evaluation.dataset.format == "fever"
         self.stop = threading.Event()
+        self.gave_up = False
+        self.failures_in_a_row = 0
+        self.last_error: str | None = None
+        self._lock = threading.Lock()
         self.todo: queue.SimpleQueue[Example] = queue.SimpleQueue()
         self.events: queue.SimpleQueue[tuple[dict[str, Any], dict[str, Any]] | None] = (
             queue.SimpleQueue()
@@ -345,7 +349,7 @@ class _Run:
         ]
         for thread in threads:
             thread.start()
-        running, failures_in_a_row, last_error = len(threads), 0, None
+        running = len(threads)
         while running:
             try:
                 event = self.events.get(timeout=_POLL_S)
@@ -353,15 +357,25 @@ class _Run:
                 continue
             if event is None:
                 running -= 1
-                continue
-            row, summary = event
-            observer.result(row, summary)
-            failed = row["stop_reason"] in HARD_FAILURES
-            failures_in_a_row = failures_in_a_row + 1 if failed else 0
-            last_error = row["error"] if failed else last_error
-            if failures_in_a_row >= MAX_CONSECUTIVE_FAILURES:
-                return "stopped", last_error
-        return "finished", last_error
+            else:
+                observer.result(*event)
+            if self.gave_up:
+                break
+        return ("stopped" if self.gave_up else "finished"), self.last_error
+
+    def record(self, row: dict[str, Any]) -> dict[str, Any] | None:
+        """Store a row; stop the run after too many hard failures in a row (endpoint down)."""
+        with self._lock:
+            summary = self.store.add(row)
+            if row["stop_reason"] in HARD_FAILURES:
+                self.failures_in_a_row += 1
+                self.last_error = row["error"]
+            else:
+                self.failures_in_a_row = 0
+            if self.failures_in_a_row >= MAX_CONSECUTIVE_FAILURES:
+                self.gave_up = True
+                self.stop.set()
+        return summary
 
     def work(self, model: Model) -> None:
         """A worker thread: run questions until none are left or the run stops."""
@@ -375,7 +389,7 @@ class _Run:
                 row = self.run_one(example, guarded)
                 if row is None:
                     continue  # the run stopped under this question; the loop ends here
-                summary = self.store.add(row)
+                summary = self.record(row)
                 if summary is None:
                     return
                 self.events.put((row, summary))
