@@ -19,6 +19,7 @@ from react_cli.errors import UsageError
 from react_cli.prompts import PromptTemplate
 from react_cli.records import Model, Tools
 from react_cli.trace import new_run_id, now_utc, trace_document, write_trace
+from react_cli.wiki.base import WikiBackend
 
 DebugLog = Callable[[str], None]
 
@@ -59,14 +60,20 @@ def build_model(settings: Settings, debug_log: DebugLog | None = None) -> Model:
     )
 
 
-def build_tools(settings: Settings) -> Tools:
+def build_backend(settings: Settings) -> WikiBackend:
+    """The Wikipedia backend ``--wiki`` names; one may serve many sessions (and threads)."""
     from react_cli.http import RetryPolicy
     from react_cli.wiki import open_backend
-    from react_cli.wiki.base import WikiSession
 
-    backend = open_backend(
+    return open_backend(
         settings.wiki, contact=settings.contact, policy=RetryPolicy(retries=settings.retries)
     )
+
+
+def build_tools(settings: Settings) -> Tools:
+    from react_cli.wiki.base import WikiSession
+
+    backend = build_backend(settings)
     return WikiSession(backend, max_observation_chars=settings.max_observation_chars)
 
 

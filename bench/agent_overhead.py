@@ -1,0 +1,86 @@
+"""Agent overhead per step: full runs against an instant model and an in-memory wiki.
+
+Each run is ``run.run_question`` (loop, parsing, the real WikiSession with sentence splitting,
+trace document and atomic trace write) with the shipped hotpotqa prompt. The model answers
+instantly and the wiki is a dict of real recorded pages, so what is left after subtracting the
+model and tool time the loop measured itself is react-cli's own cost per step.
+
+    python bench/agent_overhead.py [--runs 200] [--steps 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+
+import _common
+from scripted import ScriptedModel
+
+from react_cli.config import Settings
+from react_cli.prompts import load_prompt
+from react_cli.run import run_question
+from react_cli.wiki.base import Article, SearchOutcome, WikiSession
+
+PAGES = json.loads((_common.TESTS / "fixtures" / "wiki" / "pages.json").read_text("utf-8"))
+
+
+class MemoryBackend:
+    """Real recorded pages from a dict: a hit is an Article, a miss has no suggestions."""
+
+    def search(self, entity: str) -> SearchOutcome:
+        text = PAGES.get(entity)
+        return SearchOutcome(Article(entity, text) if text is not None else None)
+
+
+def script(steps: int) -> list[str]:
+    """steps - 1 searches over different pages (no repeats), then Finish."""
+    titles = list(PAGES)
+    outputs = [
+        f" I need to look up {titles[k % len(titles)]}.\nAction {k + 1}: "
+        f"Search[{titles[k % len(titles)]}]"
+        for k in range(steps - 1)
+    ]
+    return [*outputs, f" Done.\nAction {steps}: Finish[yes]"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--steps", type=int, default=8)
+    args = parser.parse_args()
+    settings = Settings(model="instant", max_steps=args.steps)
+    template = load_prompt("hotpotqa")
+    backend = MemoryBackend()
+    total_wall = model_s = tool_s = 0.0
+    steps = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(args.runs):
+            model = ScriptedModel(script(args.steps))
+            tools = WikiSession(backend)
+            started = time.perf_counter()
+            outcome = run_question(
+                "Which magazine was started first, Arthur's Magazine or First for Women?",
+                settings=settings,
+                template=template,
+                model=model,
+                tools=tools,
+                trace_path=Path(tmp) / f"{i}.json",
+            )
+            total_wall += time.perf_counter() - started
+            result = outcome.result
+            assert result.stop_reason == "finish", result.stop_reason
+            steps += len(result.steps)
+            model_s += sum(step.latency_s for step in result.steps)
+            tool_s += sum(step.tool_latency_s for step in result.steps)
+    overhead_ms = (total_wall - model_s - tool_s) / steps * 1000
+    print(f"runs: {args.runs}  steps: {steps}")
+    print(f"wall per step: {total_wall / steps * 1000:.3f} ms")
+    print(f"tool time per step (WikiSession over memory): {tool_s / steps * 1000:.3f} ms")
+    print(f"agent overhead per step: {overhead_ms:.3f} ms (goal < 2 ms)")
+
+
+if __name__ == "__main__":
+    main()

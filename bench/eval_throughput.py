@@ -1,0 +1,100 @@
+"""Eval throughput: N questions against a local fake endpoint with a fixed latency per call.
+
+Every question takes two model calls (Search, then Finish) and one Wikipedia search against a
+local fake MediaWiki, all over real HTTP on loopback. The fake servers run in a child process,
+so their own CPU time is not charged to react-cli. The figure is wall time / ideal, where
+ideal = calls x latency / concurrency: how close ``eval`` gets to keeping C calls in flight.
+
+    python bench/eval_throughput.py [--questions 200] [--latency 0.2] [--concurrency 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import tempfile
+import time
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+import _common  # noqa: F401  (makes the test helpers importable)
+from eval_fakes import PerQuestion, finish, search
+from fake_mediawiki import FakeMediaWiki
+from fake_openai import FakeOpenAI
+
+from react_cli.config import Settings
+from react_cli.datasets import load_dataset
+from react_cli.evaluate import Evaluation, run_evaluation
+from react_cli.prompts import load_prompt
+from react_cli.run import build_backend, build_model
+
+CALLS_PER_QUESTION = 2
+
+
+def serve(conn: Connection, latency: float) -> None:
+    """Child process: run both fake servers, send their URLs, serve until told to stop."""
+    model = PerQuestion(
+        {}, default=[search("Arthur's Magazine"), finish("1844", 2)], delay_s=latency
+    )
+    with FakeMediaWiki.from_fixtures() as wiki, FakeOpenAI(model) as llm:
+        conn.send((llm.url, wiki.url))
+        conn.recv()
+        conn.send(len(llm.requests))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--questions", type=int, default=200)
+    parser.add_argument("--latency", type=float, default=0.2, help="seconds per model call")
+    parser.add_argument("--concurrency", type=int, default=10)
+    parser.add_argument("--wiki-concurrency", type=int, default=2)
+    args = parser.parse_args()
+    parent, child = multiprocessing.Pipe()
+    servers = multiprocessing.get_context("spawn").Process(
+        target=serve, args=(child, args.latency), daemon=True
+    )
+    servers.start()
+    llm_url, wiki_url = parent.recv()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "questions.jsonl"
+        rows = [
+            {"question": f"When was magazine {i} started?", "answer": "1844"}
+            for i in range(args.questions)
+        ]
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+        dataset = load_dataset(path)
+        settings = Settings(model="fake", base_url=llm_url, wiki=wiki_url)
+        evaluation = Evaluation(
+            dataset=dataset,
+            examples=dataset.examples,
+            selection={},
+            settings=settings,
+            template=load_prompt("hotpotqa"),
+            out_dir=Path(tmp) / "out",
+            concurrency=args.concurrency,
+            wiki_concurrency=args.wiki_concurrency,
+        )
+        evaluation.out_dir.mkdir()
+        backend = build_backend(settings)  # imports requests: start-up, not throughput
+        build_model(settings)
+        started = time.perf_counter()
+        outcome = run_evaluation(
+            evaluation, model_factory=lambda: build_model(settings), backend=backend
+        )
+        wall = time.perf_counter() - started
+    parent.send("stop")
+    calls = parent.recv()
+    servers.join()
+    assert outcome.summary["n"] == args.questions and outcome.summary["em"] == 1.0, outcome.summary
+    assert calls == CALLS_PER_QUESTION * args.questions
+    ideal = calls * args.latency / args.concurrency
+    print(f"questions: {args.questions}  calls: {calls}  latency: {args.latency * 1000:.0f} ms")
+    print(f"concurrency: {args.concurrency}  wiki concurrency: {args.wiki_concurrency}")
+    print(f"wall: {wall:.3f} s  ideal: {ideal:.3f} s")
+    print(f"mean question latency: {outcome.summary['avg_latency_s'] * 1000:.1f} ms")
+    print(f"wall / ideal: {wall / ideal:.3f} (goal <= 1.1)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,469 @@
+"""Batch evaluation: run many questions at once, score them, and keep every result on disk.
+
+The output folder holds ``traces/`` (one trace per question), ``results.jsonl`` (one row per
+finished question, appended and flushed as it finishes) and ``summary.json`` (rewritten
+atomically after every row), so a crash or Ctrl-C loses at most the questions in flight.
+
+Questions run on ``concurrency`` worker threads, each with its own model client; they share one
+Wikipedia backend (one connection pool) behind a semaphore that allows at most
+``wiki_concurrency`` requests to the wiki host at a time. Each question gets its own stateful
+``WikiSession`` (Lookup state is per question).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from react_cli.config import Settings
+from react_cli.datasets import Dataset, Example
+from react_cli.errors import ReactCliError, UsageError
+from react_cli.prompts import PromptTemplate
+from react_cli.records import Completion, Model, TextSink
+from react_cli.run import run_config, run_question
+from react_cli.scoring import best_scores, fever_label
+from react_cli.trace import now_utc, slug
+from react_cli.wiki.base import SearchOutcome, WikiBackend, WikiSession
+
+SUMMARY_VERSION = 1
+RESULTS = "results.jsonl"
+SUMMARY = "summary.json"
+TRACES = "traces"
+HARD_FAILURES = frozenset({"llm_error", "error"})
+"""Stop reasons of questions that failed rather than were answered badly; resume retries them."""
+MAX_CONSECUTIVE_FAILURES = 5
+_POLL_S = 0.2
+
+
+class EvalStopped(KeyboardInterrupt):
+    """Raised in a worker's next model call once the run is stopping; the loop then ends the
+    question as ``interrupted`` (and its row is not kept)."""
+
+
+class PoliteBackend:
+    """A ``WikiBackend`` that lets at most ``limit`` searches (hence requests) run at once."""
+
+    def __init__(self, backend: WikiBackend, limit: int) -> None:
+        self._backend = backend
+        self._slots = threading.BoundedSemaphore(limit)
+
+    def search(self, entity: str) -> SearchOutcome:
+        with self._slots:
+            return self._backend.search(entity)
+
+
+class StopAwareModel:
+    """A ``Model`` that refuses new calls once ``stop`` is set."""
+
+    def __init__(self, model: Model, stop: threading.Event) -> None:
+        self._model = model
+        self._stop = stop
+
+    def complete(self, prompt: str, stop: list[str], on_text: TextSink | None = None) -> Completion:
+        if self._stop.is_set():
+            raise EvalStopped
+        return self._model.complete(prompt, stop, on_text)
+
+
+@dataclass
+class Tally:
+    """Running totals over the rows of ``results.jsonl``."""
+
+    n: int = 0
+    em: float = 0.0
+    f1: float = 0.0
+    steps: int = 0
+    tokens: int = 0
+    latency_s: float = 0.0
+    failed: int = 0
+    stop_reasons: Counter[str] = field(default_factory=Counter)
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.n += 1
+        self.em += row["em"]
+        self.f1 += row["f1"]
+        self.steps += row["steps"]
+        self.tokens += row["tokens"]
+        self.latency_s += row["latency_s"]
+        self.failed += row["stop_reason"] in HARD_FAILURES
+        self.stop_reasons[row["stop_reason"]] += 1
+
+    def metrics(self, fever: bool) -> dict[str, Any]:
+        """Scores as fractions from 0 to 1, averages per question, counts per stop reason."""
+        n = self.n or 1
+        scores = {"accuracy": self.em / n} if fever else {"em": self.em / n, "f1": self.f1 / n}
+        return {
+            "n": self.n,
+            **{key: round(value, 6) for key, value in scores.items()},
+            "failed": self.failed,
+            "avg_steps": round(self.steps / n, 4),
+            "avg_tokens": round(self.tokens / n, 2),
+            "avg_latency_s": round(self.latency_s / n, 4),
+            "total_tokens": self.tokens,
+            "stop_reasons": dict(sorted(self.stop_reasons.items())),
+        }
+
+
+def write_json_atomic(path: Path, document: dict[str, Any]) -> None:
+    """Replace ``path`` in one step, so readers never see half a file."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(document, handle, ensure_ascii=False, indent=2)
+            handle.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def row_key(index: int, question: str) -> tuple[int, str]:
+    """What identifies a question across runs: its index in the dataset and its text."""
+    return index, question
+
+
+def prepare_out_dir(directory: Path, resume: bool) -> None:
+    """Create the folder; refuse one holding anything unless it is an earlier run resumed."""
+    if resume:
+        if not directory.is_dir():
+            raise UsageError(f"--resume {directory}: no such folder")
+        return
+    if directory.exists() and not directory.is_dir():
+        raise UsageError(f"--out {directory} is a file, not a folder")
+    if directory.is_dir() and any(directory.iterdir()):
+        if (directory / RESULTS).exists() or (directory / SUMMARY).exists():
+            raise UsageError(
+                f"{directory} holds an earlier run: continue it with --resume {directory}"
+            )
+        raise UsageError(f"--out {directory} is not empty")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot create {directory}: {exc.strerror or exc}") from None
+
+
+class ResultsStore:
+    """``results.jsonl`` and ``summary.json`` of one output folder; safe to use from threads."""
+
+    def __init__(self, directory: Path, header: dict[str, Any], fever: bool) -> None:
+        self.directory = directory
+        self.fever = fever
+        self.tally = Tally()
+        self.done: set[tuple[int, str]] = set()
+        self._header = header
+        self._lock = threading.Lock()
+        self._closed = False
+        self._started = time.monotonic()
+        self._created = now_utc().isoformat()
+        rows = self._load_rows()
+        previous = self._load_summary()
+        if previous is not None:
+            self._check_same_run(previous)
+            self._created = previous.get("created", self._created)
+        self._results = directory / RESULTS
+        # Rewritten without failed or truncated rows, so failures are retried and appends are clean.
+        tmp = directory / f".{RESULTS}.tmp"
+        with tmp.open("w", encoding="utf-8") as handle:
+            for row in rows:
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        os.replace(tmp, self._results)
+        for row in rows:
+            self.tally.add(row)
+            self.done.add(row_key(row["index"], row["question"]))
+        self._handle = self._results.open("a", encoding="utf-8")
+        self._write_summary("running")
+
+    def _load_rows(self) -> list[dict[str, Any]]:
+        path = self.directory / RESULTS
+        if not path.exists():
+            return []
+        rows = []
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut short by a crash; that question runs again
+            if isinstance(row, dict) and row.get("stop_reason") not in HARD_FAILURES:
+                rows.append(row)
+        return rows
+
+    def _load_summary(self) -> dict[str, Any] | None:
+        try:
+            data = json.loads((self.directory / SUMMARY).read_text(encoding="utf-8"))
+        except (FileNotFoundError, json.JSONDecodeError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def _check_same_run(self, previous: dict[str, Any]) -> None:
+        """Resuming with another model, prompt or dataset format would mix two experiments."""
+        old_config, new_config = previous.get("config") or {}, self._header["config"]
+        checks = [
+            ("model", old_config.get("model"), new_config["model"]),
+            (
+                "prompt",
+                (old_config.get("prompt") or {}).get("sha256"),
+                new_config["prompt"]["sha256"],
+            ),
+            (
+                "dataset format",
+                (previous.get("dataset") or {}).get("format"),
+                self._header["dataset"]["format"],
+            ),
+        ]
+        for what, old, new in checks:
+            if old is not None and old != new:
+                raise UsageError(
+                    f"{self.directory} was run with another {what} ({old!s:.60} ≠ {new!s:.60}); "
+                    "resume with the same settings or choose a new --out"
+                )
+
+    def add(self, row: dict[str, Any]) -> dict[str, Any] | None:
+        """Append and flush one row, rewrite the summary; None once the store is closed."""
+        with self._lock:
+            if self._closed:
+                return None
+            self._handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            self._handle.flush()
+            self.tally.add(row)
+            self.done.add(row_key(row["index"], row["question"]))
+            return self._write_summary("running")
+
+    def close(self, status: str) -> dict[str, Any]:
+        """Write the final summary; rows arriving later are dropped."""
+        with self._lock:
+            self._closed = True
+            self._handle.close()
+            return self._write_summary(status)
+
+    def _write_summary(self, status: str) -> dict[str, Any]:
+        summary = {
+            "version": SUMMARY_VERSION,
+            "status": status,
+            **self._header,
+            **self.tally.metrics(self.fever),
+            "created": self._created,
+            "updated": now_utc().isoformat(),
+            "wall_s": round(time.monotonic() - self._started, 3),
+        }
+        # Keep the header's order: dataset first, config last.
+        summary["config"] = summary.pop("config")
+        write_json_atomic(self.directory / SUMMARY, summary)
+        return summary
+
+
+class EvalObserver:
+    """Progress of a batch, called from the main thread only; the default does nothing."""
+
+    def started(self, total: int, done: int, summary: dict[str, Any]) -> None: ...
+
+    def result(self, row: dict[str, Any], summary: dict[str, Any]) -> None: ...
+
+    def finished(self, summary: dict[str, Any]) -> None: ...
+
+
+@dataclass
+class EvalOutcome:
+    summary: dict[str, Any]
+    status: str  # finished, interrupted, or stopped (too many failures in a row)
+    last_error: str | None = None
+
+
+@dataclass
+class Evaluation:
+    """Everything one ``eval`` invocation needs."""
+
+    dataset: Dataset
+    examples: list[Example]
+    selection: dict[str, Any]
+    settings: Settings
+    template: PromptTemplate
+    out_dir: Path
+    concurrency: int = 4
+    wiki_concurrency: int = 2
+
+    def header(self) -> dict[str, Any]:
+        config = run_config(self.settings, self.template)
+        config.update(concurrency=self.concurrency, wiki_concurrency=self.wiki_concurrency)
+        dataset = {
+            "path": str(self.dataset.path.resolve()),
+            "format": self.dataset.format,
+            "rows": len(self.dataset.examples),
+            **self.selection,
+        }
+        return {"dataset": dataset, "config": config}
+
+
+def score_row(
+    example: Example, answer: str | None, fever: bool
+) -> tuple[float, float, dict[str, Any]]:
+    """(EM, F1, extra row fields). FEVER: EM = F1 = label match."""
+    if fever:
+        label = fever_label(answer)
+        correct = float(label is not None and label == example.golds[0])
+        return correct, correct, {"label": label}
+    em, f1 = best_scores(answer, list(example.golds))
+    return em, f1, {}
+
+
+def trace_name(example: Example) -> str:
+    return f"{TRACES}/{example.index:05d}-{slug(example.question)}.json"
+
+
+class _Run:
+    """One invocation's threads and shared state."""
+
+    def __init__(
+        self,
+        evaluation: Evaluation,
+        store: ResultsStore,
+        backend: WikiBackend,
+    ) -> None:
+        self.evaluation = evaluation
+        self.store = store
+        self.backend = PoliteBackend(backend, evaluation.wiki_concurrency)
+        self.fever = evaluation.dataset.format == "fever"
+        self.stop = threading.Event()
+        self.gave_up = False
+        self.failures_in_a_row = 0
+        self.last_error: str | None = None
+        self._lock = threading.Lock()
+        self.todo: queue.SimpleQueue[Example] = queue.SimpleQueue()
+        self.events: queue.SimpleQueue[tuple[dict[str, Any], dict[str, Any]] | None] = (
+            queue.SimpleQueue()
+        )
+
+    def drive(self, models: list[Model], observer: EvalObserver) -> tuple[str, str | None]:
+        """Start one worker per model and report rows until all end; (status, last failure)."""
+        threads = [
+            threading.Thread(target=self.work, args=(model,), daemon=True, name=f"eval-{i}")
+            for i, model in enumerate(models)
+        ]
+        for thread in threads:
+            thread.start()
+        running = len(threads)
+        while running:
+            try:
+                event = self.events.get(timeout=_POLL_S)
+            except queue.Empty:
+                continue
+            if event is None:
+                running -= 1
+            else:
+                observer.result(*event)
+            if self.gave_up:
+                break
+        return ("stopped" if self.gave_up else "finished"), self.last_error
+
+    def record(self, row: dict[str, Any]) -> dict[str, Any] | None:
+        """Store a row; stop the run after too many hard failures in a row (endpoint down)."""
+        with self._lock:
+            summary = self.store.add(row)
+            if row["stop_reason"] in HARD_FAILURES:
+                self.failures_in_a_row += 1
+                self.last_error = row["error"]
+            else:
+                self.failures_in_a_row = 0
+            if self.failures_in_a_row >= MAX_CONSECUTIVE_FAILURES:
+                self.gave_up = True
+                self.stop.set()
+        return summary
+
+    def work(self, model: Model) -> None:
+        """A worker thread: run questions until none are left or the run stops."""
+        guarded = StopAwareModel(model, self.stop)
+        try:
+            while not self.stop.is_set():
+                try:
+                    example = self.todo.get_nowait()
+                except queue.Empty:
+                    return
+                row = self.run_one(example, guarded)
+                if row is None:
+                    continue  # the run stopped under this question; the loop ends here
+                summary = self.record(row)
+                if summary is None:
+                    return
+                self.events.put((row, summary))
+        finally:
+            self.events.put(None)
+
+    def run_one(self, example: Example, model: Model) -> dict[str, Any] | None:
+        """Run, trace and score one question; None when the run stopped under it."""
+        evaluation = self.evaluation
+        name = trace_name(example)
+        tools = WikiSession(
+            self.backend, max_observation_chars=evaluation.settings.max_observation_chars
+        )
+        started = time.monotonic()
+        row: dict[str, Any] = {"index": example.index, "id": example.id}
+        row.update(question=example.question, gold=_gold(example))
+        try:
+            outcome = run_question(
+                example.question,
+                settings=evaluation.settings,
+                template=evaluation.template,
+                model=model,
+                tools=tools,
+                trace_path=evaluation.out_dir / name,
+            )
+        except Exception as exc:  # one question's crash must not end the batch
+            detail = str(exc) if isinstance(exc, ReactCliError) else f"{type(exc).__name__}: {exc}"
+            row.update(answer=None, em=0.0, f1=0.0, stop_reason="error", error=detail, steps=0)
+            row.update(tokens=0, latency_s=round(time.monotonic() - started, 4), trace=None)
+            return row
+        result = outcome.result
+        if result.stop_reason == "interrupted":
+            return None
+        em, f1, extra = score_row(example, result.answer, self.fever)
+        row.update(answer=result.answer, **extra, em=em, f1=round(f1, 6))
+        row.update(stop_reason=result.stop_reason, error=result.error, steps=len(result.steps))
+        row.update(tokens=result.usage.total_tokens, latency_s=round(result.duration_s, 4))
+        row["trace"] = name
+        return row
+
+
+def _gold(example: Example) -> str | list[str]:
+    return example.golds[0] if len(example.golds) == 1 else list(example.golds)
+
+
+def run_evaluation(
+    evaluation: Evaluation,
+    *,
+    model_factory: Callable[[], Model],
+    backend: WikiBackend,
+    observer: EvalObserver | None = None,
+) -> EvalOutcome:
+    """Run every selected question not already in ``results.jsonl``; see the module docstring.
+
+    Ctrl-C (KeyboardInterrupt in the calling thread) stops the run: rows written so far stay,
+    questions in flight are dropped, and the outcome's status is ``interrupted``.
+    """
+    observer = observer or EvalObserver()
+    fever = evaluation.dataset.format == "fever"
+    store = ResultsStore(evaluation.out_dir, evaluation.header(), fever=fever)
+    run = _Run(evaluation, store, backend)
+    pending = [e for e in evaluation.examples if row_key(e.index, e.question) not in store.done]
+    status, last_error = "failed", None
+    try:
+        models = [model_factory() for _ in range(max(1, min(evaluation.concurrency, len(pending))))]
+        for example in pending:
+            run.todo.put(example)
+        total = len(evaluation.examples)
+        observer.started(total, total - len(pending), store.tally.metrics(fever))
+        status, last_error = run.drive(models, observer)
+    except KeyboardInterrupt:
+        status = "interrupted"
+    finally:
+        run.stop.set()
+        summary = store.close(status)
+    observer.finished(summary)
+    return EvalOutcome(summary, status, last_error)
