@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import queue
-import tempfile
 import threading
 import time
 from collections import Counter
@@ -31,7 +30,7 @@ from react_cli.prompts import PromptTemplate
 from react_cli.records import Completion, Model, TextSink
 from react_cli.run import run_config, run_question
 from react_cli.scoring import best_scores, fever_label
-from react_cli.trace import now_utc, slug
+from react_cli.trace import now_utc, slug, write_json_atomic
 from react_cli.wiki.base import SearchOutcome, WikiBackend, WikiSession
 
 SUMMARY_VERSION = 1
@@ -111,19 +110,6 @@ class Tally:
             "total_tokens": self.tokens,
             "stop_reasons": dict(sorted(self.stop_reasons.items())),
         }
-
-
-def write_json_atomic(path: Path, document: dict[str, Any]) -> None:
-    """Replace ``path`` in one step, so readers never see half a file."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(document, handle, ensure_ascii=False, indent=2)
-            handle.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def row_key(index: int, question: str) -> tuple[int, str]:

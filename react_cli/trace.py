@@ -109,19 +109,24 @@ def trace_document(
     return document
 
 
+def write_json_atomic(path: Path, document: dict[str, Any]) -> None:
+    """Replace ``path`` in one step, so a crash mid-write never leaves half a file behind."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(document, handle, ensure_ascii=False, indent=2)
+            handle.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def write_trace(path: Path, document: dict[str, Any]) -> None:
-    """Write atomically: a crash mid-write never leaves a truncated trace behind."""
+    """Write a trace atomically; TraceError names the file when that is impossible."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(document, handle, ensure_ascii=False, indent=2)
-                handle.write("\n")
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_json_atomic(path, document)
     except OSError as exc:
         raise TraceError(f"cannot write trace {path}: {exc.strerror or exc}") from None
 
