@@ -111,8 +111,14 @@ def trace_files(home: Path) -> list[Path]:
     folder = home / "traces"
     if not folder.is_dir():
         return []
-    files = [p for p in folder.glob("*.json") if p.is_file()]
-    return sorted(files, key=lambda p: (p.stat().st_mtime_ns, p.name), reverse=True)
+    stamped = []
+    for path in folder.glob("*.json"):
+        try:
+            if path.is_file():
+                stamped.append((path.stat().st_mtime_ns, path.name, path))
+        except OSError:  # vanished or unreadable meanwhile: not worth failing the listing
+            continue
+    return [path for *_, path in sorted(stamped, reverse=True)]
 
 
 def select_trace(home: Path, path: Path | None, nth: int | None) -> Path:
@@ -173,17 +179,22 @@ class RecordedModel:
     """Plays the trace's raw outputs: step k's ``raw`` for the ``Thought k:`` call and its
     ``followup_raw`` for the ``Action k:`` call; asks ``live`` for anything not recorded.
 
-    Without ``live``, a call past the recording reproduces how the recorded run ended there
-    (endpoint failure or Ctrl-C) and otherwise raises ``ReplayExhausted``.
+    Without ``live``, the call at which the recorded run failed (endpoint error or Ctrl-C)
+    fails the same way again; any other call the trace cannot answer raises ``ReplayExhausted``.
     """
 
     def __init__(self, result: RunResult, live: Model | None = None) -> None:
         self.live = live
         self._steps = {step.index: step for step in result.steps}
         self._result = result
+        self._failed_call: tuple[str, int] | None = None
         last = result.steps[-1] if result.steps else None
-        if last is not None and result.stop_reason in ("llm_error", "interrupted") and not last.raw:
-            del self._steps[last.index]  # the call that failed produced no text
+        if last is not None and result.stop_reason in ("llm_error", "interrupted"):
+            if last.raw:  # the step's text arrived, so its extra "Action k:" call failed
+                self._failed_call = ("Action", last.index)
+            else:  # the call that failed produced no text
+                self._failed_call = ("Thought", last.index)
+                del self._steps[last.index]
 
     def complete(self, prompt: str, stop: list[str], on_text: TextSink | None = None) -> Completion:
         match = _CALL.search(prompt)
@@ -199,10 +210,10 @@ class RecordedModel:
         return Completion(text)
 
     def _end_like_the_recording(self, label: str, index: int) -> NoReturn:
-        if self._result.stop_reason == "llm_error":
+        if (label, index) == self._failed_call:
+            if self._result.stop_reason == "interrupted":
+                raise KeyboardInterrupt
             raise LLMError(self._result.error or "the model endpoint failed")
-        if self._result.stop_reason == "interrupted":
-            raise KeyboardInterrupt
         raise ReplayExhausted(f"the trace holds no model output for '{label} {index}:'")
 
 

@@ -19,6 +19,7 @@ from fake_openai import FakeOpenAI, scripted
 from test_cli_ask import GOOD_RUN, QUESTION, env_for
 
 from react_cli import trace as trace_module
+from react_cli.replay import compare, load_run, rerun
 from react_cli.trace import load_trace
 
 EXAMPLES = sorted((ROOT / "examples" / "traces").glob("*.json"))
@@ -386,3 +387,71 @@ def test_shipped_examples_replay_offline(home: Path, path: Path) -> None:
 
 def test_examples_are_shipped() -> None:
     assert len(EXAMPLES) >= 2
+
+
+# --- re-running recorded endings, in process ----------------------------------------------
+
+
+def synthetic(tmp_path: Path, stop_reason: str, steps: list[dict[str, Any]], **extra: Any) -> Path:
+    document = {
+        "version": 1,
+        "question": "q",
+        "answer": extra.pop("answer", None),
+        "stop_reason": stop_reason,
+        "config": {"max_steps": 8, **extra.pop("config", {})},
+        "steps": steps,
+        **extra,
+    }
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return path
+
+
+def search_step(k: int, entity: str, tokens: int = 10) -> dict[str, Any]:
+    return {
+        "index": k,
+        "action": f"Search[{entity}]",
+        "observation": f"About {entity}.",
+        "raw": f" t\nAction {k}: Search[{entity}]",
+        "usage": {"prompt_tokens": tokens, "completion_tokens": 0},
+    }
+
+
+@pytest.mark.parametrize(
+    ("stop_reason", "last", "error"),
+    [
+        ("interrupted", {"index": 2, "raw": ""}, "interrupted by the user"),
+        ("llm_error", {"index": 2, "raw": "", "error": "boom"}, "boom"),
+        (
+            "llm_error",
+            {"index": 2, "raw": " no action", "thought": "no action", "error": "boom"},
+            "boom",
+        ),
+    ],
+)
+def test_rerun_fails_again_exactly_where_the_recording_failed(
+    tmp_path: Path, stop_reason: str, last: dict[str, Any], error: str
+) -> None:
+    path = synthetic(tmp_path, stop_reason, [search_step(1, "A"), last], error=error)
+    recorded = load_run(path)
+    now = rerun(recorded)
+    assert (now.stop_reason, now.error) == (stop_reason, error)
+    assert compare(recorded.result, now) == []
+
+
+def test_rerun_keeps_the_recorded_stop_rules(tmp_path: Path) -> None:
+    budget = synthetic(
+        tmp_path,
+        "token_budget",
+        [search_step(1, "A", 60), search_step(2, "B", 60)],
+        config={"max_total_tokens": 100},
+    )
+    assert compare(load_run(budget).result, rerun(load_run(budget))) == []
+    repeated = synthetic(
+        tmp_path,
+        "repeated_action",
+        [search_step(k, "A") for k in (1, 2)],
+        config={"max_repeats": 2},
+    )
+    assert compare(load_run(repeated).result, rerun(load_run(repeated))) == []
+    assert rerun(load_run(repeated)).stop_reason == "repeated_action"
