@@ -39,7 +39,7 @@ FORK_STEP_2 = (
     " First for Women started in 1989, after 1844.\nAction 4: Finish[Arthur's Magazine]",
 )
 REAL_QUESTIONS = {
-    "gemma-urysohn-levin": "Were Pavel Urysohn and Leonid Levin known for the same type of work?",
+    "gemma-einstein": "In which country was Albert Einstein born?",
     "gemma-colorado-orogeny": "What is the elevation range for the area that the eastern sector "
     "of the Colorado orogeny extends into?",
 }
@@ -70,7 +70,11 @@ def main() -> None:
         if options.base_url:
             real = ["-m", options.model, "--base-url", options.base_url, "--api", "completions"]
             for name, question in REAL_QUESTIONS.items():
-                ask(OUT / f"{name}.json", [*real, "--max-tokens", "96", question], env)
+                ask(
+                    OUT / f"{name}.json",
+                    [*real, "--max-tokens", "96", "--max-steps", "4", question],
+                    env,
+                )
 
 
 if __name__ == "__main__":

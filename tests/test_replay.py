@@ -156,6 +156,7 @@ def test_rerun_reproduces_runs_that_ended_without_an_answer(
     with FakeOpenAI(scripted("unused")) as closed:
         url = closed.url
     down = home / "traces" / "down.json"
+    (home / "config.toml").write_text("retries = 0\n")  # fail fast, no backoff
     run_cli(
         ["ask", QUESTION, "--trace", str(down)],
         cli_env(home, OPENAI_BASE_URL=url, REACT_CLI_MODEL="m", REACT_CLI_WIKI=wiki.url),
