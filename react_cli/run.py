@@ -87,6 +87,9 @@ def run_config(settings: Settings, template: PromptTemplate) -> dict[str, Any]:
         "temperature": settings.temperature,
         "max_steps": settings.max_steps,
         "max_tokens": settings.max_tokens,
+        "max_total_tokens": settings.max_total_tokens,
+        "max_parse_errors": settings.max_parse_errors,
+        "max_repeats": settings.max_repeats,
         "stream": settings.stream,
         "wiki": redact_url(settings.wiki) if "://" in settings.wiki else settings.wiki,
     }
@@ -110,8 +113,11 @@ def run_question(
     trace_path: Path | None = None,
     limits: Limits | None = None,
     created: datetime | None = None,
+    trace_extra: dict[str, Any] | None = None,
 ) -> Outcome:
-    """Run the loop once and write its trace (if ``trace_path``), whatever the outcome."""
+    """Run the loop once and write its trace (if ``trace_path``), whatever the outcome.
+
+    ``trace_extra`` adds top-level fields to the trace (e.g. where a fork came from)."""
     created = created or now_utc()
     limits = limits or Limits(
         max_steps=settings.max_steps,
@@ -127,6 +133,7 @@ def run_question(
         created=created,
         config=run_config(settings, template),
         prompt_template=template.text,
+        extra=trace_extra,
     )
     if trace_path is not None:
         write_trace(trace_path, document)

@@ -141,6 +141,8 @@ def load_trace(path: Path) -> dict[str, Any]:
         raise TraceError(f"{path}: is a directory, not a trace file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise TraceError(f"{path}: cannot read trace: {exc}") from None
+    if not text.strip():
+        raise TraceError(f"{path}: empty file, not a trace")
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
