@@ -148,7 +148,7 @@ def test_session_over_fake_wikipedia(wiki: FakeMediaWiki) -> None:
     session = WikiSession(backend_for(wiki))
     hit = session.search("milhouse")
     assert hit.observation.startswith("Milhouse Mussolini Van Houten is a recurring character")
-    assert hit.details == {"resolved_title": "Milhouse"}
+    assert hit.details == {"resolved_title": "Milhouse", "folded": False}
     assert session.lookup("named after").observation == (
         "(Result 1 / 1) Milhouse was named after U.S. president Richard Nixon, whose middle "
         "name was Milhous."
