@@ -65,7 +65,10 @@ def build_tools(settings: Settings) -> Tools:
     from react_cli.wiki.base import WikiSession
 
     backend = open_backend(
-        settings.wiki, contact=settings.contact, policy=RetryPolicy(retries=settings.retries)
+        settings.wiki,
+        contact=settings.contact,
+        policy=RetryPolicy(retries=settings.retries),
+        variant=settings.variant,
     )
     return WikiSession(backend, max_observation_chars=settings.max_observation_chars)
 
@@ -82,6 +85,7 @@ def run_config(settings: Settings, template: PromptTemplate) -> dict[str, Any]:
         "max_tokens": settings.max_tokens,
         "stream": settings.stream,
         "wiki": redact_url(settings.wiki) if "://" in settings.wiki else settings.wiki,
+        "variant": settings.variant,
     }
 
 

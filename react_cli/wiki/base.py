@@ -27,6 +27,8 @@ NO_PAGE = "No page is loaded yet: use Search[entity] first, then Lookup[keyword]
 NO_MORE = "No more results."
 NO_KEYWORD = "Lookup needs a keyword, e.g. Lookup[born]."
 _HEADING = re.compile(r"^\s*=+.*=+\s*$")
+_CJK_STOPS = ("。", "！", "？", "」", "』")
+_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 
 
 @dataclass(frozen=True)
@@ -63,13 +65,23 @@ def collapse(text: str) -> str:
 
 
 def page_sentences(text: str) -> list[str]:
-    """The page's sentences, skipping headings and paragraphs of two words or fewer."""
+    """The page's sentences, skipping headings and paragraphs of two words or fewer (CJK
+    scripts write no spaces: there each character counts as a word)."""
     sentences: list[str] = []
     for paragraph in text.split("\n"):
-        if _HEADING.match(paragraph) or len(paragraph.split()) <= 2:
+        words = len(paragraph.split()) + len(_CJK_CHAR.findall(paragraph))
+        if _HEADING.match(paragraph) or words <= 2:
             continue
         sentences.extend(collapse(s) for s in split_sentences(paragraph))
     return sentences
+
+
+def join_sentences(sentences: list[str]) -> str:
+    """Sentences as one line: spaced, except after a CJK full stop (those scripts use none)."""
+    text = ""
+    for sentence in sentences:
+        text += sentence if not text or text.endswith(_CJK_STOPS) else " " + sentence
+    return text
 
 
 def cap(text: str, limit: int) -> str:
@@ -127,7 +139,7 @@ class WikiSession:
         details.update(resolved_title=article.title, folded=folded)
         if not self._sentences:
             return self._result(f"The page {article.title} has no text.", details)
-        return self._result(" ".join(self._sentences[:SEARCH_SENTENCES]), details)
+        return self._result(join_sentences(self._sentences[:SEARCH_SENTENCES]), details)
 
     def _resolve(self, query: str) -> tuple[SearchOutcome, bool]:
         """The backend's outcome for ``query``, or for its folded-equal search result."""

@@ -1,5 +1,8 @@
 """Pure functions over the entity a model writes in ``Search[...]``.
 
+``case_variants`` gives the case forms of a title every backend tries, as Wikipedia titles
+are case-sensitive after the first letter.
+
 ``clean_entity`` removes what models wrap around a title (quotes of any script, a final full
 stop, stray spaces) before the lookup. ``fold`` is the comparison key for the one second
 chance a miss gets: a search result whose folded title equals the folded query is the same
@@ -121,3 +124,31 @@ def folded_match(query: str, titles: list[str]) -> str | None:
     if not key:
         return None
     return next((title for title in titles if fold(title) == key), None)
+
+
+def case_variants(entity: str) -> list[str]:
+    """The entity as given, then title case, sentence case and upper case, without repeats.
+
+    Wikipedia titles are case-sensitive after the first letter, so "new york city" only
+    finds "New York City" through a variant. "|" cannot occur in titles and would split
+    the batch, so such entities get no title lookup at all.
+    """
+    if "|" in entity:
+        return []
+    words = entity.split(" ")
+    forms = [
+        entity,
+        " ".join(_upper_first(w) for w in words),
+        " ".join(_upper_first(w.lower()) for w in words),
+        _upper_first(entity.lower()),
+        entity.upper(),
+    ]
+    return list(dict.fromkeys(forms))
+
+
+def _upper_first(word: str) -> str:
+    """Upper-case the first letter, skipping leading punctuation: "(programming" too."""
+    for i, char in enumerate(word):
+        if char.isalpha():
+            return word[:i] + char.upper() + word[i + 1 :]
+    return word
