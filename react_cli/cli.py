@@ -19,6 +19,7 @@ from react_cli.errors import EXIT_INTERRUPTED, EXIT_NO_ANSWER, EXIT_OK, ReactCli
 
 if TYPE_CHECKING:
     from react_cli.config import Settings
+    from react_cli.records import ToolResult, Tools
     from react_cli.replay import Recorded
 
 app = typer.Typer(
@@ -31,6 +32,12 @@ app = typer.Typer(
 )
 prompts_app = typer.Typer(help="List and show the prompt templates.", rich_markup_mode=None)
 app.add_typer(prompts_app, name="prompts")
+wiki_app = typer.Typer(
+    help="Use the Wikipedia tools directly (what the agent would observe); build ZIM archives.",
+    rich_markup_mode=None,
+    no_args_is_help=True,
+)
+app.add_typer(wiki_app, name="wiki")
 
 DEBUG_ENV = "REACT_CLI_DEBUG"
 
@@ -91,7 +98,15 @@ MaxTotalTokensOpt = Annotated[
 ]
 WikiOpt = Annotated[
     str | None,
-    typer.Option(help="MediaWiki host root [env REACT_CLI_WIKI; en.wikipedia.org]."),
+    typer.Option(help="MediaWiki host root or zim:PATH [env REACT_CLI_WIKI; en.wikipedia.org]."),
+]
+LangOpt = Annotated[
+    str | None,
+    typer.Option(help="Wikipedia language: --lang zh = --wiki https://zh.wikipedia.org."),
+]
+VariantOpt = Annotated[
+    str | None,
+    typer.Option(help="Language variant, e.g. zh-cn, zh-tw [env REACT_CLI_VARIANT; zh: zh-cn]."),
 ]
 NoStreamOpt = Annotated[
     bool, typer.Option("--no-stream", help="Plain requests instead of streaming.")
@@ -109,6 +124,27 @@ def run_settings(**flags: Any) -> Settings:
     return resolve(_flags(**flags, stream=False if no_stream else None))
 
 
+def wiki_flags(wiki: str | None, lang: str | None) -> str | None:
+    """The --wiki value, or the live host --lang names (giving both is an error)."""
+    from react_cli.config import lang_host
+
+    if lang is None:
+        return wiki
+    if wiki is not None:
+        raise UsageError("--lang and --wiki contradict each other: give one")
+    return lang_host(lang)
+
+
+def lang_prompt(lang: str | None, prompt: str | None) -> str | None:
+    """The prompt option, or the shipped prompt for --lang (hotpotqa-zh for zh) if any."""
+    from react_cli.prompts import shipped_names
+
+    if prompt is not None or lang is None:
+        return prompt
+    name = f"hotpotqa-{lang.strip().lower()}"
+    return name if name in shipped_names() else None
+
+
 @app.command()
 def ask(
     question: Annotated[
@@ -124,6 +160,8 @@ def ask(
     max_tokens: MaxTokensOpt = None,
     max_total_tokens: MaxTotalTokensOpt = None,
     wiki: WikiOpt = None,
+    lang: LangOpt = None,
+    variant: VariantOpt = None,
     verbose: Annotated[
         bool, typer.Option("-v", "--verbose", help="Show the trajectory on stderr.")
     ] = False,
@@ -158,12 +196,13 @@ def ask(
         base_url=base_url,
         api_key=api_key,
         api=api,
-        prompt=prompt,
+        prompt=lang_prompt(lang, prompt),
         max_steps=max_steps,
         temperature=temperature,
         max_tokens=max_tokens,
         max_total_tokens=max_total_tokens,
-        wiki=wiki,
+        wiki=wiki_flags(wiki, lang),
+        variant=variant,
         no_stream=no_stream,
     )
     fork = None
@@ -526,6 +565,91 @@ def _print_traces(rows: list[dict[str, Any]]) -> None:
             f"  {row['steps']:>5}  {short(str(row['model'] or ''), 20):<20}"
             f"  {short(row['question'], 60)} → {answer}"
         )
+
+
+def _wiki_session(wiki: str | None, lang: str | None, variant: str | None) -> Tools:
+    from react_cli.run import build_tools
+
+    return build_tools(run_settings(wiki=wiki_flags(wiki, lang), variant=variant))
+
+
+def _observe(result: ToolResult, as_json: bool) -> None:
+    """Print one observation (or, with --json, it and its details); backend failures exit 1."""
+    from react_cli.errors import WikiError
+    from react_cli.render import plain
+
+    if "error" in result.details:
+        raise WikiError(str(result.details["error"]))
+    if as_json:
+        record = {"observation": result.observation, "details": result.details}
+        print(json.dumps(record, ensure_ascii=False))
+    else:
+        print(plain(result.observation))
+
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the details as JSON too.")]
+
+
+@wiki_app.command("search")
+def wiki_search(
+    entity: Annotated[str, typer.Argument(help="What the agent would write in Search[...].")],
+    wiki: WikiOpt = None,
+    lang: LangOpt = None,
+    variant: VariantOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print the observation Search[ENTITY] gives."""
+    _observe(_wiki_session(wiki, lang, variant).search(entity), as_json)
+
+
+@wiki_app.command("lookup")
+def wiki_lookup(
+    entity: Annotated[str, typer.Argument(help="The page to load, as in Search[...].")],
+    keyword: Annotated[str, typer.Argument(help="What the agent would write in Lookup[...].")],
+    count: Annotated[int, typer.Option("-n", help="How many successive Lookups to print.")] = 1,
+    wiki: WikiOpt = None,
+    lang: LangOpt = None,
+    variant: VariantOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Search ENTITY, then print the observations of N successive Lookup[KEYWORD]."""
+    from react_cli.errors import WikiError
+    from react_cli.wiki.base import NO_MORE
+
+    if count < 1:
+        raise UsageError("-n must be at least 1")
+    session = _wiki_session(wiki, lang, variant)
+    found = session.search(entity)
+    if "error" in found.details:
+        raise WikiError(str(found.details["error"]))
+    if "resolved_title" not in found.details or found.details.get("disambiguation"):
+        raise ReactCliError(f"no page to look in: {found.observation}")
+    for _ in range(count):
+        result = session.lookup(keyword)
+        _observe(result, as_json)
+        if result.observation == NO_MORE:
+            break
+
+
+@wiki_app.command("build-zim")
+def wiki_build_zim(
+    corpus: Annotated[
+        Path, typer.Argument(help="JSONL of {title, text}, or a HotpotQA distractor file.")
+    ],
+    out: Annotated[Path, typer.Argument(help="The .zim file to write.")],
+    language: Annotated[
+        str, typer.Option(help="ISO 639-3 language of the text, for the full-text index.")
+    ] = "eng",
+    title: Annotated[str | None, typer.Option(help="Archive title [corpus name].")] = None,
+) -> None:
+    """Build a ZIM archive with a full-text index, for --wiki zim:OUT."""
+    from react_cli.wiki.zimbuild import build_zim
+
+    if not corpus.is_file():
+        raise UsageError(f"corpus not found: {str(corpus)!r}")
+    report = build_zim(corpus, out, language=language, name=title or "")
+    skipped = f", {report.duplicates} repeated titles skipped" if report.duplicates else ""
+    print(f"{out}: {report.articles} articles{skipped}; use --wiki zim:{out}")
 
 
 def _debug_env() -> bool:

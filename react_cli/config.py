@@ -7,6 +7,7 @@ unless ``REACT_CLI_HOME`` points elsewhere.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -41,6 +42,7 @@ class Settings:
     temperature: float = 0.0
     max_tokens: int | None = None
     wiki: str = "https://en.wikipedia.org"
+    variant: str | None = None
     contact: str | None = None
     max_observation_chars: int = 1500
     max_parse_errors: int = 3
@@ -63,10 +65,30 @@ ENV_VARS: dict[str, tuple[str, ...]] = {
     "api": ("REACT_CLI_API",),
     "prompt": ("REACT_CLI_PROMPT",),
     "wiki": ("REACT_CLI_WIKI",),
+    "variant": ("REACT_CLI_VARIANT",),
     "contact": ("REACT_CLI_CONTACT",),
 }
 
 _FIELD_TYPES = {f.name: f.type for f in fields(Settings)}
+LANG_CODE = re.compile(r"[a-z][a-z0-9]{1,2}(?:-[a-z0-9]{2,8})*")
+VARIANT_CODE = re.compile(r"[a-z]{2,3}(?:-[a-z0-9]{2,8})*")
+ZH_DEFAULT_VARIANT = "zh-cn"
+
+
+def lang_host(lang: str) -> str:
+    """The live Wikipedia of a language code: ``zh`` -> ``https://zh.wikipedia.org``."""
+    code = lang.strip().lower()
+    if not LANG_CODE.fullmatch(code):
+        raise UsageError(f"--lang must be a Wikipedia language code such as en or zh, not {lang!r}")
+    return f"https://{code}.wikipedia.org"
+
+
+def default_variant(wiki: str) -> str | None:
+    """zh-cn for Chinese Wikipedia hosts, so text is not a mix of scripts; else none."""
+    from urllib.parse import urlsplit
+
+    host = urlsplit(wiki).hostname or ""
+    return ZH_DEFAULT_VARIANT if host.startswith("zh.") else None
 
 
 def load_config_file(path: Path) -> dict[str, Any]:
@@ -133,6 +155,8 @@ def _validate(settings: Settings) -> None:
     for ok, message in checks:
         if not ok:
             raise UsageError(message)
+    if settings.variant is not None and not VARIANT_CODE.fullmatch(settings.variant):
+        raise UsageError(f"--variant must look like zh-cn or zh-tw, not {settings.variant!r}")
     if not settings.base_url.startswith(("http://", "https://")):
         raise UsageError(f"--base-url must be an http(s) URL, not {settings.base_url!r}")
 
@@ -157,6 +181,9 @@ def resolve(
             values[name] = _coerce(name, value, f"option for {name}")
     settings = Settings(**values)
     if settings.base_url.endswith("/"):
-        settings = Settings(**{**values, "base_url": settings.base_url.rstrip("/")})
+        values["base_url"] = settings.base_url.rstrip("/")
+    if settings.variant is None:
+        values["variant"] = default_variant(settings.wiki)
+    settings = Settings(**values)
     _validate(settings)
     return settings

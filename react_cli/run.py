@@ -66,7 +66,10 @@ def build_backend(settings: Settings) -> WikiBackend:
     from react_cli.wiki import open_backend
 
     return open_backend(
-        settings.wiki, contact=settings.contact, policy=RetryPolicy(retries=settings.retries)
+        settings.wiki,
+        contact=settings.contact,
+        policy=RetryPolicy(retries=settings.retries),
+        variant=settings.variant,
     )
 
 
@@ -92,6 +95,7 @@ def run_config(settings: Settings, template: PromptTemplate) -> dict[str, Any]:
         "max_repeats": settings.max_repeats,
         "stream": settings.stream,
         "wiki": redact_url(settings.wiki) if "://" in settings.wiki else settings.wiki,
+        "variant": settings.variant,
     }
 
 

@@ -66,7 +66,7 @@ def test_hit_shows_first_five_sentences_skipping_headings_and_short_lines(
         "the Central Plains orogeny. The eastern sector is older. It is in the U.S. state of "
         "Colorado. Another sentence here."
     )
-    assert result.details == {"resolved_title": "Colorado orogeny"}
+    assert result.details == {"resolved_title": "Colorado orogeny", "folded": False}
 
 
 def test_miss_string_is_exact_with_at_most_five_titles(session: WikiSession) -> None:

@@ -29,13 +29,13 @@ def open_backend(
     timeout_s: float = 20.0,
     variant: str | None = None,
 ) -> WikiBackend:
-    """The backend a ``--wiki`` value names, e.g. ``https://en.wikipedia.org``."""
+    """The backend a ``--wiki`` value names: ``https://en.wikipedia.org`` or ``zim:PATH``."""
     scheme = spec.split(":", 1)[0].lower() if ":" in spec else ""
     opener = _OPENERS.get(scheme)
     if opener is None:
         raise UsageError(
             f"unknown Wikipedia backend {spec!r}: expected the URL of a MediaWiki host, "
-            "e.g. https://en.wikipedia.org"
+            "e.g. https://en.wikipedia.org, or zim:PATH for a Kiwix ZIM archive"
         )
     return opener(spec, contact=contact, policy=policy, timeout_s=timeout_s, variant=variant)
 
@@ -58,5 +58,26 @@ def _open_mediawiki(
     return MediaWikiBackend(url, session, timeout_s, variant)
 
 
-# Scheme of the backend spec -> opener. A "zim" entry goes here.
-_OPENERS: dict[str, Opener] = {"http": _open_mediawiki, "https": _open_mediawiki}
+def _open_zim(
+    spec: str,
+    *,
+    contact: str | None,
+    policy: RetryPolicy | None,
+    timeout_s: float,
+    variant: str | None,
+) -> WikiBackend:
+    """A ZimBackend on the archive ``zim:PATH`` names (libzim is an optional extra)."""
+    from react_cli.wiki.zim import open_zim
+
+    path = spec.split(":", 1)[1]
+    if not path:
+        raise UsageError("--wiki zim:PATH needs the path of a .zim file")
+    return open_zim(path, variant)
+
+
+# Scheme of the backend spec -> opener.
+_OPENERS: dict[str, Opener] = {
+    "http": _open_mediawiki,
+    "https": _open_mediawiki,
+    "zim": _open_zim,
+}

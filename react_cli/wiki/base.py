@@ -15,6 +15,7 @@ from typing import Protocol
 from react_cli.errors import WikiError
 from react_cli.records import ToolResult
 from react_cli.wiki.sentences import split_sentences
+from react_cli.wiki.titles import clean_entity, folded_match
 
 REQUEST_FAILED = "Wikipedia request failed: "
 """Prefix of a backend's WikiError message; the session shows only what follows it."""
@@ -26,6 +27,8 @@ NO_PAGE = "No page is loaded yet: use Search[entity] first, then Lookup[keyword]
 NO_MORE = "No more results."
 NO_KEYWORD = "Lookup needs a keyword, e.g. Lookup[born]."
 _HEADING = re.compile(r"^\s*=+.*=+\s*$")
+_CJK_STOPS = ("。", "！", "？", "」", "』")
+_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 
 
 @dataclass(frozen=True)
@@ -62,13 +65,23 @@ def collapse(text: str) -> str:
 
 
 def page_sentences(text: str) -> list[str]:
-    """The page's sentences, skipping headings and paragraphs of two words or fewer."""
+    """The page's sentences, skipping headings and paragraphs of two words or fewer (CJK
+    scripts write no spaces: there each character counts as a word)."""
     sentences: list[str] = []
     for paragraph in text.split("\n"):
-        if _HEADING.match(paragraph) or len(paragraph.split()) <= 2:
+        words = len(paragraph.split()) + len(_CJK_CHAR.findall(paragraph))
+        if _HEADING.match(paragraph) or words <= 2:
             continue
         sentences.extend(collapse(s) for s in split_sentences(paragraph))
     return sentences
+
+
+def join_sentences(sentences: list[str]) -> str:
+    """Sentences as one line: spaced, except after a CJK full stop (those scripts use none)."""
+    text = ""
+    for sentence in sentences:
+        text += sentence if not text or text.endswith(_CJK_STOPS) else " " + sentence
+    return text
 
 
 def cap(text: str, limit: int) -> str:
@@ -95,32 +108,51 @@ class WikiSession:
         self._next_hit = 0
 
     def search(self, entity: str) -> ToolResult:
-        """Load the entity's page and show its first sentences; a miss keeps the old page."""
+        """Load the entity's page and show its first sentences; a miss keeps the old page.
+
+        The entity is cleaned first (quotes, final full stop); on a miss, a search result
+        whose folded title equals the folded query is taken as the hit (``folded: true``).
+        """
+        query = clean_entity(entity)
         try:
-            outcome = self._backend.search(entity)
+            outcome, folded = self._resolve(query)
         except WikiError as exc:
             reason = str(exc).removeprefix(REQUEST_FAILED)
             return self._result(
                 f"Wikipedia is unavailable right now ({reason}); try again or Finish.",
                 {"error": str(exc)},
             )
+        details: dict[str, object] = {"query": query} if query != entity else {}
         if outcome.disambiguation or outcome.article is None:
             limit = MAX_DISAMBIGUATION if outcome.disambiguation else MAX_SIMILAR
             similar = outcome.similar[:limit]
-            details: dict[str, object] = {"similar": similar}
+            details["similar"] = similar
             if outcome.disambiguation:
                 details["disambiguation"] = True
                 if outcome.article is not None:
-                    details["resolved_title"] = outcome.article.title
+                    details.update(resolved_title=outcome.article.title, folded=folded)
             return self._result(f"Could not find [{entity}]. Similar: {similar!r}.", details)
         article = outcome.article
         self._title = article.title
         self._sentences = page_sentences(article.text)
         self._keyword = None
-        details = {"resolved_title": article.title}
+        details.update(resolved_title=article.title, folded=folded)
         if not self._sentences:
             return self._result(f"The page {article.title} has no text.", details)
-        return self._result(" ".join(self._sentences[:SEARCH_SENTENCES]), details)
+        return self._result(join_sentences(self._sentences[:SEARCH_SENTENCES]), details)
+
+    def _resolve(self, query: str) -> tuple[SearchOutcome, bool]:
+        """The backend's outcome for ``query``, or for its folded-equal search result."""
+        outcome = self._backend.search(query)
+        if outcome.article is not None or outcome.disambiguation:
+            return outcome, False
+        match = folded_match(query, outcome.similar)
+        if match is None or match == query:
+            return outcome, False
+        second = self._backend.search(match)
+        if second.article is None:
+            return outcome, False
+        return second, True
 
     def lookup(self, keyword: str) -> ToolResult:
         """Show the next sentence of the current page containing ``keyword`` (any case)."""

@@ -17,6 +17,7 @@ from urllib3.exceptions import TimeoutError as Urllib3Timeout
 
 from react_cli.errors import WikiError
 from react_cli.wiki.base import REQUEST_FAILED, Article, SearchOutcome
+from react_cli.wiki.titles import case_variants
 
 MAXLAG_S = 5
 MAXLAG_RETRIES = 3
@@ -150,34 +151,6 @@ class MediaWikiBackend:
 
     def _fail(self, reason: str) -> NoReturn:
         raise WikiError(REQUEST_FAILED + reason) from None
-
-
-def case_variants(entity: str) -> list[str]:
-    """The entity as given, then title case, sentence case and upper case, without repeats.
-
-    Wikipedia titles are case-sensitive after the first letter, so "new york city" only
-    finds "New York City" through a variant. "|" cannot occur in titles and would split
-    the batch, so such entities get no title lookup at all.
-    """
-    if "|" in entity:
-        return []
-    words = entity.split(" ")
-    forms = [
-        entity,
-        " ".join(_upper_first(w) for w in words),
-        " ".join(_upper_first(w.lower()) for w in words),
-        _upper_first(entity.lower()),
-        entity.upper(),
-    ]
-    return list(dict.fromkeys(forms))
-
-
-def _upper_first(word: str) -> str:
-    """Upper-case the first letter, skipping leading punctuation: "(programming" too."""
-    for i, char in enumerate(word):
-        if char.isalpha():
-            return word[:i] + char.upper() + word[i + 1 :]
-    return word
 
 
 def _first_existing(query: dict[str, Any], wanted: list[str]) -> dict[str, Any] | None:

@@ -1,0 +1,154 @@
+"""Pure functions over the entity a model writes in ``Search[...]``.
+
+``case_variants`` gives the case forms of a title every backend tries, as Wikipedia titles
+are case-sensitive after the first letter.
+
+``clean_entity`` removes what models wrap around a title (quotes of any script, a final full
+stop, stray spaces) before the lookup. ``fold`` is the comparison key for the one second
+chance a miss gets: a search result whose folded title equals the folded query is the same
+title written differently (case, compatibility forms, quotes, punctuation). It is an
+equality test, never a similarity score, so "Creed (band)" is not "Creed" and "Antić" is
+not "Antic".
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# Opening quote -> closing quotes accepted for it (typographic pairs of many scripts, and
+# the mismatched pairs models produce, such as a low-9 opening with an English closing).
+QUOTE_PAIRS: dict[str, str] = {
+    '"': '"“”',
+    "'": "'’",
+    "`": "`'’",
+    "“": "”“",
+    "”": "”",
+    "„": "“”",
+    "‘": "’‘",
+    "’": "’",
+    "‚": "‘’",
+    "«": "»",
+    "»": "«",
+    "‹": "›",
+    "›": "‹",
+    "「": "」",
+    "『": "』",
+    "《": "》",
+    "〈": "〉",
+    "〝": "〞〟",
+    "＂": "＂",
+    "＇": "＇",
+}
+QUOTES = frozenset("".join(QUOTE_PAIRS) + "".join(QUOTE_PAIRS.values()) + "´")
+_FULL_STOPS = (".", "。", "．")
+# Words whose final dot belongs to the title: "Sammy Davis Jr.", "Apple Inc.".
+_KEEP_DOT = frozenset({"jr", "sr", "inc", "ltd", "co", "corp", "bros", "st", "no", "vs", "mr"})
+# Punctuation that is part of a name: "C#" is not "C", "AT&T" is not "AT T".
+_KEEP_PUNCTUATION = frozenset("&#%@*")
+_CJK = "\u2e80-\u9fff\uf900-\ufaff"
+_CJK_GAP = re.compile(f"(?<=[{_CJK}]) (?=[{_CJK}])")
+
+
+def clean_entity(entity: str) -> str:
+    """``entity`` without surrounding quotes, a trailing full stop or doubled spaces.
+
+    Quotes that belong to the title stay: ``'Allo 'Allo!`` and ``"Weird Al" Yankovic``
+    are not wrapped in a pair, so nothing is removed from them.
+    """
+    text = " ".join(entity.split())
+    while True:
+        before = text
+        text = _strip_quote_pair(text)
+        text = _strip_full_stop(text)
+        text = " ".join(text.split())
+        if text == before:
+            return text
+
+
+def _strip_quote_pair(text: str) -> str:
+    """``text`` inside one matching pair of quotes, or ``text`` unchanged."""
+    if len(text) < 3 or text[-1] not in QUOTE_PAIRS.get(text[0], ""):
+        return text
+    inner = text[1:-1]
+    if inner != inner.strip():
+        return text  # '" a "' is not a quoted title
+    if text[0] in "'’`‘" and not _apostrophes_inside_words(inner):
+        return text  # "'Allo 'Allo'": the opening mark belongs to the title
+    if text[0] == '"' and '"' in inner:
+        return text  # '"Weird Al" Yankovic "Live"': several quoted parts
+    return inner
+
+
+def _apostrophes_inside_words(text: str) -> bool:
+    """Whether every single quote in ``text`` sits between two letters ("I'll")."""
+    for i, char in enumerate(text):
+        if char in "'’‘`":
+            inside = 0 < i < len(text) - 1 and text[i - 1].isalnum() and text[i + 1].isalnum()
+            if not inside:
+                return False
+    return True
+
+
+def _strip_full_stop(text: str) -> str:
+    """``text`` without a final full stop, unless the dot ends an abbreviation or initial."""
+    if not text.endswith(_FULL_STOPS) or text.endswith(("..", "...")):
+        return text
+    body = text[:-1]
+    last = body.rsplit(" ", 1)[-1]
+    if "." in last or last.lower() in _KEEP_DOT or (len(last) == 1 and last.isalpha()):
+        return text  # "Washington, D.C.", "Sammy Davis Jr.", "George W."
+    return body
+
+
+def fold(title: str) -> str:
+    """Comparison key: NFKC, casefolded, quotes dropped, other punctuation as spaces.
+
+    Letters, digits, accents, symbols ("+") and name-forming marks ("&", "#") are kept, so
+    the key never merges names Wikipedia keeps apart ("C++" and "C", "Antić" and "Antic").
+    Spaces between CJK characters go, as those scripts write none ("達·芬奇" = "達芬奇").
+    """
+    text = unicodedata.normalize("NFKC", title).casefold()
+    chars = []
+    for char in text:
+        if char in QUOTES:
+            continue
+        punctuation = unicodedata.category(char).startswith("P")
+        chars.append(" " if punctuation and char not in _KEEP_PUNCTUATION else char)
+    return _CJK_GAP.sub("", " ".join("".join(chars).split()))
+
+
+def folded_match(query: str, titles: list[str]) -> str | None:
+    """The first of ``titles`` whose folded form equals the folded ``query``, if any."""
+    key = fold(query)
+    if not key:
+        return None
+    return next((title for title in titles if fold(title) == key), None)
+
+
+def case_variants(entity: str) -> list[str]:
+    """The entity as given, then title case, sentence case and upper case, without repeats.
+
+    Wikipedia titles are case-sensitive after the first letter, so "new york city" only
+    finds "New York City" through a variant. "|" cannot occur in titles and would split
+    the batch, so such entities get no title lookup at all.
+    """
+    if "|" in entity:
+        return []
+    words = entity.split(" ")
+    forms = [
+        entity,
+        " ".join(_upper_first(w) for w in words),
+        " ".join(_upper_first(w.lower()) for w in words),
+        _upper_first(entity.lower()),
+        entity.upper(),
+    ]
+    return list(dict.fromkeys(forms))
+
+
+def _upper_first(word: str) -> str:
+    """Upper-case the first letter, skipping leading punctuation: "(programming" too."""
+    for i, char in enumerate(word):
+        if char.isalpha():
+            return word[:i] + char.upper() + word[i + 1 :]
+    return word

@@ -1,0 +1,189 @@
+"""Wikipedia from a local Kiwix ZIM archive (``--wiki zim:PATH``), read with libzim.
+
+Resolution follows the live backend: the title as written or a case variant (redirects
+followed), then a case-insensitive match among the title suggestions, else a miss whose
+"Similar" titles come from the full-text index, or from title suggestions when the archive
+has none (old archives). Pages are reduced to article text by ``wiki.html``. With a Chinese
+``variant`` the text is converted by OpenCC, the maintained converter on PyPI.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit
+
+from react_cli.errors import UsageError, WikiError
+from react_cli.wiki.base import REQUEST_FAILED, Article, SearchOutcome
+from react_cli.wiki.html import article_text
+from react_cli.wiki.titles import case_variants
+
+if TYPE_CHECKING:
+    from libzim.reader import Archive, Entry
+
+SIMILAR_LIMIT = 5
+MAX_REDIRECTS = 10
+# MediaWiki variant -> OpenCC configuration converting any Chinese text to it.
+OPENCC_CONFIGS = {
+    "zh-cn": "t2s",
+    "zh-hans": "t2s",
+    "zh-sg": "t2s",
+    "zh-my": "t2s",
+    "zh-tw": "s2twp",
+    "zh-hant": "s2t",
+    "zh-hk": "s2hk",
+    "zh-mo": "s2hk",
+}
+INSTALL_ZIM = "pip install 'react-cli[zim]'"
+INSTALL_ZH = "pip install 'react-cli[zh]'"
+_DISAMBIGUATION = re.compile(
+    r'id="disambigbox"|class="(?:[^"]*\s)?(?:disambig|dmbox-disambig)(?:\s[^"]*)?"'
+    r"|may refer to:|可以指：|可能指："
+)
+
+Converter = Callable[[str], str]
+
+
+def open_zim(path: str, variant: str | None = None) -> ZimBackend:
+    """A backend on the archive at ``path``; UsageError when it cannot be used."""
+    file = Path(path).expanduser()
+    if not file.is_file():
+        raise UsageError(f"ZIM file not found: {str(file)!r}")
+    try:
+        from libzim.reader import Archive
+    except ImportError:
+        raise UsageError(f"reading ZIM archives needs libzim: {INSTALL_ZIM}") from None
+    try:
+        archive = Archive(file)
+    except RuntimeError as exc:
+        raise UsageError(f"{str(file)!r} is not a readable ZIM archive ({exc})") from None
+    return ZimBackend(archive, *_converters(variant))
+
+
+def _converters(variant: str | None) -> tuple[Converter | None, list[Converter]]:
+    """The converter to ``variant`` and those giving a query's other script forms."""
+    if variant is None or variant == "zh":
+        return None, []
+    config = OPENCC_CONFIGS.get(variant.lower())
+    if config is None:
+        known = ", ".join(OPENCC_CONFIGS)
+        raise UsageError(f"unknown --variant {variant!r} for a ZIM archive: expected {known}")
+    try:
+        import opencc
+    except ImportError:
+        raise UsageError(
+            f"--variant {variant} on a ZIM archive needs OpenCC to convert the text: {INSTALL_ZH}"
+        ) from None
+    to_variant = opencc.OpenCC(config).convert
+    return to_variant, [opencc.OpenCC("t2s").convert, opencc.OpenCC("s2t").convert]
+
+
+class ZimBackend:
+    """Resolves entities in a ZIM archive like Wikipedia's "go" box; implements WikiBackend."""
+
+    def __init__(
+        self,
+        archive: Archive,
+        convert: Converter | None = None,
+        title_forms: list[Converter] | None = None,
+    ) -> None:
+        self._archive = archive
+        self._convert = convert
+        self._title_forms = title_forms or []
+        self._old_scheme = not archive.has_new_namespace_scheme
+
+    def search(self, entity: str) -> SearchOutcome:
+        """Exact title (or a case variant), then a case-insensitive suggestion, else similar."""
+        query = " ".join(entity.replace("_", " ").split())
+        if not query:
+            return SearchOutcome(None)
+        try:
+            entry = self._find(query)
+            if entry is None:
+                return SearchOutcome(None, self._similar(query))
+            html = bytes(entry.get_item().content).decode("utf-8", "replace")
+            text = article_text(html)
+            article = Article(entry.title, self._convert(text) if self._convert else text)
+            if _DISAMBIGUATION.search(html):
+                return SearchOutcome(article, self._entries(entry, html), disambiguation=True)
+            return SearchOutcome(article)
+        except RuntimeError as exc:  # libzim reports corrupt data as RuntimeError
+            raise WikiError(f"{REQUEST_FAILED}ZIM archive read error ({exc})") from None
+
+    def _find(self, query: str) -> Entry | None:
+        """The article for ``query``: a title as written or in another case or script."""
+        forms = [query, *(form(query) for form in self._title_forms)]
+        candidates = dict.fromkeys(v for form in forms for v in case_variants(form) or [form])
+        for title in candidates:
+            if self._archive.has_entry_by_title(title):
+                entry = self._article(self._archive.get_entry_by_title(title))
+                if entry is not None:
+                    return entry
+        wanted = query.casefold()
+        for entry in self._suggestions(list(candidates)):
+            if entry.title.casefold() == wanted:
+                return entry
+        return None
+
+    def _similar(self, query: str) -> list[str]:
+        """Full-text search titles, else title suggestions: the paper's "Similar" list."""
+        if self._archive.has_fulltext_index:
+            from libzim.search import Query, Searcher
+
+            search = Searcher(self._archive).search(Query().set_query(query))
+            paths = list(search.getResults(0, SIMILAR_LIMIT * 2))
+            entries = [self._article(self._archive.get_entry_by_path(p)) for p in paths]
+        else:
+            entries = self._suggestions(case_variants(query) or [query])
+        titles = [entry.title for entry in entries if entry is not None]
+        return list(dict.fromkeys(titles))[:SIMILAR_LIMIT]
+
+    def _suggestions(self, queries: list[str]) -> list[Entry]:
+        """Articles the title index suggests for any of ``queries``, redirects followed."""
+        from libzim.suggestion import SuggestionSearcher
+
+        searcher = SuggestionSearcher(self._archive)
+        found: dict[str, Entry] = {}
+        for text in queries:
+            for path in searcher.suggest(text).getResults(0, SIMILAR_LIMIT * 2):
+                entry = self._article(self._archive.get_entry_by_path(path))
+                if entry is not None:
+                    found.setdefault(entry.path, entry)
+        return list(found.values())
+
+    def _article(self, entry: Entry) -> Entry | None:
+        """``entry`` with redirects followed, if it is an HTML article."""
+        for _ in range(MAX_REDIRECTS):
+            if not entry.is_redirect:
+                break
+            entry = entry.get_redirect_entry()
+        if entry.is_redirect or (self._old_scheme and not entry.path.startswith("A/")):
+            return None
+        return entry if entry.get_item().mimetype.startswith("text/html") else None
+
+    def _entries(self, page: Entry, html: str) -> list[str]:
+        """A disambiguation page's entries: the first article link of each list item."""
+        from bs4 import BeautifulSoup
+
+        soup = BeautifulSoup(html, "lxml")
+        root = soup.find(id="mw-content-text") or soup
+        titles: list[str] = []
+        for item in root.find_all("li"):
+            link = item.find("a", href=True)
+            target = self._link_target(page.path, link.get("href")) if link else None
+            if target is not None and target.title != page.title:
+                titles.append(target.title)
+        return list(dict.fromkeys(titles))
+
+    def _link_target(self, base: str, href: Any) -> Entry | None:
+        """The article a relative link of the page at ``base`` points to."""
+        parts = urlsplit(str(href))
+        if parts.scheme or parts.netloc or not parts.path:
+            return None
+        path = posixpath.normpath(posixpath.join(posixpath.dirname(base), unquote(parts.path)))
+        if not self._archive.has_entry_by_path(path):
+            return None
+        return self._article(self._archive.get_entry_by_path(path))

@@ -1,0 +1,153 @@
+"""`react-cli wiki ...` and the language options, as a user runs them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import cli_env, only_trace, run_cli
+from fake_mediawiki import FakeMediaWiki
+from fake_openai import FakeOpenAI, scripted
+
+from react_cli.cli import lang_prompt, wiki_flags
+from react_cli.config import resolve
+from react_cli.errors import UsageError
+from tests.zim_fixtures import zh_archive
+
+REAL_ZIM = Path(__file__).parent / "fixtures" / "zim" / "wikipedia_en_ray_charles_2015-06.zim"
+ZIM = f"zim:{REAL_ZIM}"
+
+
+def test_wiki_search_prints_the_observation(home: Path) -> None:
+    result = run_cli(["wiki", "search", "ray c. robinson", "--wiki", ZIM], cli_env(home))
+    assert result.code == 0, result.stderr
+    assert result.stdout.startswith("Ray Charles Robinson (September 23, 1930")
+    assert result.stdout.count("\n") == 1 and result.stderr == ""
+
+
+def test_wiki_search_json_and_env_backend(home: Path) -> None:
+    result = run_cli(["wiki", "search", "Ray", "--json"], cli_env(home, REACT_CLI_WIKI=ZIM))
+    data = json.loads(result.stdout)
+    assert data["observation"].startswith("Could not find [Ray]. Similar: ['Ray (film)'")
+    assert data["details"]["similar"][0] == "Ray (film)"
+
+
+def test_wiki_lookup_prints_n_results(home: Path) -> None:
+    args = ["wiki", "lookup", "Ray Charles", "blind", "-n", "2", "--wiki", ZIM]
+    result = run_cli(args, cli_env(home))
+    assert result.code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines == [
+        "(Result 1 / 4) Charles was blind from the age of seven.",
+        "(Result 2 / 4) Charles started to lose his sight at the age of four or five, and was "
+        "completely blind by the age of seven, apparently as a result of glaucoma.",
+    ]
+
+
+def test_wiki_lookup_without_a_page_exits_1(home: Path) -> None:
+    result = run_cli(["wiki", "lookup", "Qwxyz", "born", "--wiki", ZIM], cli_env(home))
+    assert result.code == 1
+    assert result.stdout == ""
+    assert result.stderr == "Error: no page to look in: Could not find [Qwxyz]. Similar: [].\n"
+
+
+def test_wiki_search_on_a_live_host_failure_exits_1(home: Path) -> None:
+    fake = FakeMediaWiki({}).start()
+    url = fake.url
+    fake.stop()
+    (home / "config.toml").write_text("retries = 0\n")
+    result = run_cli(["wiki", "search", "Chess", "--wiki", url], cli_env(home))
+    assert result.code == 1
+    assert result.stderr.startswith("Error: Wikipedia request failed: cannot reach 127.0.0.1")
+
+
+def test_wiki_search_passes_the_variant(home: Path) -> None:
+    with FakeMediaWiki.from_fixtures() as wiki:
+        args = ["wiki", "search", "Chess", "--wiki", wiki.url, "--variant", "zh-tw"]
+        result = run_cli(args, cli_env(home))
+        assert result.code == 0, result.stderr
+        assert {r["params"]["variant"] for r in wiki.requests} == {"zh-tw"}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["wiki", "search", "x", "--wiki", "zim:missing.zim"], "ZIM file not found"),
+        (["wiki", "search", "x", "--lang", "zh", "--wiki", ZIM], "--lang and --wiki contradict"),
+        (["wiki", "search", "x", "--lang", "Chinese!"], "--lang must be a Wikipedia language"),
+        (["wiki", "search", "x", "--wiki", ZIM, "--variant", "zh_CN"], "--variant must look"),
+        (["wiki", "lookup", "x", "y", "-n", "0", "--wiki", ZIM], "-n must be at least 1"),
+        (["wiki", "build-zim", "missing.jsonl", "out.zim"], "corpus not found"),
+        (["ask", "q", "--wiki", "zim:missing.zim"], "ZIM file not found: 'missing.zim'"),
+    ],
+)
+def test_usage_errors_exit_2(home: Path, args: list[str], message: str) -> None:
+    result = run_cli(args, cli_env(home, REACT_CLI_MODEL="m"))
+    assert result.code == 2, result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: ") and message in lines[0]
+
+
+def test_build_zim_then_ask_offline(home: Path, tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    articles = [
+        {"title": "Arthur's Magazine", "text": "Arthur's Magazine was a literary periodical."},
+        {
+            "title": "First for Women",
+            "text": "First for Women is a woman's magazine. It began in 1989.",
+        },
+    ]
+    corpus.write_text("".join(json.dumps(a) + "\n" for a in articles), encoding="utf-8")
+    out = tmp_path / "mags.zim"
+    built = run_cli(["wiki", "build-zim", str(corpus), str(out)], cli_env(home))
+    assert built.code == 0, built.stderr
+    assert built.stdout == f"{out}: 2 articles; use --wiki zim:{out}\n"
+    script = scripted(
+        ' Search it.\nAction 1: Search["first for women"]', " 1989.\nAction 2: Finish[1989]"
+    )
+    with FakeOpenAI(script) as llm:
+        env = cli_env(home, OPENAI_BASE_URL=llm.url, REACT_CLI_MODEL="m")
+        result = run_cli(["ask", "When did First for Women start?", "--wiki", f"zim:{out}"], env)
+    assert result.code == 0, result.stderr
+    assert result.stdout == "1989\n"
+    trace = only_trace(home)
+    assert trace["config"]["wiki"] == f"zim:{out}"
+    step = trace["steps"][0]
+    assert step["observation"] == "First for Women is a woman's magazine. It began in 1989."
+    assert step["details"]["resolved_title"] == "First for Women"
+
+
+def test_chinese_end_to_end_with_the_chinese_prompt(home: Path, tmp_path: Path) -> None:
+    pytest.importorskip("opencc")
+    archive = zh_archive(tmp_path / "zh.zim")
+    script = scripted(" 我需要搜索猫。\nAction 1: Search[猫]", " 找到了。\nAction 2: Finish[家猫]")
+    with FakeOpenAI(script) as llm:
+        env = cli_env(home, OPENAI_BASE_URL=llm.url, REACT_CLI_MODEL="m")
+        args = ["ask", "猫的学名是什么？", "--prompt", "hotpotqa-zh"]
+        result = run_cli([*args, "--wiki", f"zim:{archive}", "--variant", "zh-cn"], env)
+    assert result.code == 0, result.stderr
+    assert result.stdout == "家猫\n"
+    trace = only_trace(home)
+    assert trace["config"]["variant"] == "zh-cn"
+    observation = trace["steps"][0]["observation"]
+    assert observation.startswith("猫（英语：Cat）通常指家猫（学名：Felis catus")
+    assert "貓" not in observation
+    assert "Observation 1: 猫（英语：Cat）" in llm.requests[1].json["messages"][0]["content"]
+
+
+def test_lang_shorthand_and_default_variant() -> None:
+    assert wiki_flags(None, "zh") == "https://zh.wikipedia.org"
+    assert wiki_flags("zim:x.zim", None) == "zim:x.zim"
+    with pytest.raises(UsageError, match="contradict"):
+        wiki_flags("https://en.wikipedia.org", "zh")
+    assert lang_prompt("zh", None) == "hotpotqa-zh"
+    assert lang_prompt("zh", "fever") == "fever"
+    assert lang_prompt("de", None) is None
+    empty = Path("/nonexistent/config.toml")
+    zh = resolve({"wiki": "https://zh.wikipedia.org"}, env={}, config_path=empty)
+    assert zh.variant == "zh-cn"
+    tw = resolve({"wiki": "https://zh.wikipedia.org", "variant": "zh-tw"}, {}, empty)
+    assert tw.variant == "zh-tw"
+    assert resolve({}, env={}, config_path=empty).variant is None
+    assert resolve({}, env={"REACT_CLI_VARIANT": "zh-hk"}, config_path=empty).variant == "zh-hk"
