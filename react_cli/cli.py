@@ -88,6 +88,21 @@ MaxTokensOpt = Annotated[int | None, typer.Option(help="Max tokens per model cal
 MaxTotalTokensOpt = Annotated[
     int | None, typer.Option(help="Stop the run once this many tokens are used.")
 ]
+TimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout",
+        metavar="SECONDS",
+        help="Stop the run after this long; each request gets only the time left "
+        "[env REACT_CLI_TIMEOUT].",
+    ),
+]
+ForceAnswerOpt = Annotated[
+    bool,
+    typer.Option(
+        "--force-answer", help="At the step limit, ask the model once more for Finish[...]."
+    ),
+]
 WikiOpt = Annotated[
     str | None,
     typer.Option(help="MediaWiki host root [env REACT_CLI_WIKI; en.wikipedia.org]."),
@@ -105,7 +120,14 @@ def run_settings(**flags: Any) -> Settings:
     from react_cli.config import resolve
 
     no_stream = flags.pop("no_stream", False)
-    return resolve(_flags(**flags, stream=False if no_stream else None))
+    force_answer = flags.pop("force_answer", False)
+    return resolve(
+        _flags(
+            **flags,
+            stream=False if no_stream else None,
+            force_answer=True if force_answer else None,
+        )
+    )
 
 
 @app.command()
@@ -122,6 +144,8 @@ def ask(
     temperature: TemperatureOpt = None,
     max_tokens: MaxTokensOpt = None,
     max_total_tokens: MaxTotalTokensOpt = None,
+    timeout: TimeoutOpt = None,
+    force_answer: ForceAnswerOpt = False,
     wiki: WikiOpt = None,
     verbose: Annotated[
         bool, typer.Option("-v", "--verbose", help="Show the trajectory on stderr.")
@@ -155,6 +179,8 @@ def ask(
         temperature=temperature,
         max_tokens=max_tokens,
         max_total_tokens=max_total_tokens,
+        run_timeout_s=timeout,
+        force_answer=force_answer,
         wiki=wiki,
         no_stream=no_stream,
     )
@@ -162,7 +188,7 @@ def ask(
     text = read_question(question)
     debug_log = stderr_debug_log if debug or _debug_env() else None
     llm = build_model(settings, debug_log)
-    tools = build_tools(settings)
+    tools = build_tools(settings, debug_log)
     created = now_utc()
     path = None if no_trace else (trace or default_trace_path(home_dir(), created, text))
     observer = Renderer(make_console()) if verbose else None
@@ -181,6 +207,7 @@ def ask(
         summary = {
             "answer": result.answer,
             "stop_reason": result.stop_reason,
+            "forced": result.forced,
             "error": result.error,
             "steps": outcome.trace["steps"],
             "usage": outcome.trace["usage"],
@@ -205,7 +232,8 @@ def describe_stop(stop_reason: str, max_steps: int, error: str | None) -> str:
         "repeated_action": "the model repeated the same action",
         "parse_errors": "the model kept writing no valid action",
         "token_budget": "the token budget was used up",
-        "timeout": "the time limit was reached",
+        "timeout": error or "the time limit was reached",
+        "tool_errors": error or "the Wikipedia tool kept failing",
         "llm_error": error or "the model endpoint failed",
     }
     return reasons.get(stop_reason, stop_reason)

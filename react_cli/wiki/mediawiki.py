@@ -15,6 +15,7 @@ import requests
 from urllib3.exceptions import NewConnectionError
 from urllib3.exceptions import TimeoutError as Urllib3Timeout
 
+from react_cli.deadline import bounded
 from react_cli.errors import WikiError
 from react_cli.wiki.base import REQUEST_FAILED, Article, SearchOutcome
 
@@ -130,7 +131,7 @@ class MediaWikiBackend:
 
     def _get(self, params: dict[str, str]) -> requests.Response:
         try:
-            response = self._session.get(self._api, params=params, timeout=self._timeout_s)
+            response = self._session.get(self._api, params=params, timeout=bounded(self._timeout_s))
         except requests.RequestException as exc:
             if _is_timeout(exc):
                 self._fail(f"no answer from {self._host} within {self._timeout_s:g}s")
