@@ -6,7 +6,6 @@ imported inside commands so ``react-cli --help`` stays fast.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -163,7 +162,7 @@ def ask(
     """Answer QUESTION: the answer alone on stdout, the trajectory (-v) on stderr."""
     from react_cli.config import home_dir
     from react_cli.prompts import load_prompt
-    from react_cli.render import Renderer, make_console, plain
+    from react_cli.render import Renderer, json_line, make_console, plain
     from react_cli.run import build_model, build_tools, run_question, stderr_debug_log
     from react_cli.trace import default_trace_path, now_utc
 
@@ -214,7 +213,7 @@ def ask(
             "duration_s": outcome.trace["duration_s"],
             "trace": str(path) if path else None,
         }
-        print(json.dumps(summary, ensure_ascii=False))
+        print(json_line(summary))
     elif result.answer is not None:
         print(" ".join(plain(result.answer).split()))
     if result.stop_reason == "interrupted":

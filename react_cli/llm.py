@@ -281,8 +281,8 @@ class OpenAIClient:
         return text, _usage(data), finish
 
     def _read_body(self, response: requests.Response) -> bytes:
-        """The whole body, refusing one far larger than ``max_chars`` of text could need."""
-        limit = self.max_chars * 4 + BODY_OVERHEAD_BYTES  # UTF-8 and JSON escapes
+        """The whole body, refusing one far larger than any answer needs (it is cut after)."""
+        limit = 4 * max(self.max_chars, DEFAULT_MAX_CHARS) + BODY_OVERHEAD_BYTES  # UTF-8, JSON
         body = bytearray()
         for block in response.iter_content(chunk_size=65536):
             body += block
