@@ -46,6 +46,7 @@ class Runner:
             if key.startswith(("OPENAI_", "REACT_CLI_")):
                 self.monkeypatch.delenv(key)
         self.monkeypatch.setenv("REACT_CLI_HOME", str(self.home))
+        self.monkeypatch.setenv("COLUMNS", "200")
         for key, value in env.items():
             self.monkeypatch.setenv(key, value)
         self.monkeypatch.setattr(sys, "stdin", io.StringIO(""))
