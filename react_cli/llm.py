@@ -246,8 +246,11 @@ class OpenAIClient:
             raise LLMRequestError(
                 f"the endpoint rejected the request (HTTP {status}) at {where}{said}"
             )
+        retried = retries_of(response)
+        if retried < self._policy.retries and time_left() is not None:
+            said += "; no time left to retry within the run's time limit"
         raise LLMConnectionError(
-            f"{where} kept failing with HTTP {status} after {retries_of(response)} retries{said}"
+            f"{where} kept failing with HTTP {status} after {retried} retries{said}"
         )
 
     def _read(

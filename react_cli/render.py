@@ -102,6 +102,8 @@ class Renderer(RunObserver):
             parts.append(f"{step.retries} retries")
         if step.error == "parse_error":
             parts.append("no valid action")
+        if step.details.get("forced"):
+            parts.append("forced answer")
         return "  (" + " · ".join(parts) + ")"
 
     def run_finished(self, result: RunResult) -> None:

@@ -20,13 +20,13 @@ from conftest import CliResult
 from react_cli.cli import main
 
 # Settings that keep retries real but quick: 2 retries, 10 ms backoff, Retry-After capped at 0.2 s.
-FAST_CONFIG = """\
-retries = 2
-retry_backoff_s = 0.01
-max_retry_after_s = 0.2
-timeout_s = 0.5
-wiki_timeout_s = 0.5
-"""
+FAST_CONFIG: dict[str, object] = {
+    "retries": 2,
+    "retry_backoff_s": 0.01,
+    "max_retry_after_s": 0.2,
+    "timeout_s": 0.5,
+    "wiki_timeout_s": 0.5,
+}
 
 
 class Runner:
@@ -39,7 +39,7 @@ class Runner:
         self.monkeypatch = monkeypatch
         self.capsys = capsys
         self.elapsed_s = 0.0
-        (home / "config.toml").write_text(FAST_CONFIG, encoding="utf-8")
+        self.config()
 
     def __call__(self, args: list[str], **env: str) -> CliResult:
         for key in list(os.environ):
@@ -62,10 +62,10 @@ class Runner:
         out, err = self.capsys.readouterr()
         return CliResult(code, out, err)
 
-    def config(self, text: str) -> None:
-        """Add lines to the config file (later keys must not repeat earlier ones)."""
-        with (self.home / "config.toml").open("a", encoding="utf-8") as handle:
-            handle.write(text)
+    def config(self, **values: object) -> None:
+        """Write the config file: ``FAST_CONFIG`` updated with ``values``."""
+        lines = [f"{key} = {json.dumps(value)}" for key, value in {**FAST_CONFIG, **values}.items()]
+        (self.home / "config.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
     def trace(self) -> dict[str, Any]:
         """The one trace written so far (and remove it, so the next run's is the only one)."""

@@ -39,7 +39,7 @@ def ask(cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki, *args: str, question:
 
 def test_the_default_user_agent_is_never_sent(cli: Runner, wiki: FakeMediaWiki) -> None:
     """The fake answers 403 to a missing or library-default User-Agent, like Wikimedia."""
-    cli.config('contact = "ops@example.org"\n')
+    cli.config(contact="ops@example.org")
     script = [SEARCH, " Next.\nAction 2: Search[First for Women]", " ok\nAction 3: Finish[x]"]
     with FakeOpenAI(scripted(*script)) as llm:
         result = ask(cli, llm, wiki)
