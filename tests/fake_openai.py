@@ -183,6 +183,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        self.send_header("Connection", "close")  # else the client may reuse a closed socket
         for name, value in headers.items():
             self.send_header(name, value)
         self.end_headers()
@@ -194,6 +195,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Connection", "close")
         for name, value in reply.headers.items():
             self.send_header(name, value)
         self.end_headers()
