@@ -6,26 +6,31 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+from conftest import CliResult
 from fake_mediawiki import FakeMediaWiki, Fault
 from fake_openai import FakeOpenAI, Reply, scripted
 from inproc import Runner, one_error_line
 from scripted import DictTools, ScriptedModel
 
-from react_cli.agent import Agent, Limits
-from react_cli.deadline import time_left
+from react_cli.agent import Agent, Limits, RunResult
+from react_cli.deadline import MIN_TIMEOUT_S, bounded, deadline_after, time_left
 from react_cli.errors import LLMConnectionError
-from react_cli.records import Completion, TextSink, ToolResult
+from react_cli.http import RetryPolicy, make_session
+from react_cli.records import Completion, TextSink, ToolResult, Tools
 
 PREFIX = "Question: Who directed Ed Wood?\n"
 TOOLS = {"Ed Wood": "Ed Wood is a 1994 film directed by Tim Burton."}
 SEARCH = " I need to search Ed Wood.\nAction {k}: Search[Ed Wood]"
 
 
-def run(outputs: list[str], limits: Limits, tools: object = None, **kw: object):
+def run(
+    outputs: list[str], limits: Limits, tools: Tools | None = None, **kw: Any
+) -> tuple[Agent, ScriptedModel, RunResult]:
     model = ScriptedModel(list(outputs))
-    agent = Agent(model, tools or DictTools(dict(TOOLS)), limits=limits, **kw)  # type: ignore[arg-type]
+    agent = Agent(model, tools or DictTools(dict(TOOLS)), limits=limits, **kw)
     return agent, model, agent.run(PREFIX, "Who directed Ed Wood?")
 
 
@@ -201,7 +206,7 @@ def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixtu
     return Runner(home, monkeypatch, capsys)
 
 
-def ask(cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki, *args: str):
+def ask(cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki, *args: str) -> CliResult:
     return cli(
         ["ask", "Who directed Ed Wood?", *args],
         OPENAI_BASE_URL=llm.url,
@@ -210,7 +215,9 @@ def ask(cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki, *args: str):
     )
 
 
-def assert_no_answer(cli: Runner, result, stop_reason: str, message: str) -> dict:
+def assert_no_answer(
+    cli: Runner, result: CliResult, stop_reason: str, message: str
+) -> dict[str, Any]:
     assert result.code == 1 and result.stdout == ""
     assert one_error_line(result.stderr) == f"Error: no answer: {message}"
     trace = cli.trace()
@@ -232,7 +239,7 @@ def test_timeout_bounds_a_slow_endpoint(cli: Runner, wiki: FakeMediaWiki, slow: 
         result = ask(cli, llm, wiki, "--timeout", "0.5")
     trace = assert_no_answer(cli, result, "timeout", "the time limit (0.5 s) was reached")
     assert trace["config"]["timeout_s"] == 0.5
-    assert cli.elapsed_s < 1.5
+    assert cli.elapsed_s < 3  # vs 60 s without --timeout
 
 
 def test_no_retry_is_started_that_would_outlast_the_timeout(
@@ -244,7 +251,7 @@ def test_no_retry_is_started_that_would_outlast_the_timeout(
     line = one_error_line(result.stderr)
     assert "kept failing with HTTP 429" in line and "no time left to retry within" in line
     assert cli.trace()["stop_reason"] == "llm_error"
-    assert len(llm.requests) == 1 and cli.elapsed_s < 1
+    assert len(llm.requests) == 1 and cli.elapsed_s < 3
 
 
 def test_timeout_bounds_a_slow_wiki(cli: Runner, wiki: FakeMediaWiki) -> None:
@@ -260,7 +267,7 @@ def test_timeout_bounds_a_slow_wiki(cli: Runner, wiki: FakeMediaWiki) -> None:
         )
     trace = assert_no_answer(cli, result, "timeout", "the time limit (0.5 s) was reached")
     assert trace["steps"][0]["observation"].startswith("Wikipedia is unavailable right now")
-    assert len(llm.requests) == 1 and cli.elapsed_s < 1.5
+    assert len(llm.requests) == 1 and cli.elapsed_s < 3  # vs 60 s without --timeout
 
 
 def test_force_answer_through_the_cli(cli: Runner, wiki: FakeMediaWiki) -> None:
@@ -332,3 +339,46 @@ def test_bad_timeout_is_a_usage_error(cli: Runner, args: list[str], message: str
     result = cli(["ask", "q", *args], REACT_CLI_MODEL="m")
     assert result.code == 2
     assert message in one_error_line(result.stderr)
+
+
+# --- the deadline itself ----------------------------------------------------------------------
+
+
+def test_deadlines_nest_without_extending_and_end_with_their_block() -> None:
+    assert time_left() is None and bounded(7.0) == 7.0
+    with deadline_after(10):
+        outer = time_left()
+        assert outer is not None and 9 < outer <= 10
+        with deadline_after(100):  # cannot extend the outer limit
+            inner = time_left()
+            assert inner is not None and inner <= 10
+        with deadline_after(1):
+            assert bounded(7.0) <= 1
+        with deadline_after(None):
+            assert time_left() is not None
+    assert time_left() is None
+
+
+def test_an_expired_deadline_still_gives_a_positive_timeout() -> None:
+    with deadline_after(0):
+        time.sleep(0.01)
+        left = time_left()
+        assert left is not None and left < 0
+        assert bounded(5.0) == MIN_TIMEOUT_S
+
+
+def test_urllib3_retries_stop_at_the_deadline() -> None:
+    """Without a deadline the retries wait out Retry-After; inside one they give up at once."""
+    policy = RetryPolicy(retries=3, backoff_factor=0.0, max_retry_after_s=0.3)
+    with FakeOpenAI([Reply(status=503, headers={"Retry-After": "1"})]) as fake:
+        session = make_session("react-cli-tests", policy)
+        url = fake.url + "/chat/completions"
+        started = time.monotonic()
+        assert session.post(url, json={}, timeout=5).status_code == 503
+        assert len(fake.requests) == 4 and time.monotonic() - started >= 0.9
+        with deadline_after(0.5):
+            started = time.monotonic()
+            assert session.post(url, json={}, timeout=5).status_code == 503
+        assert len(fake.requests) == 6  # one wait of 0.3 s fits in 0.5 s, a second does not
+        assert time.monotonic() - started < 0.5
+        session.close()

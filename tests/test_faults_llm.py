@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from conftest import CliResult
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, Reply, scripted
 from inproc import Runner, one_error_line
@@ -33,7 +35,9 @@ def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixtu
     return Runner(home, monkeypatch, capsys)
 
 
-def ask(cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki, *args: str, stream: bool = True):
+def ask(
+    cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki, *args: str, stream: bool = True
+) -> CliResult:
     extra = [] if stream else ["--no-stream"]
     return cli(
         ["ask", QUESTION, *extra, *args],
@@ -43,7 +47,7 @@ def ask(cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki, *args: str, stream: b
     )
 
 
-def assert_answered(cli: Runner, result) -> dict:
+def assert_answered(cli: Runner, result: CliResult) -> dict[str, Any]:
     assert result.code == 0, result.stderr
     assert result.stdout == "Arthur's Magazine\n"
     trace = cli.trace()
@@ -51,7 +55,7 @@ def assert_answered(cli: Runner, result) -> dict:
     return trace
 
 
-def assert_failed(cli: Runner, result, *fragments: str) -> dict:
+def assert_failed(cli: Runner, result: CliResult, *fragments: str) -> dict[str, Any]:
     assert result.code == 1
     assert result.stdout == ""
     line = one_error_line(result.stderr)

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import CliResult
 from fake_mediawiki import FakeMediaWiki, Fault, library_default_agent
 from fake_openai import FakeOpenAI, Reply, scripted
 from inproc import Runner, one_error_line
@@ -28,7 +29,9 @@ def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixtu
     return Runner(home, monkeypatch, capsys)
 
 
-def ask(cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki, *args: str, question: str = "When?"):
+def ask(
+    cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki, *args: str, question: str = "When?"
+) -> CliResult:
     return cli(
         ["ask", question, *args],
         OPENAI_BASE_URL=llm.url,
