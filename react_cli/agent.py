@@ -2,7 +2,8 @@
 
 The model and the tools are injected (see ``records.Model`` / ``records.Tools``) and the loop
 never prints: it reports progress to a ``RunObserver``. Every model mistake is recorded on its
-step and the loop continues; only stop rules end a run.
+step and the loop continues; only stop rules end a run. A run's time limit is a
+``deadline.deadline_after`` block around the loop, so HTTP clients inside it respect it too.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from react_cli.deadline import deadline_after, time_left
 from react_cli.errors import LLMError, ReactCliError
 from react_cli.parser import VALID_ACTIONS_HINT, parse_step, strip_think
 from react_cli.records import Completion, Model, ToolResult, Tools, Usage
@@ -24,8 +26,11 @@ STOP_REASONS = (
     "llm_error",
     "token_budget",
     "timeout",
+    "tool_errors",
     "interrupted",
 )
+TIME_SLACK_S = 0.1  # a request that failed this close to the deadline failed because of it
+FORCED_CUE = "Finish["
 
 
 @dataclass
@@ -56,6 +61,11 @@ class RunResult:
     duration_s: float
     error: str | None = None
 
+    @property
+    def forced(self) -> bool:
+        """Whether the answer came from ``--force-answer``'s extra call at the step limit."""
+        return any(step.details.get("forced") for step in self.steps)
+
 
 class RunObserver:
     """Receives progress from the loop; the default does nothing."""
@@ -81,6 +91,8 @@ class Limits:
     max_repeats: int = 3
     max_total_tokens: int | None = None
     timeout_s: float | None = None
+    max_tool_errors: int = 2
+    force_answer: bool = False
 
 
 def kept_text(text: str) -> str:
@@ -122,28 +134,15 @@ class Agent:
         stop_reason = "max_steps"
         self.observer.run_started(question)
         try:
-            for index in range(1, self.limits.max_steps + 1):
-                stop_reason = self._budget_exceeded(steps, started) or ""
-                if stop_reason:
-                    break
-                self.observer.step_started(index)
-                step = Step(index=index)
-                steps.append(step)
-                prompt, final_answer = self._step(prompt, step)
-                self.observer.step_finished(step)
-                if final_answer is not None:
-                    answer, stop_reason = final_answer, "finish"
-                    break
-                stop_reason = self._stop_rule(steps) or "max_steps"
-                if stop_reason != "max_steps":
-                    break
-        except LLMError as exc:
-            stop_reason, error = "llm_error", str(exc)
-            if steps:
-                steps[-1].error = error
-                self.observer.step_finished(steps[-1])
+            with deadline_after(self.limits.timeout_s):
+                stop_reason, answer, error = self._loop(prompt, steps, started)
         except KeyboardInterrupt:
             stop_reason, error = "interrupted", "interrupted by the user"
+        if stop_reason == "timeout":
+            error = f"the time limit ({self.limits.timeout_s:g} s) was reached"
+        elif stop_reason == "tool_errors":
+            failed = self.limits.max_tool_errors
+            error = f"{steps[-1].details['error']} ({failed} failed tool calls in a row)"
         result = RunResult(
             question=question,
             answer=answer,
@@ -155,6 +154,37 @@ class Agent:
         )
         self.observer.run_finished(result)
         return result
+
+    def _loop(
+        self, prompt: str, steps: list[Step], started: float
+    ) -> tuple[str, str | None, str | None]:
+        """Steps until a stop rule; returns the stop reason, the answer and the error."""
+        limits = self.limits
+        try:
+            for index in range(1, limits.max_steps + 1):
+                stop_reason = self._budget_exceeded(steps, started)
+                if stop_reason:
+                    return stop_reason, None, None
+                self.observer.step_started(index)
+                step = Step(index=index)
+                steps.append(step)
+                prompt, final_answer = self._step(prompt, step)
+                self.observer.step_finished(step)
+                if final_answer is not None:
+                    return "finish", final_answer, None
+                stop_reason = self._stop_rule(steps)
+                if stop_reason:
+                    return stop_reason, None, None
+            if limits.force_answer and not self._budget_exceeded(steps, started):
+                answer = self._forced_step(prompt, steps)
+                if answer is not None:
+                    return "finish", answer, None
+            return "max_steps", None, None
+        except LLMError as exc:
+            if steps:
+                steps[-1].error = str(exc)
+                self.observer.step_finished(steps[-1])
+            return ("timeout" if self._out_of_time() else "llm_error"), None, str(exc)
 
     def _call(self, prompt: str, stop: list[str], step: Step) -> Completion:
         self.prompts.append(prompt)
@@ -201,6 +231,29 @@ class Agent:
         prompt += f"\nObservation {k}: {step.observation}\n"
         return prompt, None
 
+    def _forced_step(self, prompt: str, steps: list[Step]) -> str | None:
+        """At the step limit, ask once for ``Finish[`` and return the answer, if any.
+
+        The prompt ends with the last observation; ``Action k: Finish[`` is appended and the
+        model's continuation up to the end of the line is the answer.
+        """
+        step = Step(index=len(steps) + 1, details={"forced": True})
+        steps.append(step)
+        self.observer.action_requested(step.index)
+        self.observer.model_text(FORCED_CUE)
+        step.raw = self._call(f"{prompt}Action {step.index}: {FORCED_CUE}", ["\n"], step).text
+        action = parse_step(step.raw).action  # the model may restate "Action k: Finish[x]"
+        if action is None or action.kind != "finish":
+            line = strip_think(step.raw).split("\n")[0]
+            action = parse_step(FORCED_CUE + line + ("" if "]" in line else "]")).action
+        if action is None or action.kind != "finish" or not action.argument:
+            step.error = "parse_error"
+            self.observer.step_finished(step)
+            return None
+        step.action = str(action)
+        self.observer.step_finished(step)
+        return action.argument
+
     def _run_tool(self, kind: str, argument: str, step: Step) -> str:
         started = self.clock()
         try:
@@ -224,6 +277,9 @@ class Agent:
         }
         if len(steps) >= limits.max_repeats and len(actions) == 1 and None not in actions:
             return "repeated_action"
+        recent = steps[-limits.max_tool_errors :]
+        if len(recent) == limits.max_tool_errors and all("error" in s.details for s in recent):
+            return "tool_errors"
         return None
 
     def _budget_exceeded(self, steps: list[Step], started: float) -> str | None:
@@ -234,3 +290,8 @@ class Agent:
         if limits.timeout_s is not None and self.clock() - started >= limits.timeout_s:
             return "timeout"
         return None
+
+    def _out_of_time(self) -> bool:
+        """Inside the run's deadline block: whether (almost) no time is left."""
+        left = time_left()
+        return left is not None and left < TIME_SLACK_S

@@ -6,7 +6,6 @@ imported inside commands so ``react-cli --help`` stays fast.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -96,6 +95,21 @@ MaxTokensOpt = Annotated[int | None, typer.Option(help="Max tokens per model cal
 MaxTotalTokensOpt = Annotated[
     int | None, typer.Option(help="Stop the run once this many tokens are used.")
 ]
+TimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout",
+        metavar="SECONDS",
+        help="Stop the run after this long; each request gets only the time left "
+        "[env REACT_CLI_TIMEOUT].",
+    ),
+]
+ForceAnswerOpt = Annotated[
+    bool,
+    typer.Option(
+        "--force-answer", help="At the step limit, ask the model once more for Finish[...]."
+    ),
+]
 WikiOpt = Annotated[
     str | None,
     typer.Option(help="MediaWiki host root or zim:PATH [env REACT_CLI_WIKI; en.wikipedia.org]."),
@@ -121,7 +135,14 @@ def run_settings(**flags: Any) -> Settings:
     from react_cli.config import resolve
 
     no_stream = flags.pop("no_stream", False)
-    return resolve(_flags(**flags, stream=False if no_stream else None))
+    force_answer = flags.pop("force_answer", False)
+    return resolve(
+        _flags(
+            **flags,
+            stream=False if no_stream else None,
+            force_answer=True if force_answer else None,
+        )
+    )
 
 
 def wiki_flags(wiki: str | None, lang: str | None) -> str | None:
@@ -159,6 +180,8 @@ def ask(
     temperature: TemperatureOpt = None,
     max_tokens: MaxTokensOpt = None,
     max_total_tokens: MaxTotalTokensOpt = None,
+    timeout: TimeoutOpt = None,
+    force_answer: ForceAnswerOpt = False,
     wiki: WikiOpt = None,
     lang: LangOpt = None,
     variant: VariantOpt = None,
@@ -201,6 +224,8 @@ def ask(
         temperature=temperature,
         max_tokens=max_tokens,
         max_total_tokens=max_total_tokens,
+        run_timeout_s=timeout,
+        force_answer=force_answer,
         wiki=wiki_flags(wiki, lang),
         variant=variant,
         no_stream=no_stream,
@@ -217,7 +242,7 @@ def ask(
     text = fork.recorded.result.question if fork else read_question(question)
     debug_log = stderr_debug_log if debug or _debug_env() else None
     llm = build_model(settings, debug_log)
-    tools = build_tools(settings)
+    tools = build_tools(settings, debug_log)
     if fork:
         llm, tools = fork.model(llm), fork.tools(tools)
     created = now_utc()
@@ -239,13 +264,14 @@ def ask(
         summary = {
             "answer": result.answer,
             "stop_reason": result.stop_reason,
+            "forced": result.forced,
             "error": result.error,
             "steps": outcome.trace["steps"],
             "usage": outcome.trace["usage"],
             "duration_s": outcome.trace["duration_s"],
             "trace": str(path) if path else None,
         }
-        print(json.dumps(summary, ensure_ascii=False))
+        _print_json(summary)
     elif result.answer is not None:
         print(" ".join(plain(result.answer).split()))
     if result.stop_reason == "interrupted":
@@ -372,7 +398,10 @@ def eval_command(
         observer=ProgressView(make_console()),
     )
     summary = outcome.summary
-    print(json.dumps(summary, ensure_ascii=False) if as_json else directory / "summary.json")
+    if as_json:
+        _print_json(summary)
+    else:
+        print(directory / "summary.json")
     again = f"continue with --resume {directory}"
     if outcome.status == "interrupted":
         _error(f"interrupted; {summary['n']} results kept in {directory} ({again})")
@@ -392,7 +421,8 @@ def describe_stop(stop_reason: str, max_steps: int, error: str | None) -> str:
         "repeated_action": "the model repeated the same action",
         "parse_errors": "the model kept writing no valid action",
         "token_budget": "the token budget was used up",
-        "timeout": "the time limit was reached",
+        "timeout": error or "the time limit was reached",
+        "tool_errors": error or "the Wikipedia tool kept failing",
         "llm_error": error or "the model endpoint failed",
     }
     return reasons.get(stop_reason, stop_reason)
@@ -470,7 +500,7 @@ def replay(
     if rerunning:
         _rerun(recorded, live_tools=live_tools, wiki=wiki, verbose=verbose, as_json=as_json)
     elif as_json:
-        print(json.dumps(recorded.normalised(), ensure_ascii=False, indent=2))
+        _print_json(recorded.normalised(), indent=2)
     else:
         from react_cli.render import make_console
         from react_cli.render import replay_run as play
@@ -502,7 +532,7 @@ def _rerun(
             "stop_reason": now.stop_reason,
             "differences": [d.to_dict() for d in differences],
         }
-        print(json.dumps(report, ensure_ascii=False))
+        _print_json(report)
     elif not differences:
         if now.answer is not None:
             print(" ".join(plain(now.answer).split()))
@@ -533,7 +563,7 @@ def traces(
         for n, path in enumerate(trace_files(home_dir())[:limit], start=1)
     ]
     if as_json:
-        print(json.dumps(rows, ensure_ascii=False, indent=2))
+        _print_json(rows, indent=2)
         return
     if not rows:
         print(f"no traces in {home_dir() / 'traces'} yet", file=sys.stderr)
@@ -582,7 +612,7 @@ def _observe(result: ToolResult, as_json: bool) -> None:
         raise WikiError(str(result.details["error"]))
     if as_json:
         record = {"observation": result.observation, "details": result.details}
-        print(json.dumps(record, ensure_ascii=False))
+        _print_json(record)
     else:
         print(plain(result.observation))
 
@@ -650,6 +680,13 @@ def wiki_build_zim(
     report = build_zim(corpus, out, language=language, name=title or "")
     skipped = f", {report.duplicates} repeated titles skipped" if report.duplicates else ""
     print(f"{out}: {report.articles} articles{skipped}; use --wiki zim:{out}")
+
+
+def _print_json(data: object, indent: int | None = None) -> None:
+    """JSON on stdout with untrusted text made terminal-safe."""
+    from react_cli.render import safe_json
+
+    print(safe_json(data, indent=indent))
 
 
 def _debug_env() -> bool:

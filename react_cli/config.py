@@ -48,9 +48,15 @@ class Settings:
     max_parse_errors: int = 3
     max_repeats: int = 3
     max_total_tokens: int | None = None
+    max_tool_errors: int = 2
+    run_timeout_s: float | None = None  # --timeout: the whole run
+    force_answer: bool = False
     stream: bool = True
-    timeout_s: float = 120.0
+    timeout_s: float = 120.0  # one model request
+    wiki_timeout_s: float = 20.0  # one Wikipedia request
     retries: int = 4
+    retry_backoff_s: float = 0.5  # backoff base, doubled per retry (jitter up to half of it)
+    max_retry_after_s: float = 30.0  # the longest Retry-After we honour
 
     def public(self) -> dict[str, Any]:
         """The settings safe to record or print (no API key)."""
@@ -67,6 +73,7 @@ ENV_VARS: dict[str, tuple[str, ...]] = {
     "wiki": ("REACT_CLI_WIKI",),
     "variant": ("REACT_CLI_VARIANT",),
     "contact": ("REACT_CLI_CONTACT",),
+    "run_timeout_s": ("REACT_CLI_TIMEOUT",),
 }
 
 _FIELD_TYPES = {f.name: f.type for f in fields(Settings)}
@@ -143,9 +150,17 @@ def _validate(settings: Settings) -> None:
         (0 <= settings.temperature <= 2, "--temperature must be between 0 and 2"),
         (settings.max_tokens is None or settings.max_tokens >= 1, "--max-tokens must be ≥ 1"),
         (settings.max_observation_chars >= 50, "max_observation_chars must be at least 50"),
-        (settings.timeout_s > 0, "timeout must be positive"),
+        (settings.timeout_s > 0, "timeout_s must be positive"),
+        (settings.wiki_timeout_s > 0, "wiki_timeout_s must be positive"),
+        (
+            settings.run_timeout_s is None or settings.run_timeout_s > 0,
+            "--timeout must be positive",
+        ),
         (settings.retries >= 0, "retries must be ≥ 0"),
+        (settings.retry_backoff_s >= 0, "retry_backoff_s must be ≥ 0"),
+        (settings.max_retry_after_s >= 0, "max_retry_after_s must be ≥ 0"),
         (settings.max_parse_errors >= 1, "max_parse_errors must be at least 1"),
+        (settings.max_tool_errors >= 1, "max_tool_errors must be at least 1"),
         (settings.max_repeats >= 2, "max_repeats must be at least 2"),
         (
             settings.max_total_tokens is None or settings.max_total_tokens >= 1,

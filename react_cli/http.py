@@ -6,13 +6,17 @@ same everywhere and bounded in count and in total waiting time.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import requests
 from requests.adapters import HTTPAdapter
+from urllib3.exceptions import MaxRetryError, ResponseError
 from urllib3.util.retry import Retry
 
 from react_cli import __version__
+from react_cli.deadline import time_left
 
 PROJECT_URL = "https://github.com/react-cli/react-cli"
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -28,7 +32,9 @@ class BoundedRetry(Retry):
     """urllib3 Retry that honours Retry-After but never sleeps longer than ``max_wait_s``.
 
     A server asking us to wait an hour would otherwise hang the run; we wait at most
-    ``max_wait_s`` per attempt, so the total wait is bounded by ``total * max_wait_s``.
+    ``max_wait_s`` per attempt, so the total wait is bounded by ``total * max_wait_s``. Inside
+    a run's time limit (``deadline.deadline_after``) no retry starts whose wait would end
+    past it.
     """
 
     max_wait_s: float = 30.0
@@ -42,6 +48,18 @@ class BoundedRetry(Retry):
     def new(self, **kw):  # type: ignore[no-untyped-def]
         retry = super().new(**kw)
         retry.max_wait_s = self.max_wait_s
+        return retry
+
+    def increment(  # type: ignore[no-untyped-def, override]
+        self, method=None, url=None, response=None, error=None, _pool=None, _stacktrace=None
+    ):
+        retry = super().increment(method, url, response, error, _pool, _stacktrace)
+        left = time_left()
+        if left is not None:
+            wait = (retry.get_retry_after(response) if response is not None else None) or 0.0
+            if max(wait, retry.get_backoff_time()) >= left:
+                reason = error or ResponseError("no time left to retry within the run's limit")
+                raise MaxRetryError(_pool, url, reason)  # type: ignore[arg-type]
         return retry
 
 
@@ -74,14 +92,49 @@ class RetryPolicy:
         return retry
 
 
-def make_session(agent: str, policy: RetryPolicy | None = None) -> requests.Session:
-    """A requests session with the retry policy mounted for http and https."""
+def make_session(
+    agent: str,
+    policy: RetryPolicy | None = None,
+    debug_log: Callable[[str], None] | None = None,
+) -> requests.Session:
+    """A requests session with the retry policy mounted for http and https.
+
+    With ``debug_log``, every request and its answer are logged in one line each (headers
+    included, Authorization redacted, URL credentials dropped).
+    """
     session = requests.Session()
     adapter = HTTPAdapter(max_retries=(policy or RetryPolicy()).to_urllib3(), pool_maxsize=16)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     session.headers["User-Agent"] = agent
+    if debug_log is not None:
+        session.hooks["response"].append(_response_logger(debug_log))
     return session
+
+
+def _response_logger(log: Callable[[str], None]) -> Callable[..., None]:
+    """A requests response hook writing the request and the answer to ``log``."""
+
+    def hook(response: requests.Response, *args: object, **kwargs: object) -> None:
+        request = response.request
+        headers = {k: v for k, v in request.headers.items() if k.lower() != "authorization"}
+        if "Authorization" in request.headers:
+            headers["Authorization"] = "***"
+        url = _without_credentials(str(request.url))
+        log(f"{request.method} {url} headers={json.dumps(headers)}")
+        elapsed = response.elapsed.total_seconds()
+        log(
+            f"HTTP {response.status_code} {url} in {elapsed:.3f}s retries={retries_of(response)} "
+            f"headers={json.dumps(dict(response.headers))}"
+        )
+
+    return hook
+
+
+def _without_credentials(url: str) -> str:
+    scheme, sep, rest = url.partition("://")
+    host, slash, path = rest.partition("/")
+    return f"{scheme}{sep}{host.rpartition('@')[2]}{slash}{path}"
 
 
 def retries_of(response: requests.Response) -> int:

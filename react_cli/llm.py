@@ -4,7 +4,9 @@ Retries for connection errors and 429/5xx are urllib3's (``http.make_session``);
 adds only what urllib3 cannot see: failures after a 200 (a stream that breaks off or stalls),
 and endpoints that reject ``stop`` or ``stream_options``, which are dropped for the rest of the
 run. The text is always cut client-side at an invented ``Observation`` line, so a server that
-ignores ``stop`` costs at most the tokens read before the cut.
+ignores ``stop`` costs at most the tokens read before the cut, and at ``max_chars`` (derived from
+``max_tokens``), so one that ignores ``max_tokens`` cannot make an answer grow without end.
+Inside a run's time limit (``deadline.deadline_after``) every request is bounded by the time left.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 import requests
 
+from react_cli.deadline import bounded, time_left
 from react_cli.errors import (
     LLMAuthError,
     LLMConnectionError,
@@ -34,6 +37,9 @@ from react_cli.records import Completion, TextSink, Usage
 APIS = ("chat", "completions")
 MAX_MESSAGE_CHARS = 300
 CONNECT_TIMEOUT_S = 10.0
+CHARS_PER_TOKEN = 16  # generous: real tokens average about 4 characters
+DEFAULT_MAX_CHARS = 100_000  # when no max_tokens is set (long <think> blocks fit)
+BODY_OVERHEAD_BYTES = 64_000  # JSON around the text of a non-streamed answer
 _MENTIONS_STOP = re.compile(r"\bstop(?:_sequences?)?\b", re.IGNORECASE)
 # Substrings of requests/urllib3 error texts, most specific first, and how we say them.
 _REASONS = (
@@ -110,6 +116,7 @@ class OpenAIClient:
         self.max_tokens = max_tokens
         self.stream = stream
         self.timeout_s = timeout_s
+        self.max_chars = max_tokens * CHARS_PER_TOKEN if max_tokens else DEFAULT_MAX_CHARS
         self.url = f"{self.base_url}/{'chat/completions' if api == 'chat' else 'completions'}"
         self.stop_supported = True
         self.stream_options_supported = True
@@ -144,7 +151,10 @@ class OpenAIClient:
                 else:
                     return Completion(text, usage, time.monotonic() - started, retries, finish)
             wait = self._backoff(reissues)
-            out_of_time = time.monotonic() - started + wait > self._budget_s()
+            left = time_left()
+            out_of_time = time.monotonic() - started + wait > self._budget_s() or (
+                left is not None and wait >= left
+            )
             if reissues >= self._policy.retries or out_of_time:
                 raise type(error)(f"{error} (after {reissues} re-issued requests)")
             self._log(f"re-issuing the request after: {error}")
@@ -180,6 +190,10 @@ class OpenAIClient:
 
     def _send(self, body: dict[str, Any]) -> requests.Response:
         """POST with urllib3's retries; what still fails to connect is an LLMConnectionError."""
+        left = time_left()
+        if left is not None and left <= 0:
+            raise LLMConnectionError(f"the run's time limit ran out before calling {self.url}")
+        timeout = bounded(self.timeout_s)
         headers = self._headers()
         if self._debug_log:
             shown = {**self._session.headers, **headers}
@@ -192,7 +206,7 @@ class OpenAIClient:
                 json=body,
                 headers=headers,
                 stream=True,
-                timeout=(min(CONNECT_TIMEOUT_S, self.timeout_s), self.timeout_s),
+                timeout=(min(CONNECT_TIMEOUT_S, timeout), timeout),
             )
         except requests.RequestException as exc:
             raise LLMConnectionError(f"cannot reach {self.url}: {self._reason(exc)}") from None
@@ -232,8 +246,11 @@ class OpenAIClient:
             raise LLMRequestError(
                 f"the endpoint rejected the request (HTTP {status}) at {where}{said}"
             )
+        retried = retries_of(response)
+        if retried < self._policy.retries and time_left() is not None:
+            said += "; no time left to retry within the run's time limit"
         raise LLMConnectionError(
-            f"{where} kept failing with HTTP {status} after {retries_of(response)} retries{said}"
+            f"{where} kept failing with HTTP {status} after {retried} retries{said}"
         )
 
     def _read(
@@ -242,7 +259,7 @@ class OpenAIClient:
         if "text/event-stream" in response.headers.get("Content-Type", ""):
             return self._read_stream(response, echo)
         try:  # also when streaming was asked for: some servers answer with one JSON body
-            raw = response.content
+            raw = self._read_body(response)
         except requests.RequestException as exc:
             raise _Transient(self._broke_off(exc)) from None
         try:
@@ -258,10 +275,23 @@ class OpenAIClient:
             content = choice.get("text")
         content = content if isinstance(content, str) else ""
         text = cut_at_observation(content)
+        finish = "stop" if text != content else choice.get("finish_reason")
+        if len(text) > self.max_chars:
+            text, finish = text[: self.max_chars], "length"
+            self._log(f"answer longer than {self.max_chars} characters; cut there")
         if echo and text:
             echo(text)
-        finish = "stop" if text != content else choice.get("finish_reason")
         return text, _usage(data), finish
+
+    def _read_body(self, response: requests.Response) -> bytes:
+        """The whole body, refusing one far larger than any answer needs (it is cut after)."""
+        limit = 4 * max(self.max_chars, DEFAULT_MAX_CHARS) + BODY_OVERHEAD_BYTES  # UTF-8, JSON
+        body = bytearray()
+        for block in response.iter_content(chunk_size=65536):
+            body += block
+            if len(body) > limit:
+                raise self._malformed(f"a body larger than {limit} bytes")
+        return bytes(body)
 
     def _read_stream(
         self, response: requests.Response, echo: _Echo | None
@@ -269,6 +299,7 @@ class OpenAIClient:
         """Read SSE until [DONE] or until the cutter sees an invented Observation line."""
         cutter = ObservationCutter()
         usage, finish, done, saw_choice = Usage(), None, False, False
+        received = shown = 0
         try:
             for line in response.iter_lines():
                 payload = _sse_data(line)
@@ -288,22 +319,34 @@ class OpenAIClient:
                     continue
                 saw_choice = True
                 finish = choice.get("finish_reason") or finish
-                released = cutter.feed(self._piece(choice))
+                piece = self._piece(choice)
+                received += len(piece)
+                released = cutter.feed(piece)[: max(0, self.max_chars - shown)]
+                shown += len(released)
                 if echo and released:
                     echo(released)
                 if cutter.done:  # the rest is invented; closing the response stops generation
                     finish, done = "stop", True
                     break
+                if received > self.max_chars:  # the server ignores max_tokens
+                    self._log(f"answer longer than {self.max_chars} characters; cut there")
+                    finish, done = "length", True
+                    break
+                left = time_left()
+                if left is not None and left <= 0:
+                    raise LLMConnectionError(
+                        f"the run's time limit ran out while {self.url} was still answering"
+                    )
         except requests.RequestException as exc:
             raise _Transient(self._broke_off(exc)) from None
         if not done and finish is None:
             raise _Transient(self._malformed("a stream that ended before [DONE]"))
         if not saw_choice:
             raise self._malformed("a stream without choices")
-        tail = cutter.flush()
+        tail = cutter.flush()[: max(0, self.max_chars - shown)]
         if echo and tail:
             echo(tail)
-        return cutter.text, usage, finish
+        return cutter.text[: self.max_chars], usage, finish
 
     def _piece(self, choice: dict[str, Any]) -> str:
         """The visible text of one chunk; reasoning_content/reasoning fields are ignored."""

@@ -7,6 +7,7 @@ shown literally and terminal control sequences never reach the terminal.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import IO
 
@@ -22,6 +23,16 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u
 def plain(text: str) -> str:
     """Text safe for a terminal: escape sequences and control characters removed (\\n, \\t kept)."""
     return _CONTROL.sub("", _ANSI.sub("", text))
+
+
+def safe_json(data: object, *, indent: int | None = None) -> str:
+    """JSON safe for a terminal: control characters JSON-escapes cannot miss.
+
+    ``json.dumps`` escapes C0 controls but leaves C1 ones (U+009B is an 8-bit CSI) and
+    bidirectional overrides raw; they are written as ``\\uXXXX`` escapes, still valid JSON.
+    """
+    text = json.dumps(data, ensure_ascii=False, indent=indent)
+    return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def make_console(file: IO[str] | None = None, *, stderr: bool = True) -> Console:
@@ -93,6 +104,8 @@ class Renderer(RunObserver):
             parts.append(f"{step.retries} retries")
         if step.error == "parse_error":
             parts.append("no valid action")
+        if step.details.get("forced"):
+            parts.append("forced answer")
         return "  (" + " · ".join(parts) + ")"
 
     def run_finished(self, result: RunResult) -> None:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from react_cli.agent import Agent, Limits, RunObserver, RunResult
@@ -20,6 +20,9 @@ from react_cli.prompts import PromptTemplate
 from react_cli.records import Model, Tools
 from react_cli.trace import new_run_id, now_utc, trace_document, write_trace
 from react_cli.wiki.base import WikiBackend
+
+if TYPE_CHECKING:
+    from react_cli.http import RetryPolicy
 
 DebugLog = Callable[[str], None]
 
@@ -37,8 +40,19 @@ def stderr_debug_log(line: str) -> None:
     print(f"debug: {line}", file=sys.stderr, flush=True)
 
 
-def build_model(settings: Settings, debug_log: DebugLog | None = None) -> Model:
+def retry_policy(settings: Settings) -> RetryPolicy:
+    """The retry policy both the model client and the Wikipedia backend use."""
     from react_cli.http import RetryPolicy
+
+    return RetryPolicy(
+        retries=settings.retries,
+        backoff_factor=settings.retry_backoff_s,
+        backoff_jitter_s=settings.retry_backoff_s / 2,
+        max_retry_after_s=settings.max_retry_after_s,
+    )
+
+
+def build_model(settings: Settings, debug_log: DebugLog | None = None) -> Model:
     from react_cli.llm import OpenAIClient
 
     if not settings.model:
@@ -55,28 +69,29 @@ def build_model(settings: Settings, debug_log: DebugLog | None = None) -> Model:
         max_tokens=settings.max_tokens,
         stream=settings.stream,
         timeout_s=settings.timeout_s,
-        policy=RetryPolicy(retries=settings.retries),
+        policy=retry_policy(settings),
         debug_log=debug_log,
     )
 
 
-def build_backend(settings: Settings) -> WikiBackend:
+def build_backend(settings: Settings, debug_log: DebugLog | None = None) -> WikiBackend:
     """The Wikipedia backend ``--wiki`` names; one may serve many sessions (and threads)."""
-    from react_cli.http import RetryPolicy
     from react_cli.wiki import open_backend
 
     return open_backend(
         settings.wiki,
         contact=settings.contact,
-        policy=RetryPolicy(retries=settings.retries),
+        policy=retry_policy(settings),
+        timeout_s=settings.wiki_timeout_s,
         variant=settings.variant,
+        debug_log=debug_log,
     )
 
 
-def build_tools(settings: Settings) -> Tools:
+def build_tools(settings: Settings, debug_log: DebugLog | None = None) -> Tools:
     from react_cli.wiki.base import WikiSession
 
-    backend = build_backend(settings)
+    backend = build_backend(settings, debug_log)
     return WikiSession(backend, max_observation_chars=settings.max_observation_chars)
 
 
@@ -94,6 +109,8 @@ def run_config(settings: Settings, template: PromptTemplate) -> dict[str, Any]:
         "max_parse_errors": settings.max_parse_errors,
         "max_repeats": settings.max_repeats,
         "stream": settings.stream,
+        "timeout_s": settings.run_timeout_s,
+        "force_answer": settings.force_answer,
         "wiki": redact_url(settings.wiki) if "://" in settings.wiki else settings.wiki,
         "variant": settings.variant,
     }
@@ -128,6 +145,9 @@ def run_question(
         max_parse_errors=settings.max_parse_errors,
         max_repeats=settings.max_repeats,
         max_total_tokens=settings.max_total_tokens,
+        timeout_s=settings.run_timeout_s,
+        max_tool_errors=settings.max_tool_errors,
+        force_answer=settings.force_answer,
     )
     agent = Agent(model, tools, limits=limits, observer=observer)
     result = agent.run(template.prefix(question), question.strip())
@@ -137,7 +157,7 @@ def run_question(
         created=created,
         config=run_config(settings, template),
         prompt_template=template.text,
-        extra=trace_extra,
+        extra={"forced": result.forced, **(trace_extra or {})},
     )
     if trace_path is not None:
         write_trace(trace_path, document)

@@ -192,6 +192,7 @@ def test_endpoint_down_exits_1_and_keeps_the_trace(home: Path, wiki: FakeMediaWi
     with FakeOpenAI(scripted("unused")) as closed:
         url = closed.url  # the port is closed once the server stops
     env = cli_env(home, OPENAI_BASE_URL=url, REACT_CLI_MODEL="m", REACT_CLI_WIKI=wiki.url)
+    (home / "config.toml").write_text("retry_backoff_s = 0.01\n")  # refused at once: no waiting
     result = run_cli(["ask", "q"], env)
     assert result.code == 1
     assert result.stdout == ""

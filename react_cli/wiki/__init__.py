@@ -28,8 +28,12 @@ def open_backend(
     policy: RetryPolicy | None = None,
     timeout_s: float = 20.0,
     variant: str | None = None,
+    debug_log: Callable[[str], None] | None = None,
 ) -> WikiBackend:
-    """The backend a ``--wiki`` value names: ``https://en.wikipedia.org`` or ``zim:PATH``."""
+    """The backend a ``--wiki`` value names: ``https://en.wikipedia.org`` or ``zim:PATH``.
+
+    ``debug_log`` receives one line per HTTP request and answer (``--debug``).
+    """
     scheme = spec.split(":", 1)[0].lower() if ":" in spec else ""
     opener = _OPENERS.get(scheme)
     if opener is None:
@@ -37,7 +41,14 @@ def open_backend(
             f"unknown Wikipedia backend {spec!r}: expected the URL of a MediaWiki host, "
             "e.g. https://en.wikipedia.org, or zim:PATH for a Kiwix ZIM archive"
         )
-    return opener(spec, contact=contact, policy=policy, timeout_s=timeout_s, variant=variant)
+    return opener(
+        spec,
+        contact=contact,
+        policy=policy,
+        timeout_s=timeout_s,
+        variant=variant,
+        debug_log=debug_log,
+    )
 
 
 def _open_mediawiki(
@@ -47,6 +58,7 @@ def _open_mediawiki(
     policy: RetryPolicy | None,
     timeout_s: float,
     variant: str | None,
+    debug_log: Callable[[str], None] | None,
 ) -> WikiBackend:
     """A MediaWikiBackend on a host root such as ``https://en.wikipedia.org``."""
     if not urlsplit(url).netloc:
@@ -54,7 +66,7 @@ def _open_mediawiki(
     from react_cli.http import make_session, user_agent
     from react_cli.wiki.mediawiki import MediaWikiBackend
 
-    session = make_session(user_agent(contact), policy)
+    session = make_session(user_agent(contact), policy, debug_log)
     return MediaWikiBackend(url, session, timeout_s, variant)
 
 
@@ -65,6 +77,7 @@ def _open_zim(
     policy: RetryPolicy | None,
     timeout_s: float,
     variant: str | None,
+    debug_log: Callable[[str], None] | None,
 ) -> WikiBackend:
     """A ZimBackend on the archive ``zim:PATH`` names (libzim is an optional extra)."""
     from react_cli.wiki.zim import open_zim

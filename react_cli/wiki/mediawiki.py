@@ -15,6 +15,7 @@ import requests
 from urllib3.exceptions import NewConnectionError
 from urllib3.exceptions import TimeoutError as Urllib3Timeout
 
+from react_cli.deadline import bounded, time_left
 from react_cli.errors import WikiError
 from react_cli.wiki.base import REQUEST_FAILED, Article, SearchOutcome
 from react_cli.wiki.titles import case_variants
@@ -123,15 +124,16 @@ class MediaWikiBackend:
                 return query if isinstance(query, dict) else {}
             error = error if isinstance(error, dict) else {}
             code = str(error.get("code", "unknown"))
-            if code != "maxlag" or attempt >= MAXLAG_RETRIES:
+            wait, left = _retry_after(response), time_left()
+            if code != "maxlag" or attempt >= MAXLAG_RETRIES or (left is not None and wait >= left):
                 info = " ".join(str(error.get("info", "")).split())[:160]
                 self._fail(f"API error '{code}' from {self._host}" + (f": {info}" if info else ""))
             attempt += 1
-            time.sleep(_retry_after(response))
+            time.sleep(wait)
 
     def _get(self, params: dict[str, str]) -> requests.Response:
         try:
-            response = self._session.get(self._api, params=params, timeout=self._timeout_s)
+            response = self._session.get(self._api, params=params, timeout=bounded(self._timeout_s))
         except requests.RequestException as exc:
             if _is_timeout(exc):
                 self._fail(f"no answer from {self._host} within {self._timeout_s:g}s")

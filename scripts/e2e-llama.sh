@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# End-to-end tests against a real llama.cpp (or any OpenAI-compatible) server.
+#
+#   scripts/e2e-llama.sh [BASE_URL] [pytest args...]
+#
+# BASE_URL defaults to $REACT_CLI_TEST_LLAMA_URL, else http://127.0.0.1:8765/v1; the model name
+# to $REACT_CLI_TEST_LLAMA_MODEL, else gemma-3-270m. This script starts no server: start one
+# first, e.g. `../shared/tools/llama-server 8765 &` (Gemma 3 270M on loopback), and stop it with
+# `kill <its pid>` afterwards. Wikipedia is the recorded fake the tests start and stop themselves.
+# Prints one line of figures per run (steps, stop reason, seconds per step, prompt tokens).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+url=${1:-${REACT_CLI_TEST_LLAMA_URL:-http://127.0.0.1:8765/v1}}
+[ $# -gt 0 ] && shift
+python=python3
+[ -x .venv/bin/python ] && python=.venv/bin/python
+if ! "$python" -c "import sys, urllib.request; urllib.request.urlopen(sys.argv[1] + '/models', timeout=10)" "$url" 2>/dev/null; then
+  echo "e2e-llama: no OpenAI-compatible server answers at $url/models" >&2
+  echo "start one first, e.g.: ../shared/tools/llama-server 8765 &" >&2
+  exit 2
+fi
+REACT_CLI_TEST_LLAMA_URL=$url exec "$python" -m pytest -s -p no:cacheprovider tests/test_llama_e2e.py "$@"

@@ -1,0 +1,384 @@
+"""Budgets and loop guards: --timeout, --force-answer, --max-total-tokens, repeated actions and
+the consecutive-error caps, with scripted models (loop level) and through ``react-cli ask``."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import CliResult
+from fake_mediawiki import FakeMediaWiki, Fault
+from fake_openai import FakeOpenAI, Reply, scripted
+from inproc import Runner, one_error_line
+from scripted import DictTools, ScriptedModel
+
+from react_cli.agent import Agent, Limits, RunResult
+from react_cli.deadline import MIN_TIMEOUT_S, bounded, deadline_after, time_left
+from react_cli.errors import LLMConnectionError
+from react_cli.http import RetryPolicy, make_session
+from react_cli.records import Completion, TextSink, ToolResult, Tools
+
+PREFIX = "Question: Who directed Ed Wood?\n"
+TOOLS = {"Ed Wood": "Ed Wood is a 1994 film directed by Tim Burton."}
+SEARCH = " I need to search Ed Wood.\nAction {k}: Search[Ed Wood]"
+
+
+def run(
+    outputs: list[str], limits: Limits, tools: Tools | None = None, **kw: Any
+) -> tuple[Agent, ScriptedModel, RunResult]:
+    model = ScriptedModel(list(outputs))
+    agent = Agent(model, tools or DictTools(dict(TOOLS)), limits=limits, **kw)
+    return agent, model, agent.run(PREFIX, "Who directed Ed Wood?")
+
+
+def searches(n: int) -> list[str]:
+    return [f" Try {k}.\nAction {k}: Search[Page {k}]" for k in range(1, n + 1)]
+
+
+# --- time limit -----------------------------------------------------------------------------
+
+
+class Clock:
+    """A fake clock; ``SlowModel`` moves it on 10 s per call."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class SlowModel(ScriptedModel):
+    clock: Clock | None = None
+
+    def complete(self, prompt: str, stop: list[str], on_text: TextSink | None = None) -> Completion:
+        assert self.clock is not None
+        self.clock.now += 10
+        return super().complete(prompt, stop, on_text)
+
+
+def test_time_limit_stops_before_the_next_step() -> None:
+    clock = Clock()
+    model = SlowModel(searches(5))
+    model.clock = clock
+    result = Agent(model, DictTools({}), Limits(timeout_s=25), clock=clock).run(PREFIX, "q")
+    assert result.stop_reason == "timeout"
+    assert len(result.steps) == 3 and len(model.calls) == 3  # started at 0, 10 and 20 s
+    assert result.error == "the time limit (25 s) was reached"
+
+
+class DeadlineModel:
+    """Waits until the run's deadline, then fails the way a timed-out request does."""
+
+    def __init__(self) -> None:
+        self.seen_left: list[float | None] = []
+
+    def complete(self, prompt: str, stop: list[str], on_text: TextSink | None = None) -> Completion:
+        left = time_left()
+        self.seen_left.append(left)
+        time.sleep(max(0.0, left or 0.0))
+        raise LLMConnectionError("cannot reach http://x: timed out waiting for the answer")
+
+
+def test_a_request_cut_by_the_deadline_is_a_timeout_not_an_endpoint_failure() -> None:
+    model = DeadlineModel()
+    result = Agent(model, DictTools({}), Limits(timeout_s=0.2)).run(PREFIX, "q")
+    assert result.stop_reason == "timeout"
+    assert result.error == "the time limit (0.2 s) was reached"
+    assert result.steps[0].error == "cannot reach http://x: timed out waiting for the answer"
+    assert model.seen_left[0] is not None and 0 < model.seen_left[0] <= 0.2
+    assert time_left() is None  # the deadline ends with the run
+
+
+def test_without_a_time_limit_requests_see_no_deadline() -> None:
+    model = DeadlineModel()
+    result = Agent(model, DictTools({}), Limits()).run(PREFIX, "q")
+    assert result.stop_reason == "llm_error"
+    assert model.seen_left == [None]
+
+
+# --- forced answer --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "forced_output",
+    [" Tim Burton]", " Tim Burton", "Tim Burton] and more", "Action 3: Finish[Tim Burton]"],
+)
+def test_force_answer_asks_once_for_finish_at_the_step_limit(forced_output: str) -> None:
+    agent, model, result = run(
+        [*searches(2), forced_output], Limits(max_steps=2, force_answer=True)
+    )
+    assert result.answer == "Tim Burton"
+    assert result.stop_reason == "finish" and result.forced
+    forced = result.steps[-1]
+    assert (forced.index, forced.action, forced.details) == (
+        3,
+        "Finish[Tim Burton]",
+        {"forced": True},
+    )
+    prompt, stop = model.calls[-1]
+    assert prompt.endswith("\nAction 3: Finish[") and stop == ["\n"]
+    assert prompt.startswith(agent.prompts[1])  # still append-only
+
+
+def test_forced_call_without_an_answer_keeps_max_steps() -> None:
+    _, _, result = run([*searches(2), "]"], Limits(max_steps=2, force_answer=True))
+    assert result.answer is None and result.stop_reason == "max_steps"
+    assert result.steps[-1].error == "parse_error" and result.forced
+
+
+def test_no_forced_call_without_the_option_or_when_the_model_finished() -> None:
+    _, model, result = run(searches(2), Limits(max_steps=2))
+    assert result.stop_reason == "max_steps" and not result.forced and len(model.calls) == 2
+    _, model, result = run([" Done.\nAction 1: Finish[x]"], Limits(max_steps=2, force_answer=True))
+    assert result.stop_reason == "finish" and not result.forced and len(model.calls) == 1
+
+
+def test_no_forced_call_once_the_token_budget_is_spent() -> None:
+    limits = Limits(max_steps=2, force_answer=True, max_total_tokens=40)
+    _, model, result = run([*searches(2), "x]"], limits)
+    assert result.stop_reason == "max_steps" and len(model.calls) == 2
+
+
+# --- repeated actions and consecutive errors --------------------------------------------------
+
+
+def test_repeated_action_ignores_case_and_spacing() -> None:
+    outputs = [
+        " a\nAction 1: Search[Ed Wood]",
+        " b\nAction 2: search[ed wood]",
+        " c\nAction 3: SEARCH[Ed Wood]",
+        " d\nAction 4: Finish[x]",
+    ]
+    _, model, result = run(outputs, Limits(max_repeats=3))
+    assert result.stop_reason == "repeated_action" and len(model.calls) == 3
+
+
+def test_alternating_actions_are_not_repeats() -> None:
+    outputs = [f" t\nAction {k}: Search[{'A' if k % 2 else 'B'}]" for k in range(1, 5)]
+    _, _, result = run(outputs, Limits(max_steps=4, max_repeats=2))
+    assert result.stop_reason == "max_steps"
+
+
+def test_a_valid_step_resets_the_parse_error_count() -> None:
+    junk = " I am not sure."
+    outputs = [junk, junk, SEARCH.format(k=2), junk, junk, junk, junk]  # junk: 2 calls a step
+    _, _, result = run(outputs, Limits(max_parse_errors=2))
+    assert [s.error for s in result.steps] == ["parse_error", None, "parse_error", "parse_error"]
+    assert result.stop_reason == "parse_errors"
+
+
+class BrokenTools(DictTools):
+    """Every Search fails the way WikiSession reports a backend failure."""
+
+    def search(self, entity: str) -> ToolResult:
+        self.searches.append(entity)
+        return ToolResult("Wikipedia is unavailable right now (HTTP 503).", {"error": "HTTP 503"})
+
+
+def test_consecutive_tool_errors_stop_the_run() -> None:
+    tools = BrokenTools({})
+    _, _, result = run(searches(5), Limits(max_tool_errors=3), tools)
+    assert result.stop_reason == "tool_errors"
+    assert len(tools.searches) == 3
+    assert result.error == "HTTP 503 (3 failed tool calls in a row)"
+
+
+def test_a_lookup_between_failures_resets_the_tool_error_count() -> None:
+    outputs = [
+        " a\nAction 1: Search[A]",
+        " b\nAction 2: Lookup[x]",
+        " c\nAction 3: Search[B]",
+        " d\nAction 4: Finish[y]",
+    ]
+    _, _, result = run(outputs, Limits(max_tool_errors=2), BrokenTools({}))
+    assert result.stop_reason == "finish"
+
+
+# --- through the command line -----------------------------------------------------------------
+
+
+@pytest.fixture
+def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
+    return Runner(home, monkeypatch, capsys)
+
+
+def ask(cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki, *args: str) -> CliResult:
+    return cli(
+        ["ask", "Who directed Ed Wood?", *args],
+        OPENAI_BASE_URL=llm.url,
+        REACT_CLI_MODEL="test-model",
+        REACT_CLI_WIKI=wiki.url,
+    )
+
+
+def assert_no_answer(
+    cli: Runner, result: CliResult, stop_reason: str, message: str
+) -> dict[str, Any]:
+    assert result.code == 1 and result.stdout == ""
+    assert one_error_line(result.stderr) == f"Error: no answer: {message}"
+    trace = cli.trace()
+    assert trace["stop_reason"] == stop_reason
+    return trace
+
+
+@pytest.mark.parametrize(
+    "slow",
+    [
+        Reply(" t\nAction 1: Search[Ed Wood]", delay_s=30),
+        Reply(" t\nAction 1: Search[Ed Wood]", fault="stall_stream"),
+    ],
+    ids=["no-answer", "stalled-stream"],
+)
+def test_timeout_bounds_a_slow_endpoint(cli: Runner, wiki: FakeMediaWiki, slow: Reply) -> None:
+    cli.config(timeout_s=60, max_retry_after_s=60)  # only --timeout can end this early
+    with FakeOpenAI([slow]) as llm:
+        result = ask(cli, llm, wiki, "--timeout", "0.5")
+    trace = assert_no_answer(cli, result, "timeout", "the time limit (0.5 s) was reached")
+    assert trace["config"]["timeout_s"] == 0.5
+    assert cli.elapsed_s < 3  # vs 60 s without --timeout
+
+
+def test_no_retry_is_started_that_would_outlast_the_timeout(
+    cli: Runner, wiki: FakeMediaWiki
+) -> None:
+    cli.config(max_retry_after_s=60)
+    with FakeOpenAI([Reply(status=429, headers={"Retry-After": "3600"})]) as llm:
+        result = ask(cli, llm, wiki, "--timeout", "5")
+    line = one_error_line(result.stderr)
+    assert "kept failing with HTTP 429" in line and "no time left to retry within" in line
+    assert cli.trace()["stop_reason"] == "llm_error"
+    assert len(llm.requests) == 1 and cli.elapsed_s < 3
+
+
+def test_timeout_bounds_a_slow_wiki(cli: Runner, wiki: FakeMediaWiki) -> None:
+    cli.config(wiki_timeout_s=60)
+    wiki.faults.extend([Fault(delay_s=30)] * 5)
+    with FakeOpenAI(scripted(" t\nAction 1: Search[Ed Wood]", " u\nAction 2: Finish[x]")) as llm:
+        result = cli(
+            ["ask", "q"],
+            OPENAI_BASE_URL=llm.url,
+            REACT_CLI_MODEL="m",
+            REACT_CLI_WIKI=wiki.url,
+            REACT_CLI_TIMEOUT="0.5",
+        )
+    trace = assert_no_answer(cli, result, "timeout", "the time limit (0.5 s) was reached")
+    assert trace["steps"][0]["observation"].startswith("Wikipedia is unavailable right now")
+    assert len(llm.requests) == 1 and cli.elapsed_s < 3  # vs 60 s without --timeout
+
+
+def test_force_answer_through_the_cli(cli: Runner, wiki: FakeMediaWiki) -> None:
+    script = [
+        " Search.\nAction 1: Search[Ed Wood]",
+        " Again.\nAction 2: Search[Tim Burton]",
+        "1994]",
+    ]
+    with FakeOpenAI(scripted(*script)) as llm:
+        result = ask(cli, llm, wiki, "--max-steps", "2", "--force-answer", "--json", "-v")
+    assert result.code == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["answer"] == "1994" and summary["stop_reason"] == "finish"
+    assert summary["forced"] is True
+    assert summary["steps"][2]["details"] == {"forced": True}
+    assert "Action 3: Finish[1994]" in result.stderr and "forced answer" in result.stderr
+    assert llm.requests[2].json["stop"] == ["\n"]
+    assert llm.requests[2].json["messages"][0]["content"].endswith("\nAction 3: Finish[")
+    trace = cli.trace()
+    assert trace["forced"] is True and trace["config"]["force_answer"] is True
+
+
+@pytest.mark.parametrize(
+    ("script", "args", "stop_reason", "message"),
+    [
+        (
+            [" t\nAction 1: Search[Ed Wood]"] * 3,
+            ["--max-total-tokens", "100"],
+            "token_budget",
+            "the token budget was used up",
+        ),
+        (
+            [" t\nAction: Search[Ed Wood]"] * 3,
+            [],
+            "repeated_action",
+            "the model repeated the same action",
+        ),
+        ([" I wonder."] * 6, [], "parse_errors", "the model kept writing no valid action"),
+        (
+            [" t\nAction 1: Search[Ed Wood]", " u\nAction 2: Search[Tim Burton]"],
+            ["--max-steps", "2"],
+            "max_steps",
+            "the step limit (2) was reached",
+        ),
+    ],
+    ids=["token-budget", "repeated-action", "parse-errors", "max-steps"],
+)
+def test_loop_guards_through_the_cli(
+    cli: Runner,
+    wiki: FakeMediaWiki,
+    script: list[str],
+    args: list[str],
+    stop_reason: str,
+    message: str,
+) -> None:
+    with FakeOpenAI(scripted(*script)) as llm:
+        result = ask(cli, llm, wiki, *args)
+    assert_no_answer(cli, result, stop_reason, message)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--timeout", "0"], "--timeout must be positive"),
+        (["--timeout", "soon"], "Invalid value for '--timeout'"),
+    ],
+)
+def test_bad_timeout_is_a_usage_error(cli: Runner, args: list[str], message: str) -> None:
+    result = cli(["ask", "q", *args], REACT_CLI_MODEL="m")
+    assert result.code == 2
+    assert message in one_error_line(result.stderr)
+
+
+# --- the deadline itself ----------------------------------------------------------------------
+
+
+def test_deadlines_nest_without_extending_and_end_with_their_block() -> None:
+    assert time_left() is None and bounded(7.0) == 7.0
+    with deadline_after(10):
+        outer = time_left()
+        assert outer is not None and 9 < outer <= 10
+        with deadline_after(100):  # cannot extend the outer limit
+            inner = time_left()
+            assert inner is not None and inner <= 10
+        with deadline_after(1):
+            assert bounded(7.0) <= 1
+        with deadline_after(None):
+            assert time_left() is not None
+    assert time_left() is None
+
+
+def test_an_expired_deadline_still_gives_a_positive_timeout() -> None:
+    with deadline_after(0):
+        time.sleep(0.01)
+        left = time_left()
+        assert left is not None and left < 0
+        assert bounded(5.0) == MIN_TIMEOUT_S
+
+
+def test_urllib3_retries_stop_at_the_deadline() -> None:
+    """Without a deadline the retries wait out Retry-After; inside one they give up at once."""
+    policy = RetryPolicy(retries=3, backoff_factor=0.0, max_retry_after_s=0.3)
+    with FakeOpenAI([Reply(status=503, headers={"Retry-After": "1"})]) as fake:
+        session = make_session("react-cli-tests", policy)
+        url = fake.url + "/chat/completions"
+        started = time.monotonic()
+        assert session.post(url, json={}, timeout=5).status_code == 503
+        assert len(fake.requests) == 4 and time.monotonic() - started >= 0.9
+        with deadline_after(0.5):
+            started = time.monotonic()
+            assert session.post(url, json={}, timeout=5).status_code == 503
+        assert len(fake.requests) == 6  # one wait of 0.3 s fits in 0.5 s, a second does not
+        assert time.monotonic() - started < 0.9  # the three waits of 0.3 s were not all made
+        session.close()

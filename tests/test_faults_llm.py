@@ -1,0 +1,275 @@
+"""Fault injection at the model endpoint, through ``react-cli ask`` as a user runs it.
+
+Each fault has one expected behaviour: retried and the run succeeds, or exit 1 with a one-line
+``Error: ...``, a trace whose ``stop_reason`` says why, and no traceback. Retries are bounded in
+count (``retries`` in the config) and in time (asserted per test). The fake server speaks real
+HTTP on loopback (``fake_openai.py``); the wiki is the recorded fake (``fake_mediawiki.py``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import CliResult
+from fake_mediawiki import FakeMediaWiki
+from fake_openai import FakeOpenAI, Reply, scripted
+from inproc import Runner, one_error_line
+
+QUESTION = "Which magazine was started first, Arthur's Magazine or First for Women?"
+GOOD_RUN = (
+    " I need to search Arthur's Magazine and First for Women.\nAction 1: Search[Arthur's Magazine]",
+    " Arthur's Magazine was started in 1844. I need to search First for Women next.\n"
+    "Action 2: Search[First for Women]",
+    " First for Women was started in 1989. 1844 < 1989.\nAction 3: Finish[Arthur's Magazine]",
+)
+RETRIES = 2  # FAST_CONFIG
+KEY = "sk-test-SECRET-0123456789"
+BOTH_MODES = pytest.mark.parametrize("stream", [True, False], ids=["stream", "no-stream"])
+
+
+@pytest.fixture
+def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
+    return Runner(home, monkeypatch, capsys)
+
+
+def ask(
+    cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki, *args: str, stream: bool = True
+) -> CliResult:
+    extra = [] if stream else ["--no-stream"]
+    return cli(
+        ["ask", QUESTION, *extra, *args],
+        OPENAI_BASE_URL=llm.url,
+        REACT_CLI_MODEL="test-model",
+        REACT_CLI_WIKI=wiki.url,
+    )
+
+
+def assert_answered(cli: Runner, result: CliResult) -> dict[str, Any]:
+    assert result.code == 0, result.stderr
+    assert result.stdout == "Arthur's Magazine\n"
+    trace = cli.trace()
+    assert trace["stop_reason"] == "finish"
+    return trace
+
+
+def assert_failed(cli: Runner, result: CliResult, *fragments: str) -> dict[str, Any]:
+    assert result.code == 1
+    assert result.stdout == ""
+    line = one_error_line(result.stderr)
+    assert line.startswith("Error: no answer: ")
+    for fragment in fragments:
+        assert fragment in line, line
+    trace = cli.trace()
+    assert trace["stop_reason"] == "llm_error"
+    assert trace["error"] and trace["error"] in line
+    assert trace["steps"][-1]["error"] == trace["error"]
+    return trace
+
+
+# --- retried, then the run succeeds -------------------------------------------------------------
+
+
+@BOTH_MODES
+@pytest.mark.parametrize(
+    "failure",
+    [
+        Reply(status=429, headers={"Retry-After": "0"}),
+        Reply(status=429),
+        Reply(status=500),
+        Reply(status=502),
+        Reply(status=503),
+        Reply(status=503, headers={"Retry-After": "0"}),
+        Reply(fault="drop"),
+    ],
+    ids=["429-retry-after", "429-no-retry-after", "500", "502", "503", "503-retry-after", "drop"],
+)
+def test_transient_status_is_retried_and_the_run_answers(
+    cli: Runner, wiki: FakeMediaWiki, failure: Reply, stream: bool
+) -> None:
+    with FakeOpenAI([failure, *scripted(*GOOD_RUN)]) as llm:
+        result = ask(cli, llm, wiki, stream=stream)
+    trace = assert_answered(cli, result)
+    assert trace["steps"][0]["retries"] >= 1
+    assert [s["retries"] for s in trace["steps"][1:]] == [0, 0]
+    assert len(llm.requests) == 4
+
+
+def test_retry_after_is_honoured_but_capped(cli: Runner, wiki: FakeMediaWiki) -> None:
+    """A server asking for an hour is waited on for max_retry_after_s (0.2 s here), no more."""
+    replies = [Reply(status=429, headers={"Retry-After": "3600"}), *scripted(*GOOD_RUN)]
+    with FakeOpenAI(replies) as llm:
+        result = ask(cli, llm, wiki)
+    assert_answered(cli, result)
+    assert 0.2 <= cli.elapsed_s < 3
+
+
+@pytest.mark.parametrize("fault", ["cut_stream", "stall_stream"])
+def test_broken_stream_is_reissued_and_shown_once(
+    cli: Runner, wiki: FakeMediaWiki, fault: str
+) -> None:
+    """An SSE body cut before [DONE], or one that stalls past the read timeout mid-answer."""
+    replies = [Reply(GOOD_RUN[0], fault=fault), *scripted(*GOOD_RUN)]
+    with FakeOpenAI(replies) as llm:
+        result = ask(cli, llm, wiki, "-v")
+    trace = assert_answered(cli, result)
+    assert trace["steps"][0]["retries"] == 1
+    assert result.stderr.count("I need to search Arthur's Magazine") == 1
+    assert cli.elapsed_s < 5
+
+
+def test_stop_rejected_is_dropped_and_the_cut_happens_client_side(
+    cli: Runner, wiki: FakeMediaWiki
+) -> None:
+    rejection = json.dumps({"error": {"message": "'stop' is not supported with this model."}})
+    invented = GOOD_RUN[0] + "\nObservation 1: Arthur's Magazine began in 2020.\nThought 2: x"
+    replies = [Reply(status=400, body=rejection), Reply(invented), *scripted(*GOOD_RUN[1:])]
+    with FakeOpenAI(replies) as llm:
+        result = ask(cli, llm, wiki)
+    trace = assert_answered(cli, result)
+    assert "stop" in llm.requests[0].json and all("stop" not in r.json for r in llm.requests[1:])
+    assert "2020" not in trace["steps"][0]["raw"]
+    assert "2020" not in llm.requests[2].json["messages"][0]["content"]
+
+
+@BOTH_MODES
+def test_answer_far_longer_than_max_tokens_is_cut(
+    cli: Runner, wiki: FakeMediaWiki, stream: bool
+) -> None:
+    """A server ignoring max_tokens: the client stops reading at 16 characters per token."""
+    rambling = " I will think about magazines. " * 7000  # 217 000 characters, no action
+    replies = [Reply(rambling), Reply(" Finish[Arthur's Magazine]")]
+    with FakeOpenAI(replies, chunk_size=64) as llm:
+        result = ask(cli, llm, wiki, "--max-tokens", "20", stream=stream)
+    assert result.code == 0, result.stderr
+    step = cli.trace()["steps"][0]
+    assert len(step["raw"]) == 20 * 16
+    assert step["action"] == "Finish[Arthur's Magazine]"  # from the paper's "Action 1:" call
+    assert len(llm.requests[1].json["messages"][0]["content"]) < 10_000
+    assert cli.elapsed_s < 5
+
+
+def test_body_far_larger_than_any_answer_is_refused(cli: Runner, wiki: FakeMediaWiki) -> None:
+    huge = json.dumps({"choices": [{"message": {"content": "x" * 2_000_000}}]})
+    with FakeOpenAI([Reply(body=huge)]) as llm:
+        result = ask(cli, llm, wiki, stream=False)
+    assert_failed(cli, result, "answered HTTP 200 with a body larger than")
+    assert len(llm.requests) == 1
+
+
+# --- fails: one line, exit 1, a trace that says why ----------------------------------------------
+
+
+@pytest.mark.parametrize("status", [429, 500, 502, 503])
+def test_persistent_status_fails_after_bounded_retries(
+    cli: Runner, wiki: FakeMediaWiki, status: int
+) -> None:
+    with FakeOpenAI([Reply(status=status, headers={"Retry-After": "1"})]) as llm:
+        result = ask(cli, llm, wiki)
+    assert_failed(cli, result, f"kept failing with HTTP {status} after {RETRIES} retries")
+    assert len(llm.requests) == RETRIES + 1
+    assert cli.elapsed_s < 3  # two waits capped at 0.2 s
+
+
+def test_connection_refused(cli: Runner, wiki: FakeMediaWiki) -> None:
+    with FakeOpenAI(scripted("unused")) as closed:
+        pass  # its port is closed now
+    result = ask(cli, closed, wiki)
+    assert_failed(cli, result, "cannot reach", "connection refused")
+    assert cli.elapsed_s < 3
+
+
+def test_no_answer_within_the_read_timeout(cli: Runner, wiki: FakeMediaWiki) -> None:
+    with FakeOpenAI([Reply(GOOD_RUN[0], delay_s=30)]) as llm:
+        result = ask(cli, llm, wiki)
+    assert_failed(cli, result, "timed out waiting for the answer")
+    assert len(llm.requests) == RETRIES + 1
+    assert cli.elapsed_s < 4  # 3 attempts of 0.5 s
+
+
+def test_stream_that_keeps_stalling_mid_answer(cli: Runner, wiki: FakeMediaWiki) -> None:
+    with FakeOpenAI([Reply(GOOD_RUN[0], fault="stall_stream")]) as llm:
+        result = ask(cli, llm, wiki)
+    assert_failed(cli, result, "broke off", f"after {RETRIES} re-issued requests")
+    assert len(llm.requests) == RETRIES + 1
+    assert cli.elapsed_s < 4
+
+
+def test_stream_that_keeps_ending_before_done(cli: Runner, wiki: FakeMediaWiki) -> None:
+    with FakeOpenAI([Reply(GOOD_RUN[0], fault="cut_stream")]) as llm:
+        result = ask(cli, llm, wiki)
+    assert_failed(cli, result, "a stream that ended before [DONE]")
+    assert len(llm.requests) == RETRIES + 1
+
+
+@BOTH_MODES
+def test_malformed_json(cli: Runner, wiki: FakeMediaWiki, stream: bool) -> None:
+    with FakeOpenAI([Reply(body='{"choices": [oops')]) as llm:
+        result = ask(cli, llm, wiki, stream=stream)
+    assert_failed(cli, result, "answered HTTP 200 with malformed JSON")
+    assert len(llm.requests) == 1
+
+
+def test_malformed_stream_chunk(cli: Runner, wiki: FakeMediaWiki) -> None:
+    body = 'data: {"choices": [{"delta": {"content": "hi"}}]}\n\ndata: {broken\n\n'
+    replies = [Reply(body=body, headers={"Content-Type": "text/event-stream"})]
+    with FakeOpenAI(replies) as llm:
+        result = ask(cli, llm, wiki)
+    assert_failed(cli, result, "malformed stream chunk")
+
+
+@BOTH_MODES
+def test_empty_choices(cli: Runner, wiki: FakeMediaWiki, stream: bool) -> None:
+    with FakeOpenAI([Reply(fault="empty_choices")]) as llm:
+        result = ask(cli, llm, wiki, stream=stream)
+    assert_failed(cli, result, "answered HTTP 200 with")
+
+
+@pytest.mark.parametrize("given_key", [True, False])
+def test_401_names_the_fix_and_never_the_key(
+    cli: Runner, wiki: FakeMediaWiki, given_key: bool
+) -> None:
+    echoed = KEY if given_key else "none"  # servers quote the key they were sent
+    body = json.dumps({"error": {"message": f"Incorrect API key provided: {echoed}"}})
+    args = ["--api-key", KEY, "--debug"] if given_key else []
+    with FakeOpenAI([Reply(status=401, body=body)]) as llm:
+        result = ask(cli, llm, wiki, *args)
+    assert result.code == 1 and result.stdout == ""
+    error = [line for line in result.stderr.splitlines() if line.startswith("Error: ")]
+    assert len(error) == 1 and "Traceback" not in result.stderr
+    expected = "rejected the API key" if given_key else "requires an API key"
+    assert expected in error[0] and "OPENAI_API_KEY" in error[0] and "HTTP 401" in error[0]
+    trace = cli.trace()
+    assert trace["stop_reason"] == "llm_error"
+    assert KEY not in result.stderr + json.dumps(trace)
+    assert len(llm.requests) == 1
+
+
+def test_404_model(cli: Runner, wiki: FakeMediaWiki) -> None:
+    body = json.dumps({"error": {"message": "The model `test-model` does not exist"}})
+    with FakeOpenAI([Reply(status=404, body=body)]) as llm:
+        result = ask(cli, llm, wiki)
+    assert_failed(cli, result, "not found (HTTP 404)", "'test-model'", "check the model name")
+    assert len(llm.requests) == 1
+
+
+def test_other_400_is_not_retried(cli: Runner, wiki: FakeMediaWiki) -> None:
+    body = json.dumps({"error": {"message": "temperature must be\nat most 2"}})
+    with FakeOpenAI([Reply(status=400, body=body)]) as llm:
+        result = ask(cli, llm, wiki)
+    assert_failed(cli, result, "rejected the request (HTTP 400)", "temperature must be at most 2")
+    assert len(llm.requests) == 1
+
+
+def test_failure_after_progress_keeps_the_earlier_steps(cli: Runner, wiki: FakeMediaWiki) -> None:
+    with FakeOpenAI([*scripted(GOOD_RUN[0]), Reply(status=500)]) as llm:
+        result = ask(cli, llm, wiki, "--json")
+    assert result.code == 1
+    summary = json.loads(result.stdout)
+    assert summary["stop_reason"] == "llm_error" and summary["answer"] is None
+    assert summary["steps"][0]["action"] == "Search[Arthur's Magazine]"
+    assert "HTTP 500" in summary["steps"][1]["error"]
+    one_error_line(result.stderr)
+    assert cli.trace()["steps"][0]["observation"].startswith("Arthur's Magazine (1844")

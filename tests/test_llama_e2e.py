@@ -1,0 +1,176 @@
+"""End to end against a real OpenAI-compatible server (llama.cpp), skipped unless asked for.
+
+    REACT_CLI_TEST_LLAMA_URL=http://127.0.0.1:8765/v1 pytest -s tests/test_llama_e2e.py
+    scripts/e2e-llama.sh            # the same, checking the server first
+
+The model answers for real (``REACT_CLI_TEST_LLAMA_MODEL``, default ``gemma-3-270m``, a tiny
+base model that miscounts steps, invents observations and rambles); Wikipedia is the recorded
+fake started here, so nothing leaves loopback. Requests go through a recording proxy, so the
+append-only assertion holds for the exact prompts the server received. Each run prints one
+line of figures (steps, stop reason, seconds per step, prompt tokens) with ``-s``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+from conftest import ROOT, cli_env
+from fake_mediawiki import FakeMediaWiki
+
+from react_cli.agent import STOP_REASONS, kept_text
+from react_cli.parser import cut_at_observation
+from react_cli.trace import load_trace
+
+LLAMA_URL = os.environ.get("REACT_CLI_TEST_LLAMA_URL", "")
+MODEL = os.environ.get("REACT_CLI_TEST_LLAMA_MODEL", "gemma-3-270m")
+QUESTION = "Which magazine was started first, Arthur's Magazine or First for Women?"
+MAX_STEPS = "4"
+MAX_TOKENS = "96"  # the base model rambles; a ReAct step needs far fewer
+
+pytestmark = [
+    pytest.mark.skipif(not LLAMA_URL, reason="set REACT_CLI_TEST_LLAMA_URL to a llama.cpp /v1 URL"),
+    pytest.mark.timeout(900),
+]
+
+
+class RecordingProxy:
+    """Forwards POSTs to the real server unchanged (streams included) and records each body."""
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream.rstrip("/")
+        self.bodies: list[dict[str, Any]] = []
+        self.url = ""
+        self._server: ThreadingHTTPServer | None = None
+
+    def __enter__(self) -> RecordingProxy:
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                """Quiet."""
+
+            def do_POST(self) -> None:
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                proxy.bodies.append(json.loads(raw))
+                path = self.path.removeprefix("/v1")
+                headers = {"Content-Type": "application/json"}
+                with requests.post(
+                    proxy.upstream + path, data=raw, headers=headers, stream=True, timeout=600
+                ) as answer:
+                    self.send_response(answer.status_code)
+                    self.send_header("Content-Type", answer.headers.get("Content-Type", ""))
+                    self.send_header("Transfer-Encoding", "chunked")
+                    self.send_header("Connection", "close")
+                    self.end_headers()
+                    try:
+                        for block in answer.iter_content(chunk_size=None):
+                            self.wfile.write(f"{len(block):X}\r\n".encode() + block + b"\r\n")
+                        self.wfile.write(b"0\r\n\r\n")
+                    except (BrokenPipeError, ConnectionResetError):
+                        pass  # the client cut the stream at an invented Observation
+                self.close_connection = True
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    def prompts(self) -> list[str]:
+        """The prompt text of every request, in order (chat: the one user message)."""
+        return [
+            body["messages"][0]["content"] if "messages" in body else body["prompt"]
+            for body in self.bodies
+        ]
+
+
+@pytest.fixture(scope="module")
+def wiki() -> Iterator[FakeMediaWiki]:
+    with FakeMediaWiki.from_fixtures() as server:
+        yield server
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "no-stream"])
+@pytest.mark.parametrize("api", ["completions", "chat"])
+def test_ask_against_a_real_server(
+    tmp_path: Path, wiki: FakeMediaWiki, api: str, stream: bool
+) -> None:
+    home = tmp_path / "home"
+    trace_path = tmp_path / "trace.json"
+    args = ["ask", QUESTION, "--api", api, "--max-steps", MAX_STEPS, "--max-tokens", MAX_TOKENS]
+    args += ["--trace", str(trace_path), "--json"] + ([] if stream else ["--no-stream"])
+    with RecordingProxy(LLAMA_URL) as proxy:
+        env = cli_env(
+            home, OPENAI_BASE_URL=proxy.url, REACT_CLI_MODEL=MODEL, REACT_CLI_WIKI=wiki.url
+        )
+        proc = subprocess.run(
+            [sys.executable, "-m", "react_cli", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+            timeout=800,
+            stdin=subprocess.DEVNULL,
+        )
+
+    # The run ends with an answer (0) or without one (1), never a crash, and leaves a trace.
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "Traceback" not in proc.stderr
+    trace = load_trace(trace_path)
+    assert trace["stop_reason"] in STOP_REASONS
+    assert json.loads(proc.stdout)["stop_reason"] == trace["stop_reason"]
+    if proc.returncode == 1:
+        assert proc.stderr.startswith("Error: no answer: ") and proc.stderr.count("\n") == 1
+    steps = trace["steps"]
+    assert steps and len(steps) <= int(MAX_STEPS)
+
+    # No kept model text carries an invented Observation line.
+    for step in steps:
+        for text in (step["raw"], step["followup_raw"] or ""):
+            assert cut_at_observation(text) == text
+
+    # Append-only: each request's prompt starts with the previous one, and where the model's
+    # output held an action, with the previous prompt plus exactly the kept model text.
+    prompts = proxy.prompts()
+    assert len(prompts) == sum(1 + (s["followup_raw"] is not None) for s in steps)
+    assert prompts[0].endswith(f"Question: {QUESTION}\nThought 1:")
+    for before, after in itertools.pairwise(prompts):
+        assert after.startswith(before)
+    main = 0  # index of the request that opened each step
+    for step in steps:
+        followup = step["followup_raw"] is not None
+        assert proxy.bodies[main]["stop"] == ["\nObservation"]
+        assert prompts[main].endswith(f"Thought {step['index']}:")
+        following = main + 1 + followup
+        if not followup and step["action"] and following < len(prompts):
+            assert prompts[following].startswith(prompts[main] + kept_text(step["raw"]))
+        if followup:
+            assert proxy.bodies[main + 1]["stop"] == ["\n"]
+        main = following
+
+    duration = trace["duration_s"]
+    tokens = [s["usage"]["prompt_tokens"] for s in steps]
+    print(
+        f"\nE2E api={api} stream={stream} exit={proc.returncode} stop={trace['stop_reason']} "
+        f"steps={len(steps)} requests={len(prompts)} s/step={duration / len(steps):.2f} "
+        f"latency={[round(s['latency_s'], 2) for s in steps]} prompt_tokens={tokens} "
+        f"prompt_chars={[len(p) for p in prompts]} answer={trace['answer']!r}"
+    )
