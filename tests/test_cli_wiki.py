@@ -10,7 +10,7 @@ from conftest import cli_env, only_trace, run_cli
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, scripted
 
-from react_cli.cli import lang_prompt, wiki_flags
+from react_cli.cli.options import lang_prompt, wiki_flags
 from react_cli.config import resolve
 from react_cli.errors import UsageError
 from tests.zim_fixtures import zh_archive

@@ -38,7 +38,7 @@ def test_wheel_contains_the_prompts(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     for name in SHIPPED:
         assert f"react_cli/prompts/{name}.txt" in names
-    assert "react_cli/cli.py" in names
+    assert "react_cli/cli/__init__.py" in names
 
 
 def test_installed_package_finds_its_prompts(wheel: Path, tmp_path: Path) -> None:

@@ -1,0 +1,16 @@
+"""Command-line layer: a thin typer application over the library.
+
+Only typer and light modules are imported at start-up; requests, bs4 and rich are imported
+inside commands, so ``react-cli --help`` stays fast. Each command lives in its own module,
+which registers itself on ``app`` when imported here.
+"""
+
+from react_cli.cli import ask, evaluate, traces  # noqa: F401  (register their commands)
+from react_cli.cli.app import app, main
+from react_cli.cli.prompts import prompts_app
+from react_cli.cli.wiki import wiki_app
+
+app.add_typer(prompts_app, name="prompts")
+app.add_typer(wiki_app, name="wiki")
+
+__all__ = ["app", "main"]

@@ -1,0 +1,90 @@
+"""The typer application, its entry point, and how failures reach the user.
+
+Every ``ReactCliError`` becomes one ``Error: ...`` line on stderr and its exit code; nothing
+else is printed on failure unless ``REACT_CLI_DEBUG=1`` asks for the traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated
+
+import typer
+
+from react_cli import __version__
+from react_cli.errors import EXIT_INTERRUPTED, EXIT_NO_ANSWER, EXIT_OK, ReactCliError
+
+app = typer.Typer(
+    name="react-cli",
+    help="Answer questions with ReAct (Thought/Action/Observation) over Wikipedia.",
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+)
+
+
+DEBUG_ENV = "REACT_CLI_DEBUG"
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"react-cli {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show version.")
+    ] = False,
+) -> None:
+    """Answer questions with ReAct (Thought/Action/Observation) over Wikipedia.
+
+    Exit codes: 0 answered; 1 no answer (step limit, endpoint failure, ...); 2 usage or
+    configuration error; 130 interrupted.
+    """
+
+
+def print_json(data: object, indent: int | None = None) -> None:
+    """JSON on stdout with untrusted text made terminal-safe."""
+    from react_cli.render import safe_json
+
+    print(safe_json(data, indent=indent))
+
+
+def debug_enabled() -> bool:
+    return os.environ.get(DEBUG_ENV, "") not in ("", "0")
+
+
+def print_error(message: str) -> None:
+    from react_cli.render import plain
+
+    one_line = " ".join(plain(message).split())
+    print(f"Error: {one_line}", file=sys.stderr, flush=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the app, turn every known failure into one line and an exit code."""
+    from typer.exceptions import Abort, TyperException
+
+    command = typer.main.get_command(app)
+    try:
+        code = command.main(args=argv, prog_name="react-cli", standalone_mode=False)
+    except TyperException as exc:
+        print_error(exc.format_message())
+        code = exc.exit_code
+    except ReactCliError as exc:
+        print_error(str(exc))
+        code = exc.exit_code
+    except (KeyboardInterrupt, Abort):
+        print_error("interrupted")
+        code = EXIT_INTERRUPTED
+    except Exception as exc:
+        if debug_enabled():
+            raise
+        print_error(f"internal error: {exc!r} (set {DEBUG_ENV}=1 for a traceback)")
+        code = EXIT_NO_ANSWER
+    sys.stdout.flush()
+    sys.exit(code if isinstance(code, int) else EXIT_OK)

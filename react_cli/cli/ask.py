@@ -1,0 +1,165 @@
+"""``react-cli ask``: one question, the answer alone on stdout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from react_cli.cli.app import app, debug_enabled, print_error, print_json
+from react_cli.cli.options import (
+    ApiKeyOpt,
+    ApiOpt,
+    BaseUrlOpt,
+    DebugOpt,
+    ForceAnswerOpt,
+    LangOpt,
+    MaxStepsOpt,
+    MaxTokensOpt,
+    MaxTotalTokensOpt,
+    ModelOpt,
+    NoStreamOpt,
+    PromptOpt,
+    TemperatureOpt,
+    TimeoutOpt,
+    VariantOpt,
+    WikiOpt,
+    lang_prompt,
+    read_question,
+    run_settings,
+    wiki_flags,
+)
+from react_cli.errors import EXIT_INTERRUPTED, EXIT_NO_ANSWER, UsageError
+
+
+@app.command()
+def ask(
+    question: Annotated[
+        str | None, typer.Argument(help="The question; '-' or omitted reads it from stdin.")
+    ] = None,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    api_key: ApiKeyOpt = None,
+    api: ApiOpt = None,
+    prompt: PromptOpt = None,
+    max_steps: MaxStepsOpt = None,
+    temperature: TemperatureOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    max_total_tokens: MaxTotalTokensOpt = None,
+    timeout: TimeoutOpt = None,
+    force_answer: ForceAnswerOpt = False,
+    wiki: WikiOpt = None,
+    lang: LangOpt = None,
+    variant: VariantOpt = None,
+    verbose: Annotated[
+        bool, typer.Option("-v", "--verbose", help="Show the trajectory on stderr.")
+    ] = False,
+    trace: Annotated[
+        Path | None, typer.Option(help="Write the trace here instead of the home directory.")
+    ] = None,
+    no_trace: Annotated[bool, typer.Option("--no-trace", help="Write no trace.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object instead of the answer.")
+    ] = False,
+    no_stream: NoStreamOpt = False,
+    debug: DebugOpt = False,
+    from_trace: Annotated[
+        Path | None,
+        typer.Option(help="Fork this trace: replay its steps before --from-step, then go live."),
+    ] = None,
+    from_step: Annotated[
+        int | None, typer.Option(help="The step K a fork continues live from (1 = first).")
+    ] = None,
+) -> None:
+    """Answer QUESTION: the answer alone on stdout, the trajectory (-v) on stderr."""
+    from react_cli.config import home_dir
+    from react_cli.prompts import load_prompt
+    from react_cli.render import Renderer, make_console, plain
+    from react_cli.run import build_model, build_tools, run_question, stderr_debug_log
+    from react_cli.trace import default_trace_path, now_utc
+
+    if trace is not None and no_trace:
+        raise UsageError("--trace and --no-trace contradict each other")
+    settings = run_settings(
+        model=model,
+        base_url=base_url,
+        api_key=api_key,
+        api=api,
+        prompt=lang_prompt(lang, prompt),
+        max_steps=max_steps,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        max_total_tokens=max_total_tokens,
+        run_timeout_s=timeout,
+        force_answer=force_answer,
+        wiki=wiki_flags(wiki, lang),
+        variant=variant,
+        no_stream=no_stream,
+    )
+    fork = None
+    if from_trace is not None or from_step is not None:
+        from react_cli.replay import Fork
+
+        if question is not None:
+            raise UsageError("a fork asks the trace's question: give no QUESTION")
+        fork = Fork.open(from_trace, from_step)
+    # A fork keeps the recorded prompt unless --prompt asks for another one.
+    template = fork.recorded.template() if fork and prompt is None else load_prompt(settings.prompt)
+    text = fork.recorded.result.question if fork else read_question(question)
+    debug_log = stderr_debug_log if debug or debug_enabled() else None
+    llm = build_model(settings, debug_log)
+    tools = build_tools(settings, debug_log)
+    if fork:
+        llm, tools = fork.model(llm), fork.tools(tools)
+    created = now_utc()
+    path = None if no_trace else (trace or default_trace_path(home_dir(), created, text))
+    observer = Renderer(make_console()) if verbose else None
+    outcome = run_question(
+        text,
+        settings=settings,
+        template=template,
+        model=llm,
+        tools=tools,
+        observer=observer,
+        trace_path=path,
+        created=created,
+        trace_extra=fork.trace_extra() if fork else None,
+    )
+    result = outcome.result
+    if as_json:
+        summary = {
+            "answer": result.answer,
+            "stop_reason": result.stop_reason,
+            "forced": result.forced,
+            "error": result.error,
+            "steps": outcome.trace["steps"],
+            "usage": outcome.trace["usage"],
+            "duration_s": outcome.trace["duration_s"],
+            "trace": str(path) if path else None,
+        }
+        print_json(summary)
+    elif result.answer is not None:
+        print(" ".join(plain(result.answer).split()))
+    if result.stop_reason == "interrupted":
+        print_error("interrupted" + (f"; trace written to {path}" if path else ""))
+        raise typer.Exit(EXIT_INTERRUPTED)
+    if result.answer is None:
+        print_error(
+            f"no answer: {describe_stop(result.stop_reason, settings.max_steps, result.error)}"
+        )
+        raise typer.Exit(EXIT_NO_ANSWER)
+
+
+def describe_stop(stop_reason: str, max_steps: int, error: str | None) -> str:
+    """A one-line human reason for a run that ended without an answer."""
+    reasons = {
+        "max_steps": f"the step limit ({max_steps}) was reached",
+        "repeated_action": "the model repeated the same action",
+        "parse_errors": "the model kept writing no valid action",
+        "token_budget": "the token budget was used up",
+        "timeout": error or "the time limit was reached",
+        "tool_errors": error or "the Wikipedia tool kept failing",
+        "llm_error": error or "the model endpoint failed",
+    }
+    return reasons.get(stop_reason, stop_reason)

@@ -1,0 +1,31 @@
+"""``react-cli prompts``: list and show the prompt templates."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+prompts_app = typer.Typer(help="List and show the prompt templates.", rich_markup_mode=None)
+
+
+@prompts_app.callback(invoke_without_command=True)
+def prompts_list(ctx: typer.Context) -> None:
+    """List the shipped prompt templates (use 'prompts show NAME' to print one)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from react_cli.prompts import load_prompt, shipped_names
+
+    for name in shipped_names():
+        template = load_prompt(name)
+        first = template.text.strip().splitlines()[0] if template.text.strip() else ""
+        print(f"{name}\t{first[:70]}")
+
+
+@prompts_app.command("show")
+def prompts_show(name: Annotated[str, typer.Argument(help="Prompt name or file.")]) -> None:
+    """Print a prompt template exactly as it is sent (with its {question} marker)."""
+    from react_cli.prompts import load_prompt
+
+    sys.stdout.write(load_prompt(name).text)

@@ -1,0 +1,169 @@
+"""``react-cli replay`` and ``react-cli traces``: saved runs."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from react_cli.cli.app import app, print_error, print_json
+from react_cli.cli.options import (
+    WikiOpt,
+    run_settings,
+)
+from react_cli.errors import EXIT_NO_ANSWER, UsageError
+
+if TYPE_CHECKING:
+    from react_cli.replay import Recorded
+
+
+TraceArg = Annotated[
+    Path | None, typer.Argument(help="A trace file; omitted = the most recent run's trace.")
+]
+
+
+NthOpt = Annotated[
+    int | None, typer.Option("-n", help="Use the N-th most recent trace (1 = newest).")
+]
+
+
+@app.command()
+def replay(
+    trace: TraceArg = None,
+    nth: NthOpt = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the trace normalised (or the re-run's result).")
+    ] = False,
+    step_delay: Annotated[
+        float, typer.Option(help="Pause this many seconds after each step while rendering.")
+    ] = 0.0,
+    rerun: Annotated[
+        bool,
+        typer.Option(help="Re-run offline with today's code on the recorded outputs; diff."),
+    ] = False,
+    live_tools: Annotated[
+        bool, typer.Option(help="Re-run on the recorded model outputs but real Wikipedia.")
+    ] = False,
+    wiki: WikiOpt = None,
+    verbose: Annotated[
+        bool, typer.Option("-v", "--verbose", help="Show the re-run's trajectory on stderr.")
+    ] = False,
+) -> None:
+    """Show a saved run as 'ask -v' showed it (stdout), or re-run it and diff (--rerun).
+
+    Exit codes: 0 shown, or re-run reproduced the recording; 1 the re-run differs, or the
+    trace is missing or unreadable; 2 usage error.
+    """
+    from react_cli.config import home_dir
+    from react_cli.replay import load_run, select_trace
+
+    if step_delay < 0:
+        raise UsageError("--step-delay must be ≥ 0")
+    rerunning = rerun or live_tools
+    if verbose and not rerunning:
+        raise UsageError("-v applies to --rerun / --live-tools only")
+    if wiki is not None and not live_tools:
+        raise UsageError("--wiki applies to --live-tools only")
+    if step_delay and (as_json or rerunning):
+        raise UsageError("--step-delay applies to rendering only, not to --json or --rerun")
+    recorded = load_run(select_trace(home_dir(), trace, nth))
+    if rerunning:
+        _rerun(recorded, live_tools=live_tools, wiki=wiki, verbose=verbose, as_json=as_json)
+    elif as_json:
+        print_json(recorded.normalised(), indent=2)
+    else:
+        from react_cli.render import make_console
+        from react_cli.render import replay_run as play
+        from react_cli.replay import PacedRenderer
+
+        play(PacedRenderer(make_console(stderr=False), step_delay), recorded.result)
+
+
+def _rerun(
+    recorded: Recorded, *, live_tools: bool, wiki: str | None, verbose: bool, as_json: bool
+) -> None:
+    """Re-run a recorded run; exit 1 with a step-by-step diff when it does not reproduce."""
+    from react_cli.render import Renderer, make_console, plain
+    from react_cli.replay import compare
+    from react_cli.replay import rerun as rerun_run
+
+    tools = None
+    if live_tools:
+        from react_cli.run import build_tools
+
+        tools = build_tools(run_settings(wiki=wiki))
+    observer = Renderer(make_console()) if verbose else None
+    now = rerun_run(recorded, tools=tools, observer=observer)
+    differences = compare(recorded.result, now)
+    if as_json:
+        report = {
+            "reproduced": not differences,
+            "answer": now.answer,
+            "stop_reason": now.stop_reason,
+            "differences": [d.to_dict() for d in differences],
+        }
+        print_json(report)
+    elif not differences:
+        if now.answer is not None:
+            print(" ".join(plain(now.answer).split()))
+    else:
+        print(f"The re-run differs from {plain(str(recorded.path))}:")
+        for difference in differences:
+            print(f"{difference.where}:")
+            print(f"  - {plain(difference.recorded)}")
+            print(f"  + {plain(difference.now)}")
+    if differences:
+        print_error(f"the re-run differs from the recorded run ({differences[0].where} first)")
+        raise typer.Exit(EXIT_NO_ANSWER)
+
+
+@app.command()
+def traces(
+    limit: Annotated[int, typer.Option("-n", help="Show at most N runs.")] = 20,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list.")] = False,
+) -> None:
+    """List recent runs, newest first; '#' is the number 'replay -n' takes."""
+    from react_cli.config import home_dir
+    from react_cli.replay import summarize, trace_files
+
+    if limit < 1:
+        raise UsageError("-n must be at least 1")
+    rows = [
+        {"n": n, **summarize(path)}
+        for n, path in enumerate(trace_files(home_dir())[:limit], start=1)
+    ]
+    if as_json:
+        print_json(rows, indent=2)
+        return
+    if not rows:
+        print(f"no traces in {home_dir() / 'traces'} yet", file=sys.stderr)
+        return
+    _print_traces(rows)
+
+
+def _print_traces(rows: list[dict[str, Any]]) -> None:
+    """One line per run, fixed columns, untrusted text cleaned and shortened."""
+    from react_cli.render import plain
+    from react_cli.replay import local_time
+
+    def short(text: str, width: int) -> str:
+        text = " ".join(plain(text).split())
+        return text if len(text) <= width else text[: width - 1] + "…"
+
+    print(f"{'#':>3}  {'time':<16}  {'stop':<15}  {'steps':>5}  {'model':<20}  question → answer")
+    for row in rows:
+        if "error" in row:
+            name = short(Path(row["path"]).name, 60)
+            print(
+                f"{row['n']:>3}  {'?':<16}  {'broken':<15}  {'':>5}  {'':<20}  {name}: "
+                f"{short(row['error'], 80)}"
+            )
+            continue
+        answer = "—" if row["answer"] is None else short(row["answer"], 40)
+        print(
+            f"{row['n']:>3}  {local_time(row['created']):<16}  {short(row['stop_reason'], 15):<15}"
+            f"  {row['steps']:>5}  {short(str(row['model'] or ''), 20):<20}"
+            f"  {short(row['question'], 60)} → {answer}"
+        )

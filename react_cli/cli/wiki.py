@@ -1,0 +1,113 @@
+"""``react-cli wiki``: the Wikipedia tools used directly, and ZIM building."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from react_cli.cli.app import print_json
+from react_cli.cli.options import (
+    LangOpt,
+    VariantOpt,
+    WikiOpt,
+    run_settings,
+    wiki_flags,
+)
+from react_cli.errors import ReactCliError, UsageError
+
+if TYPE_CHECKING:
+    from react_cli.records import ToolResult, Tools
+
+
+wiki_app = typer.Typer(
+    help="Use the Wikipedia tools directly (what the agent would observe); build ZIM archives.",
+    rich_markup_mode=None,
+    no_args_is_help=True,
+)
+
+
+def _wiki_session(wiki: str | None, lang: str | None, variant: str | None) -> Tools:
+    from react_cli.run import build_tools
+
+    return build_tools(run_settings(wiki=wiki_flags(wiki, lang), variant=variant))
+
+
+def _observe(result: ToolResult, as_json: bool) -> None:
+    """Print one observation (or, with --json, it and its details); backend failures exit 1."""
+    from react_cli.errors import WikiError
+    from react_cli.render import plain
+
+    if "error" in result.details:
+        raise WikiError(str(result.details["error"]))
+    if as_json:
+        record = {"observation": result.observation, "details": result.details}
+        print_json(record)
+    else:
+        print(plain(result.observation))
+
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the details as JSON too.")]
+
+
+@wiki_app.command("search")
+def wiki_search(
+    entity: Annotated[str, typer.Argument(help="What the agent would write in Search[...].")],
+    wiki: WikiOpt = None,
+    lang: LangOpt = None,
+    variant: VariantOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print the observation Search[ENTITY] gives."""
+    _observe(_wiki_session(wiki, lang, variant).search(entity), as_json)
+
+
+@wiki_app.command("lookup")
+def wiki_lookup(
+    entity: Annotated[str, typer.Argument(help="The page to load, as in Search[...].")],
+    keyword: Annotated[str, typer.Argument(help="What the agent would write in Lookup[...].")],
+    count: Annotated[int, typer.Option("-n", help="How many successive Lookups to print.")] = 1,
+    wiki: WikiOpt = None,
+    lang: LangOpt = None,
+    variant: VariantOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Search ENTITY, then print the observations of N successive Lookup[KEYWORD]."""
+    from react_cli.errors import WikiError
+    from react_cli.wiki.base import NO_MORE
+
+    if count < 1:
+        raise UsageError("-n must be at least 1")
+    session = _wiki_session(wiki, lang, variant)
+    found = session.search(entity)
+    if "error" in found.details:
+        raise WikiError(str(found.details["error"]))
+    if "resolved_title" not in found.details or found.details.get("disambiguation"):
+        raise ReactCliError(f"no page to look in: {found.observation}")
+    for _ in range(count):
+        result = session.lookup(keyword)
+        _observe(result, as_json)
+        if result.observation == NO_MORE:
+            break
+
+
+@wiki_app.command("build-zim")
+def wiki_build_zim(
+    corpus: Annotated[
+        Path, typer.Argument(help="JSONL of {title, text}, or a HotpotQA distractor file.")
+    ],
+    out: Annotated[Path, typer.Argument(help="The .zim file to write.")],
+    language: Annotated[
+        str, typer.Option(help="ISO 639-3 language of the text, for the full-text index.")
+    ] = "eng",
+    title: Annotated[str | None, typer.Option(help="Archive title [corpus name].")] = None,
+) -> None:
+    """Build a ZIM archive with a full-text index, for --wiki zim:OUT."""
+    from react_cli.wiki.zimbuild import build_zim
+
+    if not corpus.is_file():
+        raise UsageError(f"corpus not found: {str(corpus)!r}")
+    report = build_zim(corpus, out, language=language, name=title or "")
+    skipped = f", {report.duplicates} repeated titles skipped" if report.duplicates else ""
+    print(f"{out}: {report.articles} articles{skipped}; use --wiki zim:{out}")
