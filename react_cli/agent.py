@@ -17,7 +17,9 @@ from react_cli.errors import LLMError, ReactCliError
 from react_cli.parser import VALID_ACTIONS_HINT, parse_step, strip_think
 from react_cli.records import Completion, Model, ToolResult, Tools, Usage
 
-STOP_SEQUENCES = ["\nObservation"]
+# The model must stop before writing the tool's answer; a base model that finished its step
+# often goes on with a whole new few-shot example, so a new Question/Claim line stops it too.
+STOP_SEQUENCES = ["\nObservation", "\nQuestion:", "\nClaim:"]
 STOP_REASONS = (
     "finish",
     "max_steps",

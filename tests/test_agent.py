@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from scripted import DictTools, ScriptedModel
 
-from react_cli.agent import Agent, Limits, RunObserver, Step, kept_text
+from react_cli.agent import STOP_SEQUENCES, Agent, Limits, RunObserver, Step, kept_text
 from react_cli.errors import LLMConnectionError
 from react_cli.records import Completion
 
@@ -33,7 +33,7 @@ def test_search_then_finish_records_every_step() -> None:
     assert result.steps[0].details == {"resolved_title": "Ed Wood"}
     assert result.steps[0].thought == "I need to search Ed Wood."
     assert result.usage.total_tokens == 40
-    assert model.calls[0] == (PREFIX + "Thought 1:", ["\nObservation"])
+    assert model.calls[0] == (PREFIX + "Thought 1:", STOP_SEQUENCES)
 
 
 def test_prompt_only_grows_by_appending_the_kept_model_text() -> None:

@@ -15,6 +15,8 @@ from conftest import ROOT, cli_env, only_trace, run_cli
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, Reply, scripted
 
+from react_cli.agent import STOP_SEQUENCES
+
 QUESTION = "Which magazine was started first, Arthur's Magazine or First for Women?"
 GOOD_RUN = (
     " I need to search Arthur's Magazine and First for Women.\nAction 1: Search[Arthur's Magazine]",
@@ -46,7 +48,7 @@ def test_answers_end_to_end(home: Path, wiki: FakeMediaWiki, api: str, stream: b
     path = "/v1/chat/completions" if api == "chat" else "/v1/completions"
     assert [r.path for r in llm.requests] == [path] * 3
     assert all(r.json["stream"] is stream for r in llm.requests)
-    assert all(r.json["stop"] == ["\nObservation"] for r in llm.requests)
+    assert all(r.json["stop"] == STOP_SEQUENCES for r in llm.requests)
     trace = only_trace(home)
     assert trace["version"] == 1
     assert trace["answer"] == "Arthur's Magazine" and trace["stop_reason"] == "finish"

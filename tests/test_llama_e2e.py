@@ -28,7 +28,7 @@ import requests
 from conftest import ROOT, cli_env
 from fake_mediawiki import FakeMediaWiki
 
-from react_cli.agent import STOP_REASONS, kept_text
+from react_cli.agent import STOP_REASONS, STOP_SEQUENCES, kept_text
 from react_cli.parser import cut_at_observation
 from react_cli.trace import load_trace
 
@@ -157,7 +157,7 @@ def test_ask_against_a_real_server(
     main = 0  # index of the request that opened each step
     for step in steps:
         followup = step["followup_raw"] is not None
-        assert proxy.bodies[main]["stop"] == ["\nObservation"]
+        assert proxy.bodies[main]["stop"] == STOP_SEQUENCES
         assert prompts[main].endswith(f"Thought {step['index']}:")
         following = main + 1 + followup
         if not followup and step["action"] and following < len(prompts):
