@@ -27,7 +27,9 @@ from react_cli.records import Completion, Model, TextSink, ToolResult, Tools, Us
 from react_cli.render import Renderer
 from react_cli.trace import load_trace, step_from_dict, step_to_dict
 
-_CALL = re.compile(r"(Thought|Action) (\d+):\s*$")
+# The cue a prompt ends with names the call: "Thought k:", "Action k:", or the forced
+# "Action k: Finish[" of --force-answer.
+_CALL = re.compile(r"(Thought|Action) (\d+):\s*(Finish\[)?$")
 _FALLBACK_TEMPLATE = "Question: {question}\n"
 
 
@@ -62,6 +64,8 @@ class Recorded:
                 max_parse_errors=int(config.get("max_parse_errors") or default.max_parse_errors),
                 max_repeats=int(config.get("max_repeats") or default.max_repeats),
                 max_total_tokens=_optional_int(config.get("max_total_tokens")),
+                max_tool_errors=int(config.get("max_tool_errors") or default.max_tool_errors),
+                force_answer=bool(config.get("force_answer")),
             )
         except (TypeError, ValueError):
             raise TraceError(f"{self.path}: malformed config limits") from None
@@ -199,13 +203,14 @@ class RecordedModel:
     def complete(self, prompt: str, stop: list[str], on_text: TextSink | None = None) -> Completion:
         match = _CALL.search(prompt)
         label, index = (match.group(1), int(match.group(2))) if match else ("", 0)
+        first_call = label == "Thought" or bool(match and match.group(3))
         step = self._steps.get(index)
-        text = None if step is None else step.raw if label == "Thought" else step.followup_raw
+        text = None if step is None else step.raw if first_call else step.followup_raw
         if step is None or text is None:
             if self.live is not None:
                 return self.live.complete(prompt, stop, on_text)
             self._end_like_the_recording(label, index)
-        if label == "Thought":  # the step's cost is booked on its first call
+        if first_call:  # the step's cost is booked on its first call
             return Completion(text, step.usage, step.latency_s, step.retries)
         return Completion(text)
 

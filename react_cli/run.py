@@ -108,6 +108,7 @@ def run_config(settings: Settings, template: PromptTemplate) -> dict[str, Any]:
         "max_total_tokens": settings.max_total_tokens,
         "max_parse_errors": settings.max_parse_errors,
         "max_repeats": settings.max_repeats,
+        "max_tool_errors": settings.max_tool_errors,
         "stream": settings.stream,
         "timeout_s": settings.run_timeout_s,
         "force_answer": settings.force_answer,

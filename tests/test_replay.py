@@ -167,6 +167,16 @@ def test_rerun_reproduces_runs_that_ended_without_an_answer(
         assert (result.code, result.stdout, result.stderr) == (0, "", ""), path
 
 
+def test_rerun_reproduces_a_forced_answer(home: Path, wiki: FakeMediaWiki) -> None:
+    loop = [f" t\nAction {i}: Search[Page {i}]" for i in range(1, 3)]
+    path = record(
+        home, wiki, *loop, "Arthur's Magazine]", args=("--max-steps", "2", "--force-answer")
+    )
+    assert load_trace(path)["forced"] is True
+    result = run_cli(["replay", str(path), "--rerun"], offline_env(home))
+    assert (result.code, result.stdout, result.stderr) == (0, "Arthur's Magazine\n", "")
+
+
 def test_live_tools_show_wikipedia_drift(home: Path, wiki: FakeMediaWiki) -> None:
     path = record(home, wiki, *GOOD_RUN)
     same = run_cli(["replay", str(path), "--live-tools", "--wiki", wiki.url], offline_env(home))
