@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from react_cli.agent import RunResult, Step
-from react_cli.errors import TraceError
+from react_cli.errors import TraceError, UsageError
 from react_cli.records import Usage
 
 TRACE_VERSION = 1
@@ -129,6 +129,22 @@ def write_trace(path: Path, document: dict[str, Any]) -> None:
         write_json_atomic(path, document)
     except OSError as exc:
         raise TraceError(f"cannot write trace {path}: {exc.strerror or exc}") from None
+
+
+def check_writable(path: Path) -> None:
+    """Fail now, with the reason, if a trace could not be written to ``path`` later."""
+    try:
+        if path.is_dir():
+            raise IsADirectoryError(21, "is a directory")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write the trace to {path}: {exc.strerror or exc} "
+            "(give --trace PATH, --no-trace, or another REACT_CLI_HOME)"
+        ) from None
 
 
 def load_trace(path: Path) -> dict[str, Any]:

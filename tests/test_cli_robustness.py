@@ -3,6 +3,8 @@ moments. Each ends with one ``Error:`` line, the documented exit code and no tra
 
 from __future__ import annotations
 
+import errno
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -48,3 +50,71 @@ def test_config_file_that_is_not_utf8_is_a_usage_error(
     assert result.code == 2
     assert "config file" in one_error_line(result.stderr) and "UTF-8" in result.stderr
     assert not llm.requests
+
+
+@pytest.mark.parametrize("where", ["trace-is-a-directory", "traces-is-a-file"])
+def test_unwritable_trace_fails_before_the_run(
+    cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki, tmp_path: Path, where: str
+) -> None:
+    if where == "trace-is-a-directory":
+        result = ask(cli, llm, wiki, "--trace", str(tmp_path))
+    else:
+        (cli.home / "traces").write_text("")
+        result = ask(cli, llm, wiki)
+    assert result.code == 2 and result.stdout == ""
+    line = one_error_line(result.stderr)
+    assert "cannot write the trace" in line and "--no-trace" in line
+    assert not llm.requests  # no tokens paid for a run whose trace would be lost
+
+
+def test_trace_write_failing_after_the_run_keeps_the_answer(
+    cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def disk_full(path: Path, document: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("react_cli.trace.write_json_atomic", disk_full)
+    result = ask(cli, llm, wiki)
+    assert result.stdout == "Arthur's Magazine\n"
+    assert result.code == 1
+    assert "No space left on device" in one_error_line(result.stderr)
+
+
+def test_ctrl_c_while_the_run_is_set_up_still_writes_a_trace(
+    cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("react_cli.run.build_tools", interrupted)
+    result = ask(cli, llm, wiki)
+    assert result.code == 130 and result.stdout == ""
+    assert one_error_line(result.stderr).startswith("Error: interrupted; trace written to ")
+    trace = cli.trace()
+    assert trace["stop_reason"] == "interrupted" and trace["steps"] == []
+    assert trace["question"] == QUESTION and trace["answer"] is None
+
+
+def test_ctrl_c_typer_catches_is_still_reported(
+    cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """typer turns a KeyboardInterrupt into a silent exit 130; the user still gets a line."""
+
+    def interrupted(argument: object) -> str:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("react_cli.cli.ask.read_question", interrupted)
+    result = ask(cli, llm, wiki)
+    assert result.code == 130 and result.stdout == ""
+    assert one_error_line(result.stderr) == "Error: interrupted"
+
+
+def test_json_and_trace_agree_after_the_trace_moved_out_of_the_run(
+    cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki
+) -> None:
+    result = ask(cli, llm, wiki, "--json")
+    assert result.code == 0
+    summary = json.loads(result.stdout)
+    trace = cli.trace()
+    assert summary["trace"] and summary["steps"] == trace["steps"]
+    assert trace["stop_reason"] == "finish"
