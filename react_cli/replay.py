@@ -25,7 +25,7 @@ from react_cli.parser import parse_action
 from react_cli.prompts import PromptTemplate
 from react_cli.records import Completion, Model, TextSink, ToolResult, Tools, Usage
 from react_cli.render import Renderer
-from react_cli.trace import load_trace, step_from_dict, step_to_dict
+from react_cli.trace import load_trace, seconds, step_from_dict, step_to_dict
 
 _CALL = re.compile(r"(Thought|Action) (\d+):\s*$")
 _FALLBACK_TEMPLATE = "Question: {question}\n"
@@ -95,8 +95,8 @@ def load_run(path: Path) -> Recorded:
             stop_reason=str(document["stop_reason"]),
             steps=steps,
             usage=usage,
-            duration_s=float(document.get("duration_s") or 0.0),
-            error=document.get("error"),
+            duration_s=seconds(document.get("duration_s"), "duration_s"),
+            error=None if document.get("error") is None else str(document["error"]),
         )
     except (TypeError, ValueError, AttributeError) as exc:
         raise TraceError(f"{path}: malformed trace ({exc})") from None

@@ -118,3 +118,41 @@ def test_json_and_trace_agree_after_the_trace_moved_out_of_the_run(
     trace = cli.trace()
     assert summary["trace"] and summary["steps"] == trace["steps"]
     assert trace["stop_reason"] == "finish"
+
+
+# --- traces with fields of the wrong type ------------------------------------------------------
+
+GOOD_STEP = {"index": 1, "thought": "t", "action": "Search[x]", "observation": "o", "raw": "r"}
+BAD_TRACES = {
+    "action-is-a-number": {"steps": [{**GOOD_STEP, "action": 5}]},
+    "followup-is-a-list": {"steps": [{**GOOD_STEP, "followup_raw": ["x"]}]},
+    "details-is-a-list": {"steps": [{**GOOD_STEP, "details": [1, 2]}]},
+    "latency-is-text": {"steps": [{**GOOD_STEP, "latency_s": "abc"}]},
+    "latency-is-infinite": {"steps": [{**GOOD_STEP, "latency_s": 1e400}]},
+    "duration-is-nan": {"duration_s": float("nan")},
+    "version-is-true": {"version": True},
+    "version-is-a-float": {"version": 1.0},
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_TRACES))
+@pytest.mark.parametrize("command", [[], ["--json"], ["--rerun"]])
+def test_trace_with_wrong_field_types_is_one_line_exit_1(
+    cli: Runner, tmp_path: Path, name: str, command: list[str]
+) -> None:
+    document = {"version": 1, "question": "q", "stop_reason": "max_steps", "steps": []}
+    document.update(BAD_TRACES[name])
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(document), encoding="utf-8")  # NaN/Infinity as Python writes them
+    result = cli(["replay", str(path), *command])
+    assert result.code == 1 and result.stdout == "", result.stdout
+    assert one_error_line(result.stderr).startswith(f"Error: {path}: ")
+    assert "internal error" not in result.stderr
+
+
+def test_odd_usage_numbers_from_a_server_count_as_zero() -> None:
+    from react_cli.records import Usage
+
+    assert Usage.from_dict({"prompt_tokens": "12", "completion_tokens": 3}) == Usage(0, 3)
+    assert Usage.from_dict({"prompt_tokens": float("nan"), "completion_tokens": -1}) == Usage()
+    assert Usage.from_dict({"prompt_tokens": True, "completion_tokens": 2.0}) == Usage(0, 2)
