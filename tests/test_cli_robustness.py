@@ -156,3 +156,12 @@ def test_odd_usage_numbers_from_a_server_count_as_zero() -> None:
     assert Usage.from_dict({"prompt_tokens": "12", "completion_tokens": 3}) == Usage(0, 3)
     assert Usage.from_dict({"prompt_tokens": float("nan"), "completion_tokens": -1}) == Usage()
     assert Usage.from_dict({"prompt_tokens": True, "completion_tokens": 2.0}) == Usage(0, 2)
+
+
+def test_unterminated_osc_does_not_swallow_the_rest_of_the_text() -> None:
+    from react_cli.render import plain
+
+    assert plain("Could not find [Ed\x1b]. Similar: ['Ed Wood'].") == (
+        "Could not find [Ed. Similar: ['Ed Wood']."
+    )
+    assert plain("a\x1b]0;title\x07b \x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\ c") == "ab link c"
