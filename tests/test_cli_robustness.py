@@ -165,3 +165,18 @@ def test_unterminated_osc_does_not_swallow_the_rest_of_the_text() -> None:
         "Could not find [Ed. Similar: ['Ed Wood']."
     )
     assert plain("a\x1b]0;title\x07b \x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\ c") == "ab link c"
+
+
+def test_empty_prompt_option_is_a_clear_usage_error(
+    cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki
+) -> None:
+    result = ask(cli, llm, wiki, "--prompt", "")
+    assert result.code == 2
+    assert "the prompt is empty" in one_error_line(result.stderr)
+
+
+def test_help_shows_exit_codes_and_argument_names(cli: Runner) -> None:
+    root = cli(["--help"])
+    assert root.code == 0 and "Exit codes: 0 answered" in root.stdout
+    assert "[QUESTION]" in cli(["ask", "--help"]).stdout
+    assert "[TRACE]" in cli(["replay", "--help"]).stdout

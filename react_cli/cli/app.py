@@ -17,7 +17,6 @@ from react_cli.errors import EXIT_INTERRUPTED, EXIT_NO_ANSWER, EXIT_OK, ReactCli
 
 app = typer.Typer(
     name="react-cli",
-    help="Answer questions with ReAct (Thought/Action/Observation) over Wikipedia.",
     add_completion=False,
     no_args_is_help=True,
     rich_markup_mode=None,

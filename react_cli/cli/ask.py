@@ -42,7 +42,10 @@ if TYPE_CHECKING:
 @app.command()
 def ask(
     question: Annotated[
-        str | None, typer.Argument(help="The question; '-' or omitted reads it from stdin.")
+        str | None,
+        typer.Argument(
+            metavar="QUESTION", help="The question; '-' or omitted reads it from stdin."
+        ),
     ] = None,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
