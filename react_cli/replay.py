@@ -281,6 +281,8 @@ def rerun(
     """Run the recorded question again with today's loop, on the recorded model outputs and
     (unless ``tools`` is given) the recorded observations. Never touches the network itself."""
     result = recorded.result
+    if not result.steps and result.stop_reason == "interrupted":
+        return result  # Ctrl-C before the first step: there is nothing to re-run
     agent = Agent(
         RecordedModel(result),
         tools or RecordedTools(result.steps),

@@ -90,6 +90,10 @@ def test_ctrl_c_while_the_run_is_set_up_still_writes_a_trace(
     result = ask(cli, llm, wiki)
     assert result.code == 130 and result.stdout == ""
     assert one_error_line(result.stderr).startswith("Error: interrupted; trace written to ")
+    path = next((cli.home / "traces").glob("*.json"))
+    shown = cli(["replay", str(path)])
+    assert shown.code == 0 and "No answer (interrupted)" in shown.stdout
+    assert cli(["replay", "--rerun", str(path)]).code == 0  # nothing to re-run: reproduced
     trace = cli.trace()
     assert trace["stop_reason"] == "interrupted" and trace["steps"] == []
     assert trace["question"] == QUESTION and trace["answer"] is None
