@@ -111,6 +111,8 @@ def load_config_file(path: Path) -> dict[str, Any]:
         return {}
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"config file {path}: {exc}") from None
+    except UnicodeDecodeError as exc:  # TOML must be UTF-8
+        raise UsageError(f"config file {path}: not UTF-8 text ({exc.reason})") from None
     unknown = sorted(set(data) - set(_FIELD_TYPES))
     if unknown:
         raise UsageError(f"config file {path}: unknown setting(s): {', '.join(unknown)}")

@@ -17,6 +17,7 @@ import re
 import time
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import requests
 
@@ -117,7 +118,9 @@ class OpenAIClient:
         self.stream = stream
         self.timeout_s = timeout_s
         self.max_chars = max_tokens * CHARS_PER_TOKEN if max_tokens else DEFAULT_MAX_CHARS
-        self.url = f"{self.base_url}/{'chat/completions' if api == 'chat' else 'completions'}"
+        self.url = _endpoint_url(self.base_url, api)
+        self.shown_url = _shown_url(self.url)  # for messages and logs: no credentials, no query
+        self._url_secrets = _url_secrets(self.url)
         self.stop_supported = True
         self.stream_options_supported = True
         self._api_key = api_key or None
@@ -192,14 +195,16 @@ class OpenAIClient:
         """POST with urllib3's retries; what still fails to connect is an LLMConnectionError."""
         left = time_left()
         if left is not None and left <= 0:
-            raise LLMConnectionError(f"the run's time limit ran out before calling {self.url}")
+            raise LLMConnectionError(
+                f"the run's time limit ran out before calling {self.shown_url}"
+            )
         timeout = bounded(self.timeout_s)
         headers = self._headers()
         if self._debug_log:
             shown = {**self._session.headers, **headers}
             if "Authorization" in shown:
                 shown["Authorization"] = "Bearer ***"
-            self._log(f"POST {self.url} headers={json.dumps(shown)} body={json.dumps(body)}")
+            self._log(f"POST {self.shown_url} headers={json.dumps(shown)} body={json.dumps(body)}")
         try:
             response = self._session.post(
                 self.url,
@@ -209,10 +214,11 @@ class OpenAIClient:
                 timeout=(min(CONNECT_TIMEOUT_S, timeout), timeout),
             )
         except requests.RequestException as exc:
-            raise LLMConnectionError(f"cannot reach {self.url}: {self._reason(exc)}") from None
-        self._log(
-            f"HTTP {response.status_code} {self.url} headers={json.dumps(dict(response.headers))}"
-        )
+            raise LLMConnectionError(
+                f"cannot reach {self.shown_url}: {self._reason(exc)}"
+            ) from None
+        headers_in = json.dumps(dict(response.headers))
+        self._log(f"HTTP {response.status_code} {self.shown_url} headers={headers_in}")
         return response
 
     def _drop_rejected(self, response: requests.Response, body: dict[str, Any]) -> None:
@@ -230,12 +236,12 @@ class OpenAIClient:
             self.stop_supported = False
             self._log("endpoint rejected stop; retrying without it (cutting client-side)")
             return
-        where = f"{self.url} (model {self.model!r})"
+        where = f"{self.shown_url} (model {self.model!r})"
         said = f": {message}" if message else ""
         if status in (401, 403):
             key = "rejected the API key" if self._api_key else "requires an API key"
             raise LLMAuthError(
-                f"the endpoint {key} (HTTP {status}) at {self.url}{said}; "
+                f"the endpoint {key} (HTTP {status}) at {self.shown_url}{said}; "
                 "set OPENAI_API_KEY or --api-key"
             )
         if status == 404:
@@ -335,7 +341,7 @@ class OpenAIClient:
                 left = time_left()
                 if left is not None and left <= 0:
                     raise LLMConnectionError(
-                        f"the run's time limit ran out while {self.url} was still answering"
+                        f"the run's time limit ran out while {self.shown_url} was still answering"
                     )
         except requests.RequestException as exc:
             raise _Transient(self._broke_off(exc)) from None
@@ -367,11 +373,13 @@ class OpenAIClient:
 
     def _malformed(self, what: str) -> LLMResponseError:
         return LLMResponseError(
-            f"{self.url} (model {self.model!r}) answered HTTP 200 with {self._clean(what)}"
+            f"{self.shown_url} (model {self.model!r}) answered HTTP 200 with {self._clean(what)}"
         )
 
     def _broke_off(self, exc: requests.RequestException) -> LLMConnectionError:
-        return LLMConnectionError(f"the answer from {self.url} broke off: {self._reason(exc)}")
+        return LLMConnectionError(
+            f"the answer from {self.shown_url} broke off: {self._reason(exc)}"
+        )
 
     def _reason(self, exc: requests.RequestException) -> str:
         text = str(exc).lower()
@@ -381,8 +389,12 @@ class OpenAIClient:
         return self._clean(f"{type(exc).__name__}: {exc}")
 
     def _redact(self, text: str) -> str:
-        """Never the API key, not even when a server echoes it back."""
-        return text.replace(self._api_key, "***") if self._api_key else text
+        """Never the API key or the URL's credentials and query, even when a server or an
+        exception message echoes them back."""
+        for secret in (self._api_key, *self._url_secrets):
+            if secret:
+                text = text.replace(secret, "***")
+        return text
 
     def _clean(self, text: str) -> str:
         """One short line for an error message."""
@@ -394,6 +406,29 @@ class OpenAIClient:
     def _log(self, line: str) -> None:
         if self._debug_log:
             self._debug_log(self._redact(line))
+
+
+def _endpoint_url(base_url: str, api: str) -> str:
+    """The completion endpoint under ``base_url``; a query string (``?api-version=...``) stays
+    at the end, where the server looks for it."""
+    parts = urlsplit(base_url)
+    path = parts.path.rstrip("/") + ("/chat/completions" if api == "chat" else "/completions")
+    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+
+
+def _shown_url(url: str) -> str:
+    """A URL fit for messages and logs: user, password and query string dropped."""
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def _url_secrets(url: str) -> tuple[str, ...]:
+    """What of a URL must never be shown: its user info (user:password) and query string."""
+    parts = urlsplit(url)
+    userinfo = parts.netloc.rpartition("@")[0]
+    secrets = (userinfo, userinfo.partition(":")[2], parts.query)
+    return tuple(s for s in secrets if s)
 
 
 def _server_message(text: str) -> str:

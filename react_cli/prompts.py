@@ -44,6 +44,10 @@ def shipped_names() -> list[str]:
 def load_prompt(name_or_path: str) -> PromptTemplate:
     """A shipped template by name, else a user's file; a file without ``{question}`` gets
     the paper's ``Question: …`` line appended."""
+    if not name_or_path.strip():
+        raise UsageError(
+            f"the prompt is empty: give a name ({', '.join(shipped_names())}) or a file"
+        )
     shipped = prompts_dir() / f"{name_or_path}{_SUFFIX}"
     path = shipped if name_or_path in shipped_names() else Path(name_or_path).expanduser()
     try:

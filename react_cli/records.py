@@ -6,6 +6,7 @@ model or a tool set can be swapped for a scripted one in tests and in replay.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -38,7 +39,7 @@ class Usage:
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> Usage:
         data = data or {}
-        return cls(int(data.get("prompt_tokens") or 0), int(data.get("completion_tokens") or 0))
+        return cls(_count(data.get("prompt_tokens")), _count(data.get("completion_tokens")))
 
 
 @dataclass
@@ -85,3 +86,11 @@ class Tools(Protocol):
     def search(self, entity: str) -> ToolResult: ...
 
     def lookup(self, keyword: str) -> ToolResult: ...
+
+
+def _count(value: Any) -> int:
+    """A token count as servers and traces report it; anything but a finite number ≥ 0 is 0
+    (a server's odd usage field must never end a run)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    return int(value) if math.isfinite(value) and value >= 0 else 0

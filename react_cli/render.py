@@ -16,7 +16,9 @@ from rich.text import Text
 
 from react_cli.agent import RunObserver, RunResult, Step
 
-_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+# CSI sequences, OSC sequences with their terminator (BEL or ST), other two-byte escapes. An
+# OSC without a terminator is not swallowed to the end of the text: its ESC alone is removed.
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 
 

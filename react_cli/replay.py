@@ -25,7 +25,7 @@ from react_cli.parser import parse_action
 from react_cli.prompts import PromptTemplate
 from react_cli.records import Completion, Model, TextSink, ToolResult, Tools, Usage
 from react_cli.render import Renderer
-from react_cli.trace import load_trace, step_from_dict, step_to_dict
+from react_cli.trace import load_trace, seconds, step_from_dict, step_to_dict
 
 # The cue a prompt ends with names the call: "Thought k:", "Action k:", or the forced
 # "Action k: Finish[" of --force-answer.
@@ -99,8 +99,8 @@ def load_run(path: Path) -> Recorded:
             stop_reason=str(document["stop_reason"]),
             steps=steps,
             usage=usage,
-            duration_s=float(document.get("duration_s") or 0.0),
-            error=document.get("error"),
+            duration_s=seconds(document.get("duration_s"), "duration_s"),
+            error=None if document.get("error") is None else str(document["error"]),
         )
     except (TypeError, ValueError, AttributeError) as exc:
         raise TraceError(f"{path}: malformed trace ({exc})") from None
@@ -286,6 +286,8 @@ def rerun(
     """Run the recorded question again with today's loop, on the recorded model outputs and
     (unless ``tools`` is given) the recorded observations. Never touches the network itself."""
     result = recorded.result
+    if not result.steps and result.stop_reason == "interrupted":
+        return result  # Ctrl-C before the first step: there is nothing to re-run
     agent = Agent(
         RecordedModel(result),
         tools or RecordedTools(result.steps),

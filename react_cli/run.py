@@ -17,7 +17,7 @@ from react_cli.agent import Agent, Limits, RunObserver, RunResult
 from react_cli.config import Settings
 from react_cli.errors import UsageError
 from react_cli.prompts import PromptTemplate
-from react_cli.records import Model, Tools
+from react_cli.records import Model, Tools, Usage
 from react_cli.trace import new_run_id, now_utc, trace_document, write_trace
 from react_cli.wiki.base import WikiBackend
 
@@ -152,6 +152,40 @@ def run_question(
     )
     agent = Agent(model, tools, limits=limits, observer=observer)
     result = agent.run(template.prefix(question), question.strip())
+    return _finish(result, settings, template, trace_path, created, trace_extra)
+
+
+def write_interrupted_trace(
+    question: str,
+    *,
+    settings: Settings,
+    template: PromptTemplate,
+    path: Path,
+    created: datetime,
+    extra: dict[str, Any] | None = None,
+) -> Outcome:
+    """The trace of a run Ctrl-C stopped before its first step (while it was being set up)."""
+    duration = (now_utc() - created).total_seconds()
+    result = RunResult(
+        question=question.strip(),
+        answer=None,
+        stop_reason="interrupted",
+        steps=[],
+        usage=Usage(),
+        duration_s=max(0.0, duration),
+        error="interrupted by the user",
+    )
+    return _finish(result, settings, template, path, created, extra)
+
+
+def _finish(
+    result: RunResult,
+    settings: Settings,
+    template: PromptTemplate,
+    trace_path: Path | None,
+    created: datetime,
+    trace_extra: dict[str, Any] | None,
+) -> Outcome:
     document = trace_document(
         result,
         run_id=new_run_id(),

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import tempfile
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from react_cli.agent import RunResult, Step
-from react_cli.errors import TraceError
+from react_cli.errors import TraceError, UsageError
 from react_cli.records import Usage
 
 TRACE_VERSION = 1
@@ -65,20 +66,45 @@ def step_to_dict(step: Step) -> dict[str, Any]:
 
 
 def step_from_dict(data: dict[str, Any]) -> Step:
+    """A recorded step; TypeError/ValueError when a field has the wrong type or is not finite."""
+    if not isinstance(data, dict):
+        raise TypeError(f"a step is {type(data).__name__}, not an object")
+    details = data.get("details") or {}
+    if not isinstance(details, dict):
+        raise TypeError("step details are not an object")
+    usage = data.get("usage")
     return Step(
         index=int(data.get("index", 0)),
-        thought=str(data.get("thought") or ""),
-        action=data.get("action"),
-        observation=str(data.get("observation") or ""),
-        raw=str(data.get("raw") or ""),
-        followup_raw=data.get("followup_raw"),
-        usage=Usage.from_dict(data.get("usage")),
-        latency_s=float(data.get("latency_s") or 0.0),
-        tool_latency_s=float(data.get("tool_latency_s") or 0.0),
+        thought=_text(data, "thought") or "",
+        action=_text(data, "action"),
+        observation=_text(data, "observation") or "",
+        raw=_text(data, "raw") or "",
+        followup_raw=_text(data, "followup_raw"),
+        usage=Usage.from_dict(usage if isinstance(usage, dict) else None),
+        latency_s=seconds(data.get("latency_s"), "latency_s"),
+        tool_latency_s=seconds(data.get("tool_latency_s"), "tool_latency_s"),
         retries=int(data.get("retries") or 0),
-        error=data.get("error"),
-        details=dict(data.get("details") or {}),
+        error=_text(data, "error"),
+        details=details,
     )
+
+
+def _text(data: dict[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"{key} is {type(value).__name__}, not text")
+    return value
+
+
+def seconds(value: Any, name: str) -> float:
+    """A recorded duration: a finite number ≥ 0 (missing = 0)."""
+    if value is None:
+        return 0.0
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} is {type(value).__name__}, not a number")
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"{name} is {value}, not a duration")
+    return float(value)
 
 
 def trace_document(
@@ -131,6 +157,22 @@ def write_trace(path: Path, document: dict[str, Any]) -> None:
         raise TraceError(f"cannot write trace {path}: {exc.strerror or exc}") from None
 
 
+def check_writable(path: Path) -> None:
+    """Fail now, with the reason, if a trace could not be written to ``path`` later."""
+    try:
+        if path.is_dir():
+            raise IsADirectoryError(21, "is a directory")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write the trace to {path}: {exc.strerror or exc} "
+            "(give --trace PATH, --no-trace, or another REACT_CLI_HOME)"
+        ) from None
+
+
 def load_trace(path: Path) -> dict[str, Any]:
     """Read and validate a trace, upgrading older versions; TraceError names file and problem."""
     try:
@@ -151,7 +193,11 @@ def load_trace(path: Path) -> dict[str, Any]:
     if not isinstance(document, dict):
         raise TraceError(f"{path}: not a react-cli trace (top level is not an object)")
     version = document.get("version")
-    if version not in READABLE_VERSIONS:
+    if (
+        isinstance(version, bool)
+        or not isinstance(version, int)
+        or version not in READABLE_VERSIONS
+    ):
         raise TraceError(
             f"{path}: unsupported trace version {version!r} "
             f"(this react-cli reads {', '.join(map(str, sorted(READABLE_VERSIONS)))})"

@@ -153,7 +153,8 @@ class _Handler(BaseHTTPRequestHandler):
             RecordedRequest(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
         )
         self.close_connection = True
-        if self.path not in PATHS:
+        path = self.path.partition("?")[0]  # a query string (?api-version=...) is allowed
+        if path not in PATHS:
             self._send(404, _error_body(f"unknown path {self.path}"), {})
             return
         body = body or {}
@@ -167,7 +168,7 @@ class _Handler(BaseHTTPRequestHandler):
                 reply.status, reply.body or _error_body(f"HTTP {reply.status}"), reply.headers
             )
             return
-        chat = self.path.endswith("/chat/completions")
+        chat = path.endswith("/chat/completions")
         text, finish = _apply_stop(reply, body.get("stop"))
         usage = _usage(body, text) if reply.usage else None
         if body.get("stream"):

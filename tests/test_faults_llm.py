@@ -273,3 +273,29 @@ def test_failure_after_progress_keeps_the_earlier_steps(cli: Runner, wiki: FakeM
     assert "HTTP 500" in summary["steps"][1]["error"]
     one_error_line(result.stderr)
     assert cli.trace()["steps"][0]["observation"].startswith("Arthur's Magazine (1844")
+
+
+@pytest.mark.parametrize("fault", ["refused", "500"])
+def test_url_credentials_and_query_never_shown(
+    cli: Runner, wiki: FakeMediaWiki, fault: str
+) -> None:
+    """http://user:pass@host/v1?key=... : neither the password nor the query string reaches
+    the error line, the debug log or the trace; the query stays on the request URL."""
+    with FakeOpenAI([Reply(status=500)]) as llm:
+        if fault == "refused":
+            llm.stop()
+        url = llm.url.replace("http://", "http://alice:hunter2pw@") + "?key=QUERYSECRET"
+        result = cli(
+            ["ask", QUESTION, "--debug"],
+            OPENAI_BASE_URL=url,
+            REACT_CLI_MODEL="test-model",
+            REACT_CLI_WIKI=wiki.url,
+        )
+    assert result.code == 1 and result.stdout == ""
+    assert "Error: no answer: " in result.stderr and "Traceback" not in result.stderr
+    trace_text = json.dumps(cli.trace())
+    for text in (result.stderr, trace_text):
+        assert "hunter2pw" not in text and "QUERYSECRET" not in text and "alice" not in text
+    if fault == "500":
+        assert llm.requests[0].path == "/v1/chat/completions?key=QUERYSECRET"
+        assert llm.requests[0].headers["authorization"].startswith("Basic ")

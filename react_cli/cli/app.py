@@ -17,7 +17,6 @@ from react_cli.errors import EXIT_INTERRUPTED, EXIT_NO_ANSWER, EXIT_OK, ReactCli
 
 app = typer.Typer(
     name="react-cli",
-    help="Answer questions with ReAct (Thought/Action/Observation) over Wikipedia.",
     add_completion=False,
     no_args_is_help=True,
     rich_markup_mode=None,
@@ -58,10 +57,14 @@ def debug_enabled() -> bool:
     return os.environ.get(DEBUG_ENV, "") not in ("", "0")
 
 
+_reported: list[str] = []  # the Error lines printed so far (main adds one only if none was)
+
+
 def print_error(message: str) -> None:
     from react_cli.render import plain
 
     one_line = " ".join(plain(message).split())
+    _reported.append(one_line)
     print(f"Error: {one_line}", file=sys.stderr, flush=True)
 
 
@@ -69,9 +72,13 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app, turn every known failure into one line and an exit code."""
     from typer.exceptions import Abort, TyperException
 
-    command = typer.main.get_command(app)
+    _reported.clear()
     try:
+        command = typer.main.get_command(app)
         code = command.main(args=argv, prog_name="react-cli", standalone_mode=False)
+        if code == EXIT_INTERRUPTED and not _reported:
+            # typer turns a Ctrl-C it catches into a silent exit 130
+            print_error("interrupted")
     except TyperException as exc:
         print_error(exc.format_message())
         code = exc.exit_code

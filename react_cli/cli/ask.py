@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import sys
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -32,11 +34,18 @@ from react_cli.cli.options import (
 )
 from react_cli.errors import EXIT_INTERRUPTED, EXIT_NO_ANSWER, UsageError
 
+if TYPE_CHECKING:
+    from react_cli.config import Settings
+    from react_cli.prompts import PromptTemplate
+
 
 @app.command()
 def ask(
     question: Annotated[
-        str | None, typer.Argument(help="The question; '-' or omitted reads it from stdin.")
+        str | None,
+        typer.Argument(
+            metavar="QUESTION", help="The question; '-' or omitted reads it from stdin."
+        ),
     ] = None,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
@@ -75,9 +84,6 @@ def ask(
     """Answer QUESTION: the answer alone on stdout, the trajectory (-v) on stderr."""
     from react_cli.config import home_dir
     from react_cli.prompts import load_prompt
-    from react_cli.render import Renderer, make_console, plain
-    from react_cli.run import build_model, build_tools, run_question, stderr_debug_log
-    from react_cli.trace import default_trace_path, now_utc
 
     if trace is not None and no_trace:
         raise UsageError("--trace and --no-trace contradict each other")
@@ -107,25 +113,40 @@ def ask(
     # A fork keeps the recorded prompt unless --prompt asks for another one.
     template = fork.recorded.template() if fork and prompt is None else load_prompt(settings.prompt)
     text = fork.recorded.result.question if fork else read_question(question)
-    debug_log = stderr_debug_log if debug or debug_enabled() else None
-    llm = build_model(settings, debug_log)
-    tools = build_tools(settings, debug_log)
-    if fork:
-        llm, tools = fork.model(llm), fork.tools(tools)
-    created = now_utc()
-    path = None if no_trace else (trace or default_trace_path(home_dir(), created, text))
-    observer = Renderer(make_console()) if verbose else None
-    outcome = run_question(
-        text,
-        settings=settings,
-        template=template,
-        model=llm,
-        tools=tools,
-        observer=observer,
-        trace_path=path,
-        created=created,
-        trace_extra=fork.trace_extra() if fork else None,
-    )
+    created = datetime.now(timezone.utc)
+    extra = fork.trace_extra() if fork else None
+    path: Path | None = None
+    # From here on, Ctrl-C (even while modules load) still leaves a trace saying so.
+    try:
+        from react_cli.trace import check_writable, default_trace_path
+
+        if not no_trace:
+            path = trace or default_trace_path(home_dir(), created, text)
+            check_writable(path)  # before paying for a run whose trace would be lost
+        from react_cli.render import Renderer, make_console
+        from react_cli.run import build_model, build_tools, run_question, stderr_debug_log
+
+        debug_log = stderr_debug_log if debug or debug_enabled() else None
+        llm = build_model(settings, debug_log)
+        tools = build_tools(settings, debug_log)
+        if fork:
+            llm, tools = fork.model(llm), fork.tools(tools)
+        observer = Renderer(make_console()) if verbose else None
+        outcome = run_question(
+            text,
+            settings=settings,
+            template=template,
+            model=llm,
+            tools=tools,
+            observer=observer,
+            created=created,
+            trace_extra=extra,
+        )
+    except KeyboardInterrupt:
+        _interrupted_before_the_run(text, settings, template, path, created, extra)
+    from react_cli.render import plain
+    from react_cli.trace import write_trace
+
     result = outcome.result
     if as_json:
         summary = {
@@ -141,6 +162,9 @@ def ask(
         print_json(summary)
     elif result.answer is not None:
         print(" ".join(plain(result.answer).split()))
+    if path is not None:  # after the answer is out: a failing disk must not lose it
+        sys.stdout.flush()
+        write_trace(path, outcome.trace)
     if result.stop_reason == "interrupted":
         print_error("interrupted" + (f"; trace written to {path}" if path else ""))
         raise typer.Exit(EXIT_INTERRUPTED)
@@ -149,6 +173,25 @@ def ask(
             f"no answer: {describe_stop(result.stop_reason, settings.max_steps, result.error)}"
         )
         raise typer.Exit(EXIT_NO_ANSWER)
+
+
+def _interrupted_before_the_run(
+    text: str,
+    settings: Settings,
+    template: PromptTemplate,
+    path: Path | None,
+    created: datetime,
+    extra: dict[str, Any] | None,
+) -> NoReturn:
+    """Ctrl-C while the run was being set up: write a trace with no steps, exit 130."""
+    from react_cli.run import write_interrupted_trace
+
+    if path is not None:
+        write_interrupted_trace(
+            text, settings=settings, template=template, path=path, created=created, extra=extra
+        )
+    print_error("interrupted" + (f"; trace written to {path}" if path else ""))
+    raise typer.Exit(EXIT_INTERRUPTED)
 
 
 def describe_stop(stop_reason: str, max_steps: int, error: str | None) -> str:

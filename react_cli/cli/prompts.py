@@ -7,7 +7,10 @@ from typing import Annotated
 
 import typer
 
-prompts_app = typer.Typer(help="List and show the prompt templates.", rich_markup_mode=None)
+prompts_app = typer.Typer(
+    help="List the prompt templates (no command) or print one ('show NAME').",
+    rich_markup_mode=None,
+)
 
 
 @prompts_app.callback(invoke_without_command=True)
@@ -24,7 +27,9 @@ def prompts_list(ctx: typer.Context) -> None:
 
 
 @prompts_app.command("show")
-def prompts_show(name: Annotated[str, typer.Argument(help="Prompt name or file.")]) -> None:
+def prompts_show(
+    name: Annotated[str, typer.Argument(metavar="NAME", help="Prompt name or file.")],
+) -> None:
     """Print a prompt template exactly as it is sent (with its {question} marker)."""
     from react_cli.prompts import load_prompt
 

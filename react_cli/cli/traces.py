@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 
 TraceArg = Annotated[
-    Path | None, typer.Argument(help="A trace file; omitted = the most recent run's trace.")
+    Path | None,
+    typer.Argument(metavar="TRACE", help="A trace file; omitted = the most recent run's trace."),
 ]
 
 
