@@ -33,6 +33,7 @@ STOP_REASONS = (
 )
 TIME_SLACK_S = 0.1  # a request that failed this close to the deadline failed because of it
 FORCED_CUE = "Finish["
+CHARS_PER_TOKEN = 4
 
 
 @dataclass
@@ -107,6 +108,11 @@ def kept_text(text: str) -> str:
     return "\n".join(lines).rstrip()
 
 
+def estimate_tokens(text: str) -> int:
+    """A rough token count (about 4 characters per token) for servers that report none."""
+    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+
+
 def _first_line(text: str) -> str:
     return next((line for line in strip_think(text).split("\n") if line.strip()), "").rstrip()
 
@@ -126,6 +132,7 @@ class Agent:
         self.observer = observer or RunObserver()
         self.clock = clock
         self.prompts: list[str] = []  # every prompt sent, in order (for tests and debugging)
+        self.budget_tokens = 0  # tokens counted against --max-total-tokens
 
     def run(self, prompt: str, question: str) -> RunResult:
         """Run the loop from ``prompt`` (the template with the question filled in)."""
@@ -164,7 +171,7 @@ class Agent:
         limits = self.limits
         try:
             for index in range(1, limits.max_steps + 1):
-                stop_reason = self._budget_exceeded(steps, started)
+                stop_reason = self._budget_exceeded(started)
                 if stop_reason:
                     return stop_reason, None, None
                 self.observer.step_started(index)
@@ -177,7 +184,7 @@ class Agent:
                 stop_reason = self._stop_rule(steps)
                 if stop_reason:
                     return stop_reason, None, None
-            if limits.force_answer and not self._budget_exceeded(steps, started):
+            if limits.force_answer and not self._budget_exceeded(started):
                 answer = self._forced_step(prompt, steps)
                 if answer is not None:
                     return "finish", answer, None
@@ -200,6 +207,10 @@ class Agent:
         if not shown and completion.text:  # a non-streaming model: show the text at once
             self.observer.model_text(completion.text)
         step.usage = step.usage + completion.usage
+        # Some servers report no usage (e.g. when streaming): the budget then counts an estimate.
+        self.budget_tokens += completion.usage.total_tokens or estimate_tokens(
+            prompt + completion.text
+        )
         step.latency_s += completion.latency_s
         step.retries += completion.retries
         return completion
@@ -284,10 +295,9 @@ class Agent:
             return "tool_errors"
         return None
 
-    def _budget_exceeded(self, steps: list[Step], started: float) -> str | None:
+    def _budget_exceeded(self, started: float) -> str | None:
         limits = self.limits
-        used = sum(s.usage.total_tokens for s in steps)
-        if limits.max_total_tokens is not None and used >= limits.max_total_tokens:
+        if limits.max_total_tokens is not None and self.budget_tokens >= limits.max_total_tokens:
             return "token_budget"
         if limits.timeout_s is not None and self.clock() - started >= limits.timeout_s:
             return "timeout"

@@ -179,3 +179,14 @@ def test_observer_sees_each_step() -> None:
 )
 def test_kept_text(text: str, kept: str) -> None:
     assert kept_text(text) == kept
+
+
+def test_token_budget_counts_an_estimate_when_the_server_reports_no_usage() -> None:
+    outputs = [f" t\nAction: Search[Page {i}]" for i in range(6)]
+    model = ScriptedModel(list(outputs), tokens_per_call=0)
+    agent = Agent(model, DictTools(dict(TOOLS)), limits=Limits(max_total_tokens=30))
+    result = agent.run(PREFIX, "q")
+    assert result.stop_reason == "token_budget"
+    assert result.usage.total_tokens == 0  # nothing invented in the recorded usage
+    assert 30 <= agent.budget_tokens < 60
+    assert len(model.calls) == 2  # ~14 and ~24 estimated tokens: stopped after the second
