@@ -297,3 +297,17 @@ def test_prompts_commands() -> None:
         check=True,
     ).stdout
     assert shown == (ROOT / "prompts" / "hotpotqa.txt").read_text(encoding="utf-8")
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_full_disk_on_stdout_is_one_error_line() -> None:
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(
+            [sys.executable, "-m", "react_cli", "prompts", "show", "hotpotqa"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
+    assert proc.returncode == 1
+    assert proc.stderr == "Error: cannot write the output: No space left on device\n"

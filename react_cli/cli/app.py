@@ -88,10 +88,33 @@ def main(argv: list[str] | None = None) -> None:
     except (KeyboardInterrupt, Abort):
         print_error("interrupted")
         code = EXIT_INTERRUPTED
+    except BrokenPipeError:
+        code = _stdout_closed()
+    except OSError as exc:  # e.g. stdout on a full disk
+        print_error(_os_error_message(exc))
+        code = EXIT_NO_ANSWER
     except Exception as exc:
         if debug_enabled():
             raise
         print_error(f"internal error: {exc!r} (set {DEBUG_ENV}=1 for a traceback)")
         code = EXIT_NO_ANSWER
-    sys.stdout.flush()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        code = _stdout_closed()
+    except OSError as exc:
+        print_error(_os_error_message(exc))
+        code = EXIT_NO_ANSWER
     sys.exit(code if isinstance(code, int) else EXIT_OK)
+
+
+def _stdout_closed() -> int:
+    """The reader went away (``react-cli traces | head -1``): stop quietly, as Unix tools do."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return EXIT_NO_ANSWER
+
+
+def _os_error_message(exc: OSError) -> str:
+    where = f"{exc.filename}: " if exc.filename else "cannot write the output: "
+    return f"{where}{exc.strerror or exc}"
