@@ -102,12 +102,13 @@ def wiki_build_zim(
         str, typer.Option(help="ISO 639-3 language of the text, for the full-text index.")
     ] = "eng",
     title: Annotated[str | None, typer.Option(help="Archive title [corpus name].")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace OUT if it exists.")] = False,
 ) -> None:
     """Build a ZIM archive with a full-text index, for --wiki zim:OUT."""
     from react_cli.wiki.zimbuild import build_zim
 
     if not corpus.is_file():
         raise UsageError(f"corpus not found: {str(corpus)!r}")
-    report = build_zim(corpus, out, language=language, name=title or "")
+    report = build_zim(corpus, out, language=language, name=title or "", force=force)
     skipped = f", {report.duplicates} repeated titles skipped" if report.duplicates else ""
     print(f"{out}: {report.articles} articles{skipped}; use --wiki zim:{out}")
