@@ -151,3 +151,22 @@ def test_lang_shorthand_and_default_variant() -> None:
     assert tw.variant == "zh-tw"
     assert resolve({}, env={}, config_path=empty).variant is None
     assert resolve({}, env={"REACT_CLI_VARIANT": "zh-hk"}, config_path=empty).variant == "zh-hk"
+
+
+def test_ctrl_c_in_a_wiki_command_says_interrupted(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """typer turns a Ctrl-C outside a run into a silent exit 130; the user still gets a line."""
+    import react_cli.cli.wiki as wiki_cli
+    from react_cli.cli import main
+
+    def interrupted(*args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(wiki_cli, "_wiki_session", interrupted)
+    monkeypatch.setenv("REACT_CLI_HOME", str(home))
+    with pytest.raises(SystemExit) as exit_info:
+        main(["wiki", "search", "x"])
+    assert exit_info.value.code == 130
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == ("", "Error: interrupted\n")

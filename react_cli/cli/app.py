@@ -58,10 +58,14 @@ def debug_enabled() -> bool:
     return os.environ.get(DEBUG_ENV, "") not in ("", "0")
 
 
+_reported: list[str] = []  # the error lines printed by this process
+
+
 def print_error(message: str) -> None:
     from react_cli.render import plain
 
     one_line = " ".join(plain(message).split())
+    _reported.append(one_line)
     print(f"Error: {one_line}", file=sys.stderr, flush=True)
 
 
@@ -70,8 +74,11 @@ def main(argv: list[str] | None = None) -> None:
     from typer.exceptions import Abort, TyperException
 
     command = typer.main.get_command(app)
+    _reported.clear()
     try:
         code = command.main(args=argv, prog_name="react-cli", standalone_mode=False)
+        if code == EXIT_INTERRUPTED and not _reported:
+            print_error("interrupted")  # typer turns a bare Ctrl-C into a silent exit 130
     except TyperException as exc:
         print_error(exc.format_message())
         code = exc.exit_code
