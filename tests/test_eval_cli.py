@@ -221,6 +221,7 @@ def test_resume_refuses_other_settings(home: Path, wiki: FakeMediaWiki, tmp_path
         (["--paper-subset"], "--paper-subset needs the full dev set"),
         (["--concurrency", "0"], "--concurrency and --wiki-concurrency must be at least 1"),
         (["--limit", "0"], "--limit must be at least 1"),
+        (["--offset", "6"], "--offset 6 leaves no questions: the selection has 6"),
         (["--out", "a", "--resume", "b"], "--out and --resume name different folders"),
         (["--resume", "/nonexistent/run"], "--resume /nonexistent/run: no such folder"),
         (["--out", str(ROOT / "react_cli")], "is not empty"),
