@@ -170,3 +170,14 @@ def test_ctrl_c_in_a_wiki_command_says_interrupted(
     assert exit_info.value.code == 130
     captured = capsys.readouterr()
     assert (captured.out, captured.err) == ("", "Error: interrupted\n")
+
+
+def test_chinese_archive_prints_no_libzim_warnings(home: Path, tmp_path: Path) -> None:
+    """libzim writes "No stemming for language 'zh'" to stderr each time it opens an index
+    of a Chinese archive: once on opening, then on every new title suggestion search."""
+    archive = zh_archive(tmp_path / "zh.zim")
+    for entity in ["貓", "狗", "完全没有"]:  # a hit, then misses that use the title index
+        result = run_cli(["wiki", "search", entity, "--wiki", f"zim:{archive}"], cli_env(home))
+        assert result.code == 0 and result.stderr == "", result.stderr
+    result = run_cli(["wiki", "lookup", "貓", "貓", "--wiki", f"zim:{archive}"], cli_env(home))
+    assert result.code == 0 and result.stderr == "", result.stderr
