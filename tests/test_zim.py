@@ -178,6 +178,22 @@ def test_chinese_variant_is_converted_with_opencc(
     assert session.lookup("考古").observation.startswith("(Result 1 / 1) ")
 
 
+@pytest.mark.parametrize(("variant", "keyword"), [("zh-cn", "遺傳學"), ("zh-tw", "遗传学")])
+def test_chinese_variant_lookup_matches_a_keyword_in_the_other_script(
+    zh_zim: Path, variant: str, keyword: str
+) -> None:
+    """The page is shown in the variant's script; a keyword the model copied from the question
+    in the other script must still find its sentences."""
+    pytest.importorskip("opencc")
+    session = WikiSession(open_zim(str(zh_zim), variant))
+    session.search("貓")
+    found = session.lookup(keyword).observation
+    assert found.startswith("(Result 1 / 1) ") and keyword not in found
+    plain = WikiSession(open_zim(str(zh_zim)))
+    plain.search("貓")
+    assert plain.lookup("遗传学").observation == "No more results."  # no variant: as written
+
+
 def test_chinese_variant_without_opencc_says_so(
     zh_zim: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -136,7 +136,10 @@ class ZimBackend:
                 return SearchOutcome(None, self._similar(query))
             html = bytes(entry.get_item().content).decode("utf-8", "replace")
             text = article_text(html)
-            article = Article(entry.title, self._convert(text) if self._convert else text)
+            if self._convert:
+                article = Article(entry.title, self._convert(text), self._convert)
+            else:
+                article = Article(entry.title, text)
             if _DISAMBIGUATION.search(html):
                 return SearchOutcome(article, self._entries(entry, html), disambiguation=True)
             return SearchOutcome(article)
