@@ -70,6 +70,19 @@ def test_wiki_search_passes_the_variant(home: Path) -> None:
         assert {r["params"]["variant"] for r in wiki.requests} == {"zh-tw"}
 
 
+def test_wiki_commands_log_http_with_debug(home: Path) -> None:
+    with FakeMediaWiki.from_fixtures() as wiki:
+        plain = run_cli(["wiki", "search", "Chess", "--wiki", wiki.url], cli_env(home))
+        logged = run_cli(["wiki", "search", "Chess", "--wiki", wiki.url, "--debug"], cli_env(home))
+        args = ["wiki", "lookup", "Chess", "chess", "--wiki", wiki.url]
+        lookup = run_cli(args, cli_env(home, REACT_CLI_DEBUG="1"))
+    assert plain.stderr == "" and logged.stdout == plain.stdout
+    lines = logged.stderr.splitlines()
+    assert lines and lines[0].startswith(f"debug: GET {wiki.url}/w/api.php?action=query")
+    assert all(line.startswith("debug: ") for line in lines)
+    assert lookup.code == 0 and lookup.stderr.startswith("debug: GET ")
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
