@@ -143,5 +143,7 @@ def select(
     indices = paper_indices(len(examples)) if paper_subset else list(range(len(examples)))
     if shuffle_seed is not None:
         random.Random(shuffle_seed).shuffle(indices)
+    if offset >= len(indices):
+        raise UsageError(f"--offset {offset} leaves no questions: the selection has {len(indices)}")
     end = None if limit is None else offset + limit
     return [examples[i] for i in indices[offset:end]]

@@ -140,7 +140,13 @@ def prepare_out_dir(directory: Path, resume: bool) -> None:
 class ResultsStore:
     """``results.jsonl`` and ``summary.json`` of one output folder; safe to use from threads."""
 
-    def __init__(self, directory: Path, header: dict[str, Any], fever: bool) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        header: dict[str, Any],
+        fever: bool,
+        dataset_keys: set[tuple[int, str]] | None = None,
+    ) -> None:
         self.directory = directory
         self.fever = fever
         self.tally = Tally()
@@ -155,6 +161,8 @@ class ResultsStore:
         if previous is not None:
             self._check_same_run(previous)
             self._created = previous.get("created", self._created)
+        if dataset_keys is not None:
+            self._check_same_dataset(rows, dataset_keys)
         self._results = directory / RESULTS
         # Rewritten without failed or truncated rows, so failures are retried and appends are clean.
         tmp = directory / f".{RESULTS}.tmp"
@@ -211,6 +219,22 @@ class ResultsStore:
                     f"{self.directory} was run with another {what} ({old!s:.60} ≠ {new!s:.60}); "
                     "resume with the same settings or choose a new --out"
                 )
+
+    def _check_same_dataset(
+        self, rows: list[dict[str, Any]], dataset_keys: set[tuple[int, str]]
+    ) -> None:
+        """Rows of another dataset would be counted in this one's scores and never rerun."""
+        strays = [
+            row.get("index")
+            for row in rows
+            if (row.get("index"), row.get("question")) not in dataset_keys
+        ]
+        if strays:
+            first = min(strays, key=lambda i: i if type(i) is int else float("inf"))
+            raise UsageError(
+                f"{self.directory} holds results of another dataset (its row {first!s:.20} "
+                "is not this dataset's); resume with the same dataset or choose a new --out"
+            )
 
     def add(self, row: dict[str, Any]) -> dict[str, Any] | None:
         """Append and flush one row, rewrite the summary; None once the store is closed."""
@@ -435,7 +459,8 @@ def run_evaluation(
     """
     observer = observer or EvalObserver()
     fever = evaluation.dataset.format == "fever"
-    store = ResultsStore(evaluation.out_dir, evaluation.header(), fever=fever)
+    keys = {row_key(e.index, e.question) for e in evaluation.dataset.examples}
+    store = ResultsStore(evaluation.out_dir, evaluation.header(), fever=fever, dataset_keys=keys)
     run = _Run(evaluation, store, backend)
     pending = [e for e in evaluation.examples if row_key(e.index, e.question) not in store.done]
     status, last_error = "failed", None

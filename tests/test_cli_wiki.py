@@ -70,6 +70,19 @@ def test_wiki_search_passes_the_variant(home: Path) -> None:
         assert {r["params"]["variant"] for r in wiki.requests} == {"zh-tw"}
 
 
+def test_wiki_commands_log_http_with_debug(home: Path) -> None:
+    with FakeMediaWiki.from_fixtures() as wiki:
+        plain = run_cli(["wiki", "search", "Chess", "--wiki", wiki.url], cli_env(home))
+        logged = run_cli(["wiki", "search", "Chess", "--wiki", wiki.url, "--debug"], cli_env(home))
+        args = ["wiki", "lookup", "Chess", "chess", "--wiki", wiki.url]
+        lookup = run_cli(args, cli_env(home, REACT_CLI_DEBUG="1"))
+    assert plain.stderr == "" and logged.stdout == plain.stdout
+    lines = logged.stderr.splitlines()
+    assert lines and lines[0].startswith(f"debug: GET {wiki.url}/w/api.php?action=query")
+    assert all(line.startswith("debug: ") for line in lines)
+    assert lookup.code == 0 and lookup.stderr.startswith("debug: GET ")
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -151,3 +164,33 @@ def test_lang_shorthand_and_default_variant() -> None:
     assert tw.variant == "zh-tw"
     assert resolve({}, env={}, config_path=empty).variant is None
     assert resolve({}, env={"REACT_CLI_VARIANT": "zh-hk"}, config_path=empty).variant == "zh-hk"
+
+
+def test_ctrl_c_in_a_wiki_command_says_interrupted(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """typer turns a Ctrl-C outside a run into a silent exit 130; the user still gets a line."""
+    import react_cli.cli.wiki as wiki_cli
+    from react_cli.cli import main
+
+    def interrupted(*args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(wiki_cli, "_wiki_session", interrupted)
+    monkeypatch.setenv("REACT_CLI_HOME", str(home))
+    with pytest.raises(SystemExit) as exit_info:
+        main(["wiki", "search", "x"])
+    assert exit_info.value.code == 130
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == ("", "Error: interrupted\n")
+
+
+def test_chinese_archive_prints_no_libzim_warnings(home: Path, tmp_path: Path) -> None:
+    """libzim writes "No stemming for language 'zh'" to stderr each time it opens an index
+    of a Chinese archive: once on opening, then on every new title suggestion search."""
+    archive = zh_archive(tmp_path / "zh.zim")
+    for entity in ["貓", "狗", "完全没有"]:  # a hit, then misses that use the title index
+        result = run_cli(["wiki", "search", entity, "--wiki", f"zim:{archive}"], cli_env(home))
+        assert result.code == 0 and result.stderr == "", result.stderr
+    result = run_cli(["wiki", "lookup", "貓", "貓", "--wiki", f"zim:{archive}"], cli_env(home))
+    assert result.code == 0 and result.stderr == "", result.stderr

@@ -221,6 +221,7 @@ def test_resume_refuses_other_settings(home: Path, wiki: FakeMediaWiki, tmp_path
         (["--paper-subset"], "--paper-subset needs the full dev set"),
         (["--concurrency", "0"], "--concurrency and --wiki-concurrency must be at least 1"),
         (["--limit", "0"], "--limit must be at least 1"),
+        (["--offset", "6"], "--offset 6 leaves no questions: the selection has 6"),
         (["--out", "a", "--resume", "b"], "--out and --resume name different folders"),
         (["--resume", "/nonexistent/run"], "--resume /nonexistent/run: no such folder"),
         (["--out", str(ROOT / "react_cli")], "is not empty"),
@@ -285,3 +286,32 @@ def test_ctrl_c_keeps_results_and_exits_130(
     assert [row["index"] for row in rows_of(out)] == [0, 1]
     assert summary_of(out)["status"] == "interrupted" and summary_of(out)["n"] == 2
     assert stdout == f"{out / 'summary.json'}\n"
+
+
+def test_resume_refuses_another_dataset(home: Path, wiki: FakeMediaWiki, tmp_path: Path) -> None:
+    """Rows of another file would be counted in this one's scores and never rerun."""
+    out = tmp_path / "run"
+    first, _ = run_eval(home, wiki, PerQuestion(HOTPOT_SCRIPTS), ["--out", str(out)])
+    assert first.code == 0, first.stderr
+    before = (out / "results.jsonl").read_text(encoding="utf-8")
+    other = tmp_path / "other.json"
+    rows = json.loads(HOTPOT.read_text(encoding="utf-8"))
+    other.write_text(json.dumps(rows[3:] + rows[:3]), encoding="utf-8")
+    result, llm = run_eval(
+        home, wiki, PerQuestion(HOTPOT_SCRIPTS), ["--resume", str(out)], dataset=other
+    )
+    assert result.code == 2
+    assert result.stderr == (
+        f"Error: {out} holds results of another dataset (its row 0 is not this dataset's); "
+        "resume with the same dataset or choose a new --out\n"
+    )
+    assert llm.requests == []
+    assert (out / "results.jsonl").read_text(encoding="utf-8") == before
+    # The same file moved elsewhere is the same dataset.
+    moved = tmp_path / "moved.json"
+    moved.write_text(HOTPOT.read_text(encoding="utf-8"), encoding="utf-8")
+    again, llm = run_eval(
+        home, wiki, PerQuestion(HOTPOT_SCRIPTS), ["--resume", str(out)], dataset=moved
+    )
+    assert again.code == 0, again.stderr
+    assert llm.requests == [] and summary_of(out)["n"] == 6

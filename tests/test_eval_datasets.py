@@ -96,7 +96,15 @@ def test_select_offset_limit_and_shuffle() -> None:
     shuffled = [e.index for e in select(rows, shuffle_seed=1)]
     assert sorted(shuffled) == list(range(10)) and shuffled != list(range(10))
     assert [e.index for e in select(rows, shuffle_seed=1, limit=2)] == shuffled[:2]
-    assert select(rows, offset=20) == []
+    assert [e.index for e in select(rows, offset=9, limit=5)] == [9]
+
+
+def test_select_refuses_an_offset_past_the_end() -> None:
+    """A run of no questions would still write a folder and report EM 0.000."""
+    with pytest.raises(UsageError, match="--offset 10 leaves no questions: the selection has 10"):
+        select(examples(10), offset=10)
+    with pytest.raises(UsageError, match="--offset 500 leaves no questions: the selection has 500"):
+        select(examples(7405), paper_subset=True, offset=500)
 
 
 def test_paper_subset_matches_the_react_notebooks() -> None:

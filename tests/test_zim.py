@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -177,6 +178,22 @@ def test_chinese_variant_is_converted_with_opencc(
     assert session.lookup("考古").observation.startswith("(Result 1 / 1) ")
 
 
+@pytest.mark.parametrize(("variant", "keyword"), [("zh-cn", "遺傳學"), ("zh-tw", "遗传学")])
+def test_chinese_variant_lookup_matches_a_keyword_in_the_other_script(
+    zh_zim: Path, variant: str, keyword: str
+) -> None:
+    """The page is shown in the variant's script; a keyword the model copied from the question
+    in the other script must still find its sentences."""
+    pytest.importorskip("opencc")
+    session = WikiSession(open_zim(str(zh_zim), variant))
+    session.search("貓")
+    found = session.lookup(keyword).observation
+    assert found.startswith("(Result 1 / 1) ") and keyword not in found
+    plain = WikiSession(open_zim(str(zh_zim)))
+    plain.search("貓")
+    assert plain.lookup("遗传学").observation == "No more results."  # no variant: as written
+
+
 def test_chinese_variant_without_opencc_says_so(
     zh_zim: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -225,3 +242,55 @@ def test_article_html_escapes_and_marks_entries() -> None:
     assert "<title>A &lt;b&gt;</title>" in html
     assert '<li><a href="Y_%26_Z">Y &amp; Z</a></li>' in html
     assert "<h2>Other</h2><p>plain &lt;i&gt;</p>" in html
+
+
+@pytest.mark.parametrize(
+    "context",
+    [5, {"title": "abc", "sentences": 3}, {"title": ["A"]}, [["A"]], [["A", ["x"], "extra"]]],
+)
+def test_malformed_hotpotqa_contexts_are_usage_errors(tmp_path: Path, context: object) -> None:
+    corpus = tmp_path / "corpus.json"
+    corpus.write_text(json.dumps([{"question": "q", "context": context}]), encoding="utf-8")
+    with pytest.raises(UsageError, match=r"item 1: malformed HotpotQA context"):
+        build_zim(corpus, tmp_path / "out.zim")
+
+
+def test_build_refuses_a_folder_or_an_existing_file_unless_forced(built: Path) -> None:
+    corpus = built.parent / "corpus.jsonl"
+    # libzim would write "<folder>.tmp", fail to rename it, and report success.
+    with pytest.raises(UsageError, match="is a folder"):
+        build_zim(corpus, built.parent)
+    assert not built.parent.with_name(built.parent.name + ".tmp").exists()
+    # Also protects the corpus itself from being overwritten by a swapped argument order.
+    with pytest.raises(UsageError, match="already exists: choose another name or pass --force"):
+        build_zim(corpus, corpus)
+    assert corpus.read_text(encoding="utf-8").startswith('{"title": "Ray Charles"')
+    copy = built.parent / "again.zim"
+    copy.write_bytes(b"old")
+    assert build_zim(corpus, copy, force=True).articles == 4
+    assert WikiSession(open_zim(str(copy))).search("Bush (plant)").details["resolved_title"]
+
+
+def test_interrupted_build_leaves_no_archive(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """libzim finishes the archive even when the build is interrupted: a partial archive that
+    looks valid must never end up under the requested name."""
+    import react_cli.wiki.zimbuild as zimbuild
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(a) + "\n" for a in ARTICLES), encoding="utf-8")
+    calls = []
+
+    def path_then_interrupt(title: str) -> str:
+        calls.append(title)
+        if len(calls) == 2 * 4 + 2:  # the dedup pass, set_mainpath, then the second add_item
+            signal.raise_signal(signal.SIGINT)
+        return title.replace(" ", "_")
+
+    monkeypatch.setattr(zimbuild, "_path", path_then_interrupt)
+    out = tmp_path / "out.zim"
+    with pytest.raises(KeyboardInterrupt):
+        build_zim(corpus, out)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.jsonl"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

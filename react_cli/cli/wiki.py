@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from react_cli.cli.app import print_json
+from react_cli.cli.app import debug_enabled, print_json
 from react_cli.cli.options import (
+    DebugOpt,
     LangOpt,
     VariantOpt,
     WikiOpt,
@@ -28,10 +29,13 @@ wiki_app = typer.Typer(
 )
 
 
-def _wiki_session(wiki: str | None, lang: str | None, variant: str | None) -> Tools:
-    from react_cli.run import build_tools
+def _wiki_session(
+    wiki: str | None, lang: str | None, variant: str | None, debug: bool = False
+) -> Tools:
+    from react_cli.run import build_tools, stderr_debug_log
 
-    return build_tools(run_settings(wiki=wiki_flags(wiki, lang), variant=variant))
+    settings = run_settings(wiki=wiki_flags(wiki, lang), variant=variant)
+    return build_tools(settings, stderr_debug_log if debug or debug_enabled() else None)
 
 
 def _observe(result: ToolResult, as_json: bool) -> None:
@@ -58,9 +62,10 @@ def wiki_search(
     lang: LangOpt = None,
     variant: VariantOpt = None,
     as_json: JsonOpt = False,
+    debug: DebugOpt = False,
 ) -> None:
     """Print the observation Search[ENTITY] gives."""
-    _observe(_wiki_session(wiki, lang, variant).search(entity), as_json)
+    _observe(_wiki_session(wiki, lang, variant, debug).search(entity), as_json)
 
 
 @wiki_app.command("lookup")
@@ -72,6 +77,7 @@ def wiki_lookup(
     lang: LangOpt = None,
     variant: VariantOpt = None,
     as_json: JsonOpt = False,
+    debug: DebugOpt = False,
 ) -> None:
     """Search ENTITY, then print the observations of N successive Lookup[KEYWORD]."""
     from react_cli.errors import WikiError
@@ -79,7 +85,7 @@ def wiki_lookup(
 
     if count < 1:
         raise UsageError("-n must be at least 1")
-    session = _wiki_session(wiki, lang, variant)
+    session = _wiki_session(wiki, lang, variant, debug)
     found = session.search(entity)
     if "error" in found.details:
         raise WikiError(str(found.details["error"]))
@@ -102,12 +108,13 @@ def wiki_build_zim(
         str, typer.Option(help="ISO 639-3 language of the text, for the full-text index.")
     ] = "eng",
     title: Annotated[str | None, typer.Option(help="Archive title [corpus name].")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace OUT if it exists.")] = False,
 ) -> None:
     """Build a ZIM archive with a full-text index, for --wiki zim:OUT."""
     from react_cli.wiki.zimbuild import build_zim
 
     if not corpus.is_file():
         raise UsageError(f"corpus not found: {str(corpus)!r}")
-    report = build_zim(corpus, out, language=language, name=title or "")
+    report = build_zim(corpus, out, language=language, name=title or "", force=force)
     skipped = f", {report.duplicates} repeated titles skipped" if report.duplicates else ""
     print(f"{out}: {report.articles} articles{skipped}; use --wiki zim:{out}")

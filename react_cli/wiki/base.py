@@ -9,6 +9,7 @@ the same in a prompt.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -33,10 +34,15 @@ _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]"
 
 @dataclass(frozen=True)
 class Article:
-    """A resolved page as plain text, paragraphs separated by newlines."""
+    """A resolved page as plain text, paragraphs separated by newlines.
+
+    ``convert`` is the script conversion the backend applied to ``text`` (a Chinese variant),
+    if any; Lookup applies it to the keyword too, so 貓 finds 猫 in a page shown as zh-cn.
+    """
 
     title: str
     text: str
+    convert: Callable[[str], str] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -102,6 +108,7 @@ class WikiSession:
         self._backend = backend
         self._limit = max_observation_chars
         self._title: str | None = None
+        self._convert: Callable[[str], str] | None = None
         self._sentences: list[str] = []
         self._keyword: str | None = None
         self._hits: list[str] = []
@@ -134,6 +141,7 @@ class WikiSession:
             return self._result(f"Could not find [{entity}]. Similar: {similar!r}.", details)
         article = outcome.article
         self._title = article.title
+        self._convert = article.convert
         self._sentences = page_sentences(article.text)
         self._keyword = None
         details.update(resolved_title=article.title, folded=folded)
@@ -158,7 +166,8 @@ class WikiSession:
         """Show the next sentence of the current page containing ``keyword`` (any case)."""
         if self._title is None:
             return self._result(NO_PAGE, {})
-        wanted = collapse(keyword).lower()
+        wanted = collapse(keyword)
+        wanted = (self._convert(wanted) if self._convert else wanted).lower()
         if not wanted:
             return self._result(NO_KEYWORD, {"resolved_title": self._title})
         if wanted != self._keyword:

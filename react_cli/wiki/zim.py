@@ -9,9 +9,13 @@ has none (old archives). Pages are reduced to article text by ``wiki.html``. Wit
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
-from collections.abc import Callable
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
@@ -23,6 +27,7 @@ from react_cli.wiki.titles import case_variants
 
 if TYPE_CHECKING:
     from libzim.reader import Archive, Entry
+    from libzim.suggestion import SuggestionSearcher
 
 SIMILAR_LIMIT = 5
 MAX_REDIRECTS = 10
@@ -56,11 +61,30 @@ def open_zim(path: str, variant: str | None = None) -> ZimBackend:
         from libzim.reader import Archive
     except ImportError:
         raise UsageError(f"reading ZIM archives needs libzim: {INSTALL_ZIM}") from None
+    converters = _converters(variant)
     try:
-        archive = Archive(file)
+        # libzim prints index warnings ("No stemming for language 'zh'") on stderr when it
+        # opens the archive's indexes; open them all now, quietly, before any output.
+        with _quiet_stderr():
+            backend = ZimBackend(Archive(file), *converters)
+            backend.open_indexes()
     except RuntimeError as exc:
         raise UsageError(f"{str(file)!r} is not a readable ZIM archive ({exc})") from None
-    return ZimBackend(archive, *_converters(variant))
+    return backend
+
+
+@contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """Silence file descriptor 2 (libzim writes there directly, not through Python)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def _converters(variant: str | None) -> tuple[Converter | None, list[Converter]]:
@@ -94,6 +118,12 @@ class ZimBackend:
         self._convert = convert
         self._title_forms = title_forms or []
         self._old_scheme = not archive.has_new_namespace_scheme
+        self._suggester: SuggestionSearcher | None = None
+        self._suggester_lock = threading.Lock()  # searches may come from several threads
+
+    def open_indexes(self) -> None:
+        """Open the title index now (libzim opens it lazily, on the first suggestion)."""
+        self._suggest("a")
 
     def search(self, entity: str) -> SearchOutcome:
         """Exact title (or a case variant), then a case-insensitive suggestion, else similar."""
@@ -106,7 +136,10 @@ class ZimBackend:
                 return SearchOutcome(None, self._similar(query))
             html = bytes(entry.get_item().content).decode("utf-8", "replace")
             text = article_text(html)
-            article = Article(entry.title, self._convert(text) if self._convert else text)
+            if self._convert:
+                article = Article(entry.title, self._convert(text), self._convert)
+            else:
+                article = Article(entry.title, text)
             if _DISAMBIGUATION.search(html):
                 return SearchOutcome(article, self._entries(entry, html), disambiguation=True)
             return SearchOutcome(article)
@@ -143,16 +176,22 @@ class ZimBackend:
 
     def _suggestions(self, queries: list[str]) -> list[Entry]:
         """Articles the title index suggests for any of ``queries``, redirects followed."""
-        from libzim.suggestion import SuggestionSearcher
-
-        searcher = SuggestionSearcher(self._archive)
         found: dict[str, Entry] = {}
         for text in queries:
-            for path in searcher.suggest(text).getResults(0, SIMILAR_LIMIT * 2):
+            for path in self._suggest(text):
                 entry = self._article(self._archive.get_entry_by_path(path))
                 if entry is not None:
                     found.setdefault(entry.path, entry)
         return list(found.values())
+
+    def _suggest(self, text: str) -> list[str]:
+        """Paths the title index suggests for ``text``, from one reused searcher."""
+        with self._suggester_lock:
+            if self._suggester is None:
+                from libzim.suggestion import SuggestionSearcher
+
+                self._suggester = SuggestionSearcher(self._archive)
+            return list(self._suggester.suggest(text).getResults(0, SIMILAR_LIMIT * 2))
 
     def _article(self, entry: Entry) -> Entry | None:
         """``entry`` with redirects followed, if it is an HTML article."""

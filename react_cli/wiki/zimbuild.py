@@ -12,9 +12,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import sys
+import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
@@ -73,13 +75,21 @@ def _records(raw: str, path: Path) -> Iterator[tuple[str, Any]]:
 
 def _hotpot_paragraphs(context: Any, where: str) -> Iterator[tuple[str, str]]:
     """A HotpotQA context, in either layout, as ``(title, paragraph)`` pairs."""
+    malformed = UsageError(f"{where}: malformed HotpotQA context")
     if isinstance(context, dict):
-        pairs = zip(context.get("title", []), context.get("sentences", []), strict=False)
+        titles, paragraphs = context.get("title"), context.get("sentences")
+        if not isinstance(titles, list) or not isinstance(paragraphs, list):
+            raise malformed
+        pairs: Iterator[tuple[Any, Any]] = zip(titles, paragraphs, strict=False)
+    elif isinstance(context, list):
+        if not all(isinstance(item, list) and len(item) == 2 for item in context):
+            raise malformed
+        pairs = ((item[0], item[1]) for item in context)
     else:
-        pairs = ((item[0], item[1]) for item in context if isinstance(item, list) and item)
+        raise malformed
     for title, sentences in pairs:
         if not isinstance(title, str) or not isinstance(sentences, list):
-            raise UsageError(f"{where}: malformed HotpotQA context")
+            raise malformed
         yield title, "".join(str(s) for s in sentences).strip()
 
 
@@ -110,12 +120,23 @@ def _path(title: str) -> str:
     return title.replace(" ", "_")
 
 
-def build_zim(corpus: Path, out: Path, *, language: str = "eng", name: str = "") -> BuildReport:
-    """Write ``out`` from ``corpus``: one HTML article per title (first one wins)."""
+def build_zim(
+    corpus: Path, out: Path, *, language: str = "eng", name: str = "", force: bool = False
+) -> BuildReport:
+    """Write ``out`` from ``corpus``: one HTML article per title (first one wins).
+
+    The archive is written under a temporary name and renamed to ``out`` only once complete,
+    so a failure or Ctrl-C never leaves a partial archive that looks valid. An existing
+    ``out`` is replaced only with ``force``.
+    """
     try:
         from libzim.writer import Creator, Hint, Item, StringProvider
     except ImportError:
         raise UsageError(f"building ZIM archives needs libzim: {INSTALL_ZIM}") from None
+    if out.is_dir():
+        raise UsageError(f"{str(out)!r} is a folder: give the path of the .zim file to write")
+    if out.exists() and not force:
+        raise UsageError(f"{str(out)!r} already exists: choose another name or pass --force")
 
     class Page(Item):  # type: ignore[misc]
         def __init__(self, title: str, text: str) -> None:
@@ -149,12 +170,20 @@ def build_zim(corpus: Path, out: Path, *, language: str = "eng", name: str = "")
         pages.append(Page(title, text))
     if not pages:
         raise UsageError(f"corpus {str(corpus)!r} has no articles")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    creator = Creator(str(out)).config_indexing(True, language).config_verbose(False)
     try:
-        with _quiet_stdout(), creator:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot create {str(out.parent)!r}: {exc.strerror or exc}") from None
+    partial = out.with_name(f".{out.name}.partial")
+    # libzim itself writes to "<name>.tmp" and renames it when it finishes.
+    leftovers = (partial, partial.with_name(partial.name + ".tmp"))
+    creator = Creator(str(partial)).config_indexing(True, language).config_verbose(False)
+    try:
+        with _deferred_interrupt() as interrupted, _quiet_stdout(), creator:
             creator.set_mainpath(pages[0].get_path())
             for page in pages:
+                if interrupted.is_set():
+                    raise KeyboardInterrupt
                 creator.add_item(page)
             for key, value in {
                 "Title": name or corpus.stem,
@@ -165,9 +194,39 @@ def build_zim(corpus: Path, out: Path, *, language: str = "eng", name: str = "")
                 "Name": corpus.stem,
             }.items():
                 creator.add_metadata(key, value)
-    except RuntimeError as exc:
-        raise UsageError(f"cannot write {str(out)!r}: {exc}") from None
+        if interrupted.is_set():
+            raise KeyboardInterrupt
+        os.replace(partial, out)
+    except (RuntimeError, OSError) as exc:
+        _remove(leftovers)
+        detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise UsageError(f"cannot write {str(out)!r}: {detail}") from None
+    except BaseException:  # Ctrl-C: libzim still closes the archive, with what it had
+        _remove(leftovers)
+        raise
     return BuildReport(len(pages), duplicates)
+
+
+def _remove(paths: tuple[Path, ...]) -> None:
+    for path in paths:
+        with suppress(OSError):
+            path.unlink()
+
+
+@contextmanager
+def _deferred_interrupt() -> Iterator[threading.Event]:
+    """Ctrl-C sets the event instead of raising: raised inside libzim's callbacks it would
+    surface as a garbled RuntimeError or SystemError. The build loop checks the event."""
+    event = threading.Event()
+    main = threading.current_thread() is threading.main_thread()
+    if not main or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield event
+        return
+    signal.signal(signal.SIGINT, lambda *_: event.set())
+    try:
+        yield event
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @contextmanager
