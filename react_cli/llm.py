@@ -41,6 +41,13 @@ CONNECT_TIMEOUT_S = 10.0
 CHARS_PER_TOKEN = 16  # generous: real tokens average about 4 characters
 DEFAULT_MAX_CHARS = 100_000  # when no max_tokens is set (long <think> blocks fit)
 BODY_OVERHEAD_BYTES = 64_000  # JSON around the text of a non-streamed answer
+_CUT_OFF = {
+    False: "a stream that ended before [DONE]",
+    True: (
+        "a stream that ended with [DONE] but no finish_reason, i.e. cut off (servers that "
+        "answer one request at a time cut concurrent streams: try --concurrency 1 or --no-stream)"
+    ),
+}
 _MENTIONS_STOP = re.compile(r"\bstop(?:_sequences?)?\b", re.IGNORECASE)
 # Substrings of requests/urllib3 error texts, most specific first, and how we say them.
 _REASONS = (
@@ -345,8 +352,8 @@ class OpenAIClient:
                     )
         except requests.RequestException as exc:
             raise _Transient(self._broke_off(exc)) from None
-        if not done and finish is None:
-            raise _Transient(self._malformed("a stream that ended before [DONE]"))
+        if finish is None:  # every complete answer names why it ended
+            raise _Transient(self._malformed(_CUT_OFF[done]))
         if not saw_choice:
             raise self._malformed("a stream without choices")
         tail = cutter.flush()[: max(0, self.max_chars - shown)]

@@ -38,7 +38,9 @@ class Reply:
 
     ``fault`` breaks the exchange on purpose: ``"drop"`` closes the connection without an
     answer; ``"cut_stream"`` ends the SSE body cleanly after half the chunks, with neither a
-    finish_reason nor ``[DONE]``; ``"stall_stream"`` sends half the chunks then hangs;
+    finish_reason nor ``[DONE]``; ``"interrupted_stream"`` sends the first chunk then ``[DONE]``
+    without a finish_reason (what llama-cpp-python's server does to a stream a concurrent request
+    interrupts); ``"stall_stream"`` sends half the chunks then hangs;
     ``"empty_choices"`` answers 200 with ``choices: []``. ``body`` replaces the whole response
     body (malformed JSON, an error object) and is sent with ``status`` as is; a non-200 status
     without ``body`` gets a generic OpenAI-style error object.
@@ -204,6 +206,8 @@ class _Handler(BaseHTTPRequestHandler):
         pieces = [text[i : i + size] for i in range(0, len(text), size)]
         if reply.fault == "empty_choices":
             self._event({"choices": []})
+        elif reply.fault == "interrupted_stream":
+            self._event(_chunk(chat, content=pieces[0] if pieces else ""))
         elif reply.fault in ("cut_stream", "stall_stream"):
             for piece in pieces[: max(1, len(pieces) // 2)]:
                 self._event(_chunk(chat, content=piece))

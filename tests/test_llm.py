@@ -236,6 +236,17 @@ def test_cut_stream_then_success_shows_text_once(make_client: MakeClient) -> Non
     assert "".join(pieces) == STEP
 
 
+def test_stream_ending_without_a_finish_reason_is_cut_off(make_client: MakeClient) -> None:
+    interrupted = Reply(text=STEP, fault="interrupted_stream")
+    with FakeOpenAI([interrupted, Reply(text=STEP)]) as fake:
+        result = make_client(fake).complete(PROMPT, STOP)
+    assert result.text == STEP and result.retries == 1
+    with FakeOpenAI([interrupted]) as fake, pytest.raises(LLMResponseError) as caught:
+        make_client(fake).complete(PROMPT, STOP)
+    assert len(fake.requests) == FAST.retries + 1
+    assert "no finish_reason" in str(caught.value) and "--concurrency 1" in str(caught.value)
+
+
 def test_stalled_stream_is_reissued(make_client: MakeClient) -> None:
     with FakeOpenAI([Reply(text=STEP, fault="stall_stream"), Reply(text=STEP)]) as fake:
         result = make_client(fake, timeout_s=0.3).complete(PROMPT, STOP)
