@@ -86,8 +86,12 @@ def _example(index: int, record: Any, form: str, path: Path) -> Example:
     if not isinstance(question, str) or not " ".join(question.split()):
         raise UsageError(f"{where}: no {question_key!r} text (format {form})")
     golds = gold if isinstance(gold, list) else [gold]
+    # Numbers are answers too ("answer": 1989): score them as the text they print as.
+    golds = [
+        str(g) if isinstance(g, (int, float)) and not isinstance(g, bool) else g for g in golds
+    ]
     if not golds or not all(isinstance(g, str) for g in golds):
-        raise UsageError(f"{where}: {gold_key!r} must be a string or a list of strings")
+        raise UsageError(f"{where}: {gold_key!r} must be a string, a number or a list of them")
     if form == "fever":
         label = fever_label(golds[0])
         if label is None:

@@ -44,12 +44,14 @@ def test_detects_generic_jsonl_with_several_answers(tmp_path: Path) -> None:
         [
             {"question": " Who?\n", "answer": "Me"},
             {"question": "Where?", "answer": ["NYC", "New York"]},
+            {"question": "When?", "answer": 1989},
         ],
     )
     data = load_dataset(path)
     assert data.format == "jsonl"
     assert data.examples[0].question == "Who?"
     assert data.examples[1].golds == ("NYC", "New York")
+    assert data.examples[2].golds == ("1989",)
 
 
 def test_format_can_be_forced(tmp_path: Path) -> None:
@@ -68,7 +70,8 @@ def test_format_can_be_forced(tmp_path: Path) -> None:
         ("[]", "holds no rows"),
         ('{"question": "q", "answer": "a"}\n{"question": \n', "line 2: not JSON"),
         ('[{"question": "q", "answer": "a"}', "not JSON"),
-        ('{"question": "q", "answer": 3}\n', "must be a string or a list of strings"),
+        ('{"question": "q", "answer": {"a": 3}}\n', "must be a string, a number or a list"),
+        ('{"question": "q", "answer": true}\n', "must be a string, a number or a list"),
         ('{"question": "  ", "answer": "a"}\n', "no 'question' text"),
         ('["q"]', "row 0: not a JSON object"),
         ('{"claim": "c", "label": "MAYBE"}\n', "unknown FEVER label"),
