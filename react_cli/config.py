@@ -6,6 +6,7 @@ unless ``REACT_CLI_HOME`` points elsewhere.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
@@ -136,9 +137,10 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
                 raise ValueError(value)
             return int(value)
         if "float" in kind:
-            if isinstance(value, bool):
+            number = float(value)
+            if isinstance(value, bool) or not math.isfinite(number):
                 raise ValueError(value)
-            return float(value)
+            return number
         return str(value)
     except (TypeError, ValueError):
         raise UsageError(f"{origin}: invalid value {value!r} for {name}") from None

@@ -333,6 +333,8 @@ def test_loop_guards_through_the_cli(
     [
         (["--timeout", "0"], "--timeout must be positive"),
         (["--timeout", "soon"], "Invalid value for '--timeout'"),
+        (["--timeout", "inf"], "invalid value inf for run_timeout_s"),
+        (["--temperature", "nan"], "invalid value nan for temperature"),
     ],
 )
 def test_bad_timeout_is_a_usage_error(cli: Runner, args: list[str], message: str) -> None:
