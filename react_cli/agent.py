@@ -16,6 +16,7 @@ from react_cli.deadline import deadline_after, time_left
 from react_cli.errors import LLMError, ReactCliError
 from react_cli.parser import VALID_ACTIONS_HINT, parse_step, strip_think
 from react_cli.records import Completion, Model, ToolResult, Tools, Usage
+from react_cli.retrycount import counting_retries
 
 # The model must stop before writing the tool's answer; a base model that finished its step
 # often goes on with a whole new few-shot example, so a new Question/Claim line stops it too.
@@ -49,7 +50,8 @@ class Step:
     usage: Usage = field(default_factory=Usage)
     latency_s: float = 0.0
     tool_latency_s: float = 0.0
-    retries: int = 0
+    retries: int = 0  # model requests retried or re-issued
+    tool_retries: int = 0  # Wikipedia requests retried
     error: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
 
@@ -269,13 +271,15 @@ class Agent:
 
     def _run_tool(self, kind: str, argument: str, step: Step) -> str:
         started = self.clock()
-        try:
-            result: ToolResult = (
-                self.tools.search(argument) if kind == "search" else self.tools.lookup(argument)
-            )
-        except ReactCliError as exc:  # tools should not raise, but a crash must not end the run
-            result = ToolResult(f"The {kind} tool failed: {exc}", {"error": str(exc)})
+        with counting_retries() as retried:
+            try:
+                result: ToolResult = (
+                    self.tools.search(argument) if kind == "search" else self.tools.lookup(argument)
+                )
+            except ReactCliError as exc:  # tools should not raise; a crash must not end the run
+                result = ToolResult(f"The {kind} tool failed: {exc}", {"error": str(exc)})
         step.tool_latency_s = self.clock() - started
+        step.tool_retries = retried[0]
         step.details = dict(result.details)
         return " ".join(result.observation.split())
 

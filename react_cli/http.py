@@ -17,6 +17,7 @@ from urllib3.util.retry import Retry
 
 from react_cli import __version__
 from react_cli.deadline import time_left
+from react_cli.retrycount import note_retries
 
 PROJECT_URL = "https://github.com/react-cli/react-cli"
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -92,6 +93,10 @@ class RetryPolicy:
         return retry
 
 
+def _count_retries(response: requests.Response, *args: object, **kwargs: object) -> None:
+    note_retries(retries_of(response))
+
+
 def make_session(
     agent: str,
     policy: RetryPolicy | None = None,
@@ -107,6 +112,7 @@ def make_session(
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     session.headers["User-Agent"] = agent
+    session.hooks["response"].append(_count_retries)
     if debug_log is not None:
         session.hooks["response"].append(_response_logger(debug_log))
     return session

@@ -104,6 +104,8 @@ class Renderer(RunObserver):
             parts.append(f"{step.usage.total_tokens} tokens")
         if step.retries:
             parts.append(f"{step.retries} retries")
+        if step.tool_retries:
+            parts.append(f"{step.tool_retries} tool retries")
         if step.error == "parse_error":
             parts.append("no valid action")
         if step.details.get("forced"):

@@ -60,6 +60,7 @@ def step_to_dict(step: Step) -> dict[str, Any]:
         "latency_s": round(step.latency_s, 4),
         "tool_latency_s": round(step.tool_latency_s, 4),
         "retries": step.retries,
+        "tool_retries": step.tool_retries,
         "error": step.error,
         "details": step.details,
     }
@@ -84,6 +85,7 @@ def step_from_dict(data: dict[str, Any]) -> Step:
         latency_s=seconds(data.get("latency_s"), "latency_s"),
         tool_latency_s=seconds(data.get("tool_latency_s"), "tool_latency_s"),
         retries=int(data.get("retries") or 0),
+        tool_retries=int(data.get("tool_retries") or 0),
         error=_text(data, "error"),
         details=details,
     )

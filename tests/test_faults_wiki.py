@@ -63,7 +63,9 @@ def test_retry_after_is_honoured_capped_and_the_search_succeeds(
     with FakeOpenAI(scripted(SEARCH, FINISH_2)) as llm:
         result = ask(cli, llm, wiki)
     assert result.code == 0, result.stderr
-    assert cli.trace()["steps"][0]["observation"].startswith("Arthur's Magazine (1844")
+    steps = cli.trace()["steps"]
+    assert steps[0]["observation"].startswith("Arthur's Magazine (1844")
+    assert (steps[0]["tool_retries"], steps[1]["tool_retries"]) == (1, 0)
     assert 0.2 <= cli.elapsed_s < 3  # waited max_retry_after_s, not an hour
 
 
@@ -73,7 +75,9 @@ def test_maxlag_is_retried_and_the_search_succeeds(cli: Runner, wiki: FakeMediaW
         result = ask(cli, llm, wiki)
     assert result.code == 0, result.stderr
     assert wiki.requests[0]["params"]["maxlag"] == "5"
-    assert cli.trace()["steps"][0]["observation"].startswith("Arthur's Magazine (1844")
+    step = cli.trace()["steps"][0]
+    assert step["observation"].startswith("Arthur's Magazine (1844")
+    assert step["tool_retries"] == 1
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ from urllib3.exceptions import TimeoutError as Urllib3Timeout
 
 from react_cli.deadline import bounded, time_left
 from react_cli.errors import WikiError
+from react_cli.retrycount import note_retries
 from react_cli.wiki.base import REQUEST_FAILED, Article, SearchOutcome
 from react_cli.wiki.titles import case_variants
 
@@ -129,6 +130,7 @@ class MediaWikiBackend:
                 info = " ".join(str(error.get("info", "")).split())[:160]
                 self._fail(f"API error '{code}' from {self._host}" + (f": {info}" if info else ""))
             attempt += 1
+            note_retries(1)
             time.sleep(wait)
 
     def _get(self, params: dict[str, str]) -> requests.Response:
