@@ -59,10 +59,6 @@ class Settings:
     retry_backoff_s: float = 0.5  # backoff base, doubled per retry (jitter up to half of it)
     max_retry_after_s: float = 30.0  # the longest Retry-After we honour
 
-    def public(self) -> dict[str, Any]:
-        """The settings safe to record or print (no API key)."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "api_key"}
-
 
 # Environment variables read for each setting (first one set wins).
 ENV_VARS: dict[str, tuple[str, ...]] = {

@@ -5,8 +5,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-ACTION_KINDS: tuple[str, ...] = ("search", "lookup", "finish")
-
 VALID_ACTIONS_HINT = (
     "Invalid action. Valid actions are Search[entity], Lookup[keyword] and Finish[answer]."
 )

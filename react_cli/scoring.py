@@ -18,7 +18,6 @@ _SPECIAL = frozenset({"yes", "no", "noanswer"})
 SUPPORTS = "SUPPORTS"
 REFUTES = "REFUTES"
 NOT_ENOUGH_INFO = "NOT ENOUGH INFO"
-FEVER_LABELS = (SUPPORTS, REFUTES, NOT_ENOUGH_INFO)
 _LABEL_FORMS = {
     "supports": SUPPORTS,
     "support": SUPPORTS,
