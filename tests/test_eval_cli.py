@@ -226,6 +226,9 @@ def test_resume_refuses_other_settings(home: Path, wiki: FakeMediaWiki, tmp_path
         (["--resume", "/nonexistent/run"], "--resume /nonexistent/run: no such folder"),
         (["--out", str(ROOT / "react_cli")], "is not empty"),
         (["--prompt", "nope"], "no prompt named 'nope'"),
+        (["--lang", "zh", "--wiki", "http://x"], "--lang and --wiki contradict each other"),
+        (["--timeout", "0"], "--timeout must be positive"),
+        (["--variant", "zh cn"], "variant"),
     ],
 )
 def test_usage_errors(home: Path, args: list[str], message: str) -> None:
@@ -315,3 +318,16 @@ def test_resume_refuses_another_dataset(home: Path, wiki: FakeMediaWiki, tmp_pat
     )
     assert again.code == 0, again.stderr
     assert llm.requests == [] and summary_of(out)["n"] == 6
+
+
+def test_ask_run_options_reach_every_question(
+    home: Path, wiki: FakeMediaWiki, tmp_path: Path
+) -> None:
+    out = tmp_path / "run"
+    args = ["--out", str(out), "--limit", "2", "--timeout", "30", "--force-answer"]
+    result, _ = run_eval(home, wiki, PerQuestion(HOTPOT_SCRIPTS), [*args, "--variant", "zh-tw"])
+    assert result.code == 0, result.stderr
+    config = summary_of(out)["config"]
+    assert (config["timeout_s"], config["force_answer"], config["variant"]) == (30, True, "zh-tw")
+    trace = json.loads((out / rows_of(out)[0]["trace"]).read_text(encoding="utf-8"))
+    assert trace["config"]["timeout_s"] == 30 and trace["config"]["force_answer"] is True
