@@ -22,6 +22,11 @@ _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 
 
+# An escape sequence cut off at the end of a streamed chunk (CSI or OSC so far).
+_UNFINISHED_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*\x1b?)?\Z")
+MAX_HELD_ESCAPE = 256
+
+
 def plain(text: str) -> str:
     """Text safe for a terminal: escape sequences and control characters removed (\\n, \\t kept)."""
     return _CONTROL.sub("", _ANSI.sub("", text))
@@ -54,6 +59,7 @@ class Renderer(RunObserver):
         self.console = console
         self._line_open = False
         self._after_label = False
+        self._held = ""  # an escape sequence split across streamed chunks, until it completes
 
     def _label(self, label: str, style: str) -> None:
         self._end_line()
@@ -61,6 +67,8 @@ class Renderer(RunObserver):
         self._line_open = self._after_label = True
 
     def _end_line(self) -> None:
+        held, self._held = self._held, ""
+        self._show(held)
         if self._line_open:
             self.console.print()
             self._line_open = False
@@ -75,6 +83,13 @@ class Renderer(RunObserver):
         self._label(f"Action {index}:", "bold magenta")
 
     def model_text(self, text: str) -> None:
+        text, self._held = self._held + text, ""
+        unfinished = _UNFINISHED_ESCAPE.search(text)
+        if unfinished and len(text) - unfinished.start() <= MAX_HELD_ESCAPE:
+            text, self._held = text[: unfinished.start()], text[unfinished.start() :]
+        self._show(text)
+
+    def _show(self, text: str) -> None:
         cleaned = plain(text)
         if self._after_label:
             cleaned = cleaned.lstrip(" ")
