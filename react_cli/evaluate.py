@@ -370,13 +370,26 @@ class _Run:
             else:
                 observer.result(*event)
             if self.gave_up:
+                self._report_queued(observer)
                 break
         return ("stopped" if self.gave_up else "finished"), self.last_error
+
+    def _report_queued(self, observer: EvalObserver) -> None:
+        """Report the rows stored before the run stopped that are still queued."""
+        while True:
+            try:
+                event = self.events.get_nowait()
+            except queue.Empty:
+                return
+            if event is not None:
+                observer.result(*event)
 
     def record(self, row: dict[str, Any]) -> dict[str, Any] | None:
         """Store a row; stop the run after too many hard failures in a row (endpoint down)."""
         with self._lock:
             summary = self.store.add(row)
+            if summary is not None:  # reported before a stop below, so drive() always sees it
+                self.events.put((row, summary))
             if row["stop_reason"] in HARD_FAILURES:
                 self.failures_in_a_row += 1
                 self.last_error = row["error"]
@@ -399,10 +412,8 @@ class _Run:
                 row = self.run_one(example, guarded)
                 if row is None:
                     continue  # the run stopped under this question; the loop ends here
-                summary = self.record(row)
-                if summary is None:
+                if self.record(row) is None:
                     return
-                self.events.put((row, summary))
         finally:
             self.events.put(None)
 

@@ -201,6 +201,7 @@ def test_endpoint_down_stops_the_run(home: Path, wiki: FakeMediaWiki, tmp_path: 
     assert last.startswith("Error: stopped: questions kept failing (not found (HTTP 404)")
     assert len(llm.requests) == 5
     assert summary_of(out)["status"] == "stopped" and summary_of(out)["failed"] == 5
+    assert "5/6" in result.stderr  # the progress bar counted the row that stopped the run
 
 
 def test_resume_refuses_other_settings(home: Path, wiki: FakeMediaWiki, tmp_path: Path) -> None:
