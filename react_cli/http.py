@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -135,6 +136,13 @@ def _response_logger(log: Callable[[str], None]) -> Callable[..., None]:
         )
 
     return hook
+
+
+def redact_url(url: str) -> str:
+    """A URL fit for messages, logs and traces: user, password and query string dropped."""
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 def _without_credentials(url: str) -> str:

@@ -31,7 +31,7 @@ from react_cli.errors import (
     LLMResponseError,
     UsageError,
 )
-from react_cli.http import RetryPolicy, make_session, retries_of, user_agent
+from react_cli.http import RetryPolicy, make_session, redact_url, retries_of, user_agent
 from react_cli.parser import ObservationCutter, cut_at_observation
 from react_cli.records import Completion, TextSink, Usage
 
@@ -126,7 +126,7 @@ class OpenAIClient:
         self.timeout_s = timeout_s
         self.max_chars = max_tokens * CHARS_PER_TOKEN if max_tokens else DEFAULT_MAX_CHARS
         self.url = _endpoint_url(self.base_url, api)
-        self.shown_url = _shown_url(self.url)  # for messages and logs: no credentials, no query
+        self.shown_url = redact_url(self.url)  # for messages and logs: no credentials, no query
         self._url_secrets = _url_secrets(self.url)
         self.stop_supported = True
         self.stream_options_supported = True
@@ -421,13 +421,6 @@ def _endpoint_url(base_url: str, api: str) -> str:
     parts = urlsplit(base_url)
     path = parts.path.rstrip("/") + ("/chat/completions" if api == "chat" else "/completions")
     return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
-
-
-def _shown_url(url: str) -> str:
-    """A URL fit for messages and logs: user, password and query string dropped."""
-    parts = urlsplit(url)
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 def _url_secrets(url: str) -> tuple[str, ...]:

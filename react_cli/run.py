@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
 
 from react_cli.agent import Agent, Limits, RunObserver, RunResult
 from react_cli.config import Settings
 from react_cli.errors import UsageError
+from react_cli.http import redact_url
 from react_cli.prompts import PromptTemplate
 from react_cli.records import Model, Tools, Usage
 from react_cli.trace import new_run_id, now_utc, trace_document, write_trace
@@ -25,15 +25,6 @@ if TYPE_CHECKING:
     from react_cli.http import RetryPolicy
 
 DebugLog = Callable[[str], None]
-
-
-def redact_url(url: str) -> str:
-    """Drop credentials and query strings, which sometimes carry keys, from a URL we record."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 def stderr_debug_log(line: str) -> None:
