@@ -1,30 +1,21 @@
 """Data for the share tests: hostile text, hand-made traces, and real eval folders.
 
-Load it as a plugin (``pytest_plugins = ["share_data"]``) for its session fixtures, which run
-the real ``react-cli eval`` in-process against the fake model and MediaWiki servers, once per
-test session, into folders the tests only read.
+The eval folders themselves are made by the session fixtures of ``share_evals.py``.
 """
 
 from __future__ import annotations
 
 import base64
-import contextlib
 import copy
 import hashlib
-import io
 import json
-import os
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
-import pytest
 from bs4 import BeautifulSoup
-from eval_fakes import PerQuestion, finish, search
-from fake_mediawiki import FakeMediaWiki
-from fake_openai import FakeOpenAI, Reply
-
-from react_cli.cli import main
+from eval_fakes import finish, search
+from fake_openai import Reply
 
 ROOT = Path(__file__).resolve().parent.parent
 TRACES = sorted((ROOT / "examples" / "traces").glob("*.json"))
@@ -137,7 +128,7 @@ def write_json(path: Path, document: Any) -> Path:
     return path
 
 
-# --- real eval folders ------------------------------------------------------------------
+# --- scripts of the real eval folders (share_evals.py runs them) -------------------------
 
 # Run A: right on questions 0 and 2 (F1 partly on 1 and 4), no answer on 5.
 A_SCRIPTS: dict[str, list[str | Reply]] = {
@@ -172,45 +163,6 @@ HOSTILE_SCRIPTS: dict[str, list[str | Reply]] = {
 }
 
 
-def run_eval(out: Path, model: PerQuestion, dataset: Path, *args: str) -> Path:
-    """``react-cli eval DATASET --out OUT`` in-process; the fake servers live for the call."""
-    pages = {"Evil page": HOSTILE.replace("\ud800", "")}
-    home = out.parent / f"{out.name}-home"
-    home.mkdir()
-    wiki = FakeMediaWiki.from_fixtures()
-    wiki.pages.update(pages)
-    stdout, stderr = io.StringIO(), io.StringIO()
-    with wiki, FakeOpenAI(model) as llm, pytest.MonkeyPatch.context() as env:
-        for key in list(os.environ):
-            if key.startswith(("OPENAI_", "REACT_CLI_")):
-                env.delenv(key)
-        env.setenv("REACT_CLI_HOME", str(home))
-        env.setenv("COLUMNS", "200")
-        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-            try:
-                main(["eval", str(dataset), "--max-steps", "3", "--out", str(out), "-m", "m",
-                      "--base-url", llm.url, "--wiki", wiki.url, *args])  # fmt: skip
-            except SystemExit as exc:
-                assert exc.code == 0, stderr.getvalue()
-    return out
-
-
-@pytest.fixture(scope="session")
-def eval_a(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return run_eval(tmp_path_factory.mktemp("evals") / "a", PerQuestion(A_SCRIPTS), HOTPOT)
-
-
-@pytest.fixture(scope="session")
-def eval_b(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return run_eval(tmp_path_factory.mktemp("evals") / "b", PerQuestion(B_SCRIPTS), HOTPOT)
-
-
-@pytest.fixture(scope="session")
-def eval_fever(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("evals") / "fever"
-    return run_eval(folder, PerQuestion(FEVER_SCRIPTS), FEVER, "--limit", "3")
-
-
 def _row(index: int, question: str, **fields: Any) -> dict[str, Any]:
     row = {"index": index, "id": None, "question": question, "gold": "g", "answer": "a"}
     row.update(em=0.0, f1=0.0, stop_reason="finish", error=None, steps=1, tokens=5)
@@ -230,23 +182,6 @@ EXTRA_LINES: list[tuple[str, bool]] = [
     (json.dumps(_row(22, "broken trace", trace="traces/broken.json")), True),
     (json.dumps(_row(23, "lone \ud800 surrogate", answer="bad \udfff text", calls=4)), True),
 ]
-
-
-@pytest.fixture(scope="session")
-def eval_hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real eval over hostile questions, answers and observations, then hostile rows added."""
-    root = tmp_path_factory.mktemp("evals")
-    dataset = root / "hostile.jsonl"
-    lines = [json.dumps({"question": q, "answer": "<b>gold</b> " + HOSTILE_LINE})
-             for q in HOSTILE_QUESTIONS]  # fmt: skip
-    dataset.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    folder = run_eval(root / "hostile", PerQuestion(HOSTILE_SCRIPTS), dataset)
-    (folder / "traces" / "broken.json").write_text("{", encoding="utf-8")
-    first = (folder / "results.jsonl").read_text(encoding="utf-8").splitlines()[0]
-    extra = [line for line, _ in EXTRA_LINES] + [first]  # a repeated question is skipped too
-    with (folder / "results.jsonl").open("a", encoding="utf-8") as handle:
-        handle.write("\n".join(extra) + "\n")
-    return folder
 
 
 def copy_rows(source: Path, target: Path, change: Any) -> Path:

@@ -185,8 +185,9 @@ def test_hostile_text_stays_text_in_every_field(tmp_path: Path) -> None:
 def test_long_observations_fold_and_huge_ones_are_clipped(tmp_path: Path) -> None:
     long = "A sentence of an article. " * (FOLD_CHARS // 10)
     huge = "x" * (MAX_SHOWN_CHARS + 12_345)
-    trace = trace_document([step(1, observation="short"), step(2, observation=long),
-                            step(3, observation=huge)])  # fmt: skip
+    trace = trace_document(
+        [step(1, observation="short"), step(2, observation=long), step(3, observation=huge)]
+    )
     tokens = parse(markdown_of(tmp_path, trace))
     summaries = [t.content for t in tokens if t.type == "html_block" and "<summary>" in t.content]
     assert len(summaries) == 2
@@ -217,9 +218,23 @@ def test_a_trace_without_them_shows_no_sampling_parts(tmp_path: Path) -> None:
 
 
 LINE_PIECES = st.sampled_from(
-    [*"\\`*_~[]<>&|$#-+=.)(!:1234567890 \taé\n\r\u00a0{}'\"/@^?,", "&amp;", "&#x41;", "<a>",
-     "</details>", "```", "~~~", "---", "***", "    ", "1.", "2)", "http://x.y", "[^1]"]
-)  # fmt: skip
+    [
+        *"\\`*_~[]<>&|$#-+=.)(!:1234567890 \taé\n\r\u00a0{}'\"/@^?,",
+        "&amp;",
+        "&#x41;",
+        "<a>",
+        "</details>",
+        "```",
+        "~~~",
+        "---",
+        "***",
+        "    ",
+        "1.",
+        "2)",
+        "http://x.y",
+        "[^1]",
+    ]
+)
 
 
 @settings(max_examples=400, deadline=None)

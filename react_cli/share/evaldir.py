@@ -59,7 +59,7 @@ class EvalRow:
     def view(self) -> TraceView | str:
         """The row's trajectory, or why it cannot be shown."""
         if self.trace is None:
-            return "no trace recorded for this question"
+            return "no trace available for this question"
         try:
             return load_view(self.trace)
         except TraceError as exc:

@@ -44,8 +44,10 @@ def _card(name: str, value: str) -> Html:
 
 def _header(folder: EvalFolder) -> Html:
     summary = folder.summary
-    scores = [_card(name.upper() if name != "accuracy" else name, f"{summary[name]:.4f}")
-              for name in folder.kind.metrics]  # fmt: skip
+    scores = [
+        _card(name.upper() if name != "accuracy" else name, f"{summary[name]:.4f}")
+        for name in folder.kind.metrics
+    ]
     cards = [
         *scores,
         _card("questions", f"{summary['n']:,}"),
@@ -57,8 +59,9 @@ def _header(folder: EvalFolder) -> Html:
     ]
     notes = [el("p", f"status: {summary['status']}", class_="muted")]
     if folder.skipped:
-        notes.append(el("p", f"{folder.skipped} unreadable line(s) of results.jsonl skipped",
-                        class_="error"))  # fmt: skip
+        notes.append(
+            el("p", f"{folder.skipped} unreadable line(s) of results.jsonl skipped", class_="error")
+        )
     return join(
         [
             el("h1", "Eval report"),
@@ -89,10 +92,13 @@ def _charts(figures: list[Chart]) -> Html:
     if not figures:
         return join([el("h2", "Charts"), el("p", "No finished questions yet.", class_="muted")])
     items = [
-        el("figure", el("img", src=data_uri("image/svg+xml", chart.svg), alt=chart.description),
-           el("figcaption", chart.title, class_="muted"))
+        el(
+            "figure",
+            el("img", src=data_uri("image/svg+xml", chart.svg), alt=chart.description),
+            el("figcaption", chart.title, class_="muted"),
+        )
         for chart in figures
-    ]  # fmt: skip
+    ]
     return join([el("h2", "Charts"), el("div", *items, class_="charts")])
 
 
