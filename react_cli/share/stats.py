@@ -25,7 +25,10 @@ def mcnemar_exact(flips_one_way: int, flips_other_way: int) -> float:
     n = flips_one_way + flips_other_way
     if n == 0:
         return 1.0
-    tail = sum(math.comb(n, i) for i in range(min(flips_one_way, flips_other_way) + 1))
+    term = tail = 1  # C(n, 0); then C(n, i + 1) = C(n, i) * (n - i) / (i + 1), exactly
+    for i in range(min(flips_one_way, flips_other_way)):
+        term = term * (n - i) // (i + 1)
+        tail += term
     return min(1.0, 2 * tail / 2**n)
 
 
