@@ -246,3 +246,16 @@ def svg_is_inert(svg: str) -> None:
             if name.endswith("href"):
                 assert value.startswith("#"), value
             assert "url(" not in value or value.startswith("url(#"), value
+
+
+# Debian's chromium, headless, quiet: no GPU, no background fetches (see test_share_browser).
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
