@@ -142,7 +142,7 @@ def _latency(rows: tuple[EvalRow, ...]) -> Chart:
     axes.set_xlabel("dataset index")
     axes.set_ylabel("seconds")
     axes.set_title("Latency per question")
-    axes.legend(loc="upper right", frameon=False, fontsize=8)
+    axes.legend(loc="best", fontsize=8)
     slowest = max(rows, key=lambda row: row.latency_s)
     description = (
         f"Latency of each of {len(rows)} questions; the slowest, question {slowest.index}, "
