@@ -14,10 +14,13 @@ import json
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import _common  # noqa: F401  (makes the test helpers importable)
 from eval_fakes import PerQuestion, finish, search
+from fake_openai import Reply
 from share_evals import run_eval
 
 from react_cli.share.charts import charts
@@ -29,6 +32,8 @@ from react_cli.share.report import eval_report
 from react_cli.share.stats import BOOTSTRAP_RESAMPLES, bootstrap_ci
 from react_cli.share.view import load_view
 
+T = TypeVar("T")
+
 
 def make_evals(root: Path, questions: int) -> tuple[Path, Path]:
     rows = [
@@ -39,14 +44,18 @@ def make_evals(root: Path, questions: int) -> tuple[Path, Path]:
     dataset.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     folders = []
     for name, answer in (("a", "Arthur's Magazine"), ("b", "First for Women")):
-        steps = [search("Arthur's Magazine"), search("First for Women", 2), finish(answer, 3)]
+        steps: list[str | Reply] = [
+            search("Arthur's Magazine"),
+            search("First for Women", 2),
+            finish(answer, 3),
+        ]
         folders.append(run_eval(root / name, PerQuestion({}, default=steps), dataset))
     return folders[0], folders[1]
 
 
-def timed(function: object, *args: object) -> tuple[object, float]:
+def timed(function: Callable[..., T], *args: Any) -> tuple[T, float]:
     started = time.perf_counter()
-    result = function(*args)  # type: ignore[operator]
+    result = function(*args)
     return result, time.perf_counter() - started
 
 
@@ -67,7 +76,7 @@ def main() -> None:
         )
         page, report_s = timed(eval_report, a)
         _, chart_s = timed(charts, load_eval(a))
-        size = len(str(page).encode("utf-8"))
+        size = len(page.encode("utf-8"))
         print(
             f"report: {args.questions} questions in {report_s:.2f} s with matplotlib's import "
             f"(charts alone {chart_s:.2f} s), {size / 1e6:.2f} MB, "

@@ -164,7 +164,8 @@ HOSTILE_SCRIPTS: dict[str, list[str | Reply]] = {
 
 
 def _row(index: int, question: str, **fields: Any) -> dict[str, Any]:
-    row = {"index": index, "id": None, "question": question, "gold": "g", "answer": "a"}
+    row: dict[str, Any] = {"index": index, "id": None, "question": question, "gold": "g"}
+    row["answer"] = "a"
     row.update(em=0.0, f1=0.0, stop_reason="finish", error=None, steps=1, tokens=5)
     row.update(latency_s=0.1, trace=None)
     return {**row, **fields}

@@ -82,9 +82,7 @@ class Visit:
         return self.page
 
     def open_states(self, selector: str) -> list[bool]:
-        return list(
-            self.page.eval_on_selector_all(selector, "all => all.map(d => d.open)")  # type: ignore[arg-type]
-        )
+        return list(self.page.eval_on_selector_all(selector, "all => all.map(d => d.open)"))
 
 
 @pytest.fixture

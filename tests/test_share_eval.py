@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from rich.console import Console
+from rich.console import Console, RenderableType
 from share_data import (
     ESCAPES,
     EXTRA_LINES,
@@ -42,7 +42,7 @@ A_ROWS = {
 }
 
 
-def printed(parts: list[object], width: int = 200) -> str:
+def printed(parts: list[RenderableType], width: int = 200) -> str:
     out = io.StringIO()
     console = make_console(out, stderr=False)
     console.width = width
@@ -85,7 +85,7 @@ def test_hostile_rows_are_skipped_and_traces_stay_inside(eval_hostile: Path) -> 
     by_index = {row.index: row for row in folder.rows}
     assert sorted(by_index) == [0, 1, 20, 21, 22, 23]
     assert by_index[20].trace is None and by_index[21].trace is None
-    assert by_index[22].view().startswith(f"{eval_hostile}/traces/broken.json: truncated JSON")
+    assert str(by_index[22].view()).startswith(f"{eval_hostile}/traces/broken.json: truncated JSON")
     assert by_index[23].question == "lone \ufffd surrogate"
     assert by_index[23].answer == "bad \ufffd text" and by_index[23].model_calls() == 4
     assert by_index[0].question == clean(HOSTILE_QUESTIONS[0])

@@ -20,14 +20,6 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 INSTALL_HINT = "react-cli eval report needs matplotlib: pip install 'react-cli[report]'"
-_STYLE = {
-    "svg.fonttype": "none",  # text stays text: smaller, searchable
-    "svg.hashsalt": "react-cli",
-    "text.parse_math": False,
-    "font.size": 10,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-}
 _GOOD, _BAD, _NONE, _OTHER = "#1a7f37", "#d4a72c", "#cf222e", "#0969da"
 _LABEL_CHARS = 24
 
@@ -56,7 +48,17 @@ def charts(folder: EvalFolder) -> list[Chart]:
 
     if not folder.rows:
         return []
-    with matplotlib.rc_context(_STYLE):
+    style = matplotlib.rc_context(
+        {
+            "svg.fonttype": "none",  # text stays text: smaller, searchable
+            "svg.hashsalt": "react-cli",
+            "text.parse_math": False,
+            "font.size": 10,
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+        }
+    )
+    with style:
         return [_stop_reasons(folder.rows), _by_steps(folder), _latency(folder.rows)]
 
 
@@ -67,11 +69,9 @@ def _figure(height: float = 3.0) -> Figure:
 
 
 def _svg(figure: Figure) -> str:
-    from matplotlib.backends.backend_svg import FigureCanvasSVG
-
     buffer = io.StringIO()
     metadata = dict.fromkeys(("Creator", "Date", "Format", "Type"))
-    FigureCanvasSVG(figure).print_svg(buffer, metadata=metadata)
+    figure.savefig(buffer, format="svg", metadata=metadata)
     text = buffer.getvalue()
     return text[text.index("<svg") :]  # no XML prolog or DOCTYPE (and its URL)
 

@@ -162,7 +162,15 @@ def _summary_problem(summary: Any) -> str | None:
     if config.get("model") is None or config["prompt"].get("name") is None:
         return "config"
     scores = ("accuracy",) if "accuracy" in summary else ("em", "f1")
-    numbers = (*scores, "n", "failed", "avg_steps", "avg_tokens", "avg_latency_s", "wall_s")
+    numbers: tuple[str, ...] = (
+        *scores,
+        "n",
+        "failed",
+        "avg_steps",
+        "avg_tokens",
+        "avg_latency_s",
+        "wall_s",
+    )
     for key in numbers:
         if not _number(summary.get(key)):
             return key
@@ -250,9 +258,11 @@ def _count(value: Any) -> int:
 
 
 def _optional_str(value: Any) -> str | None:
-    if value is not None and not isinstance(value, str):
-        raise TypeError(f"{type(value).__name__}, not text")
-    return value
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    raise TypeError(f"{type(value).__name__}, not text")
 
 
 def _gold(value: Any) -> str:

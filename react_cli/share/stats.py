@@ -29,7 +29,7 @@ def mcnemar_exact(flips_one_way: int, flips_other_way: int) -> float:
     for i in range(min(flips_one_way, flips_other_way)):
         term = term * (n - i) // (i + 1)
         tail += term
-    return min(1.0, 2 * tail / 2**n)
+    return min(1.0, 2 * tail / (1 << n))
 
 
 def bootstrap_ci(
