@@ -20,12 +20,7 @@ def _step(step: StepView) -> Html:
         parts.append(_field(f"Error {n}", step.error, class_="text error"))
     elif step.observation:
         parts.append(_field(f"Observation {n}", step.observation))
-    notes = [step.costs]
-    if step.no_action:
-        notes.append("no valid action")
-    if step.forced:
-        notes.append("forced answer")
-    parts.append(el("p", " · ".join(notes), class_="costs"))
+    parts.append(el("p", step.costs, class_="costs"))
     raw = [el("pre", step.raw)]
     if step.followup_raw is not None:
         raw.append(el("p", f"Extra call for Action {n}:", class_="muted"))

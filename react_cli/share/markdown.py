@@ -71,12 +71,7 @@ def _step(step: StepView) -> list[str]:
         blocks.append(_labelled(f"Error {step.index}", step.error))
     elif step.observation:
         blocks.append(_observation(step))
-    notes = [step.costs]
-    if step.no_action:
-        notes.append("no valid action")
-    if step.forced:
-        notes.append("forced answer")
-    blocks.append("*" + escape(" · ".join(notes)) + "*")
+    blocks.append("*" + escape(step.costs) + "*")
     return blocks
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from react_cli.agent import Step
 from react_cli.errors import TraceError
 from react_cli.records import Usage
-from react_cli.render import format_seconds
+from react_cli.render import format_seconds, step_meta
 from react_cli.replay import Recorded, load_run
 from react_cli.share.text import one_line, shown
 
@@ -33,10 +33,7 @@ class StepView:
     raw: str
     followup_raw: str | None
     error: str | None  # why the tool or model failed, shown instead of an observation
-    no_action: bool
-    forced: bool
-    tokens: int
-    costs: str  # "model 0.52 s · tool 0.10 s · 1,657 tokens"
+    costs: str  # "model 0.52 s · tool 0.10 s · 1657 tokens", and "no valid action", "forced answer"
 
     @property
     def calls(self) -> int:
@@ -123,15 +120,6 @@ def view_of(recorded: Recorded) -> TraceView:
 
 
 def _step(step: Step) -> StepView:
-    parts = [f"model {format_seconds(step.latency_s)}"]
-    if step.tool_latency_s:
-        parts.append(f"tool {format_seconds(step.tool_latency_s)}")
-    if step.usage.total_tokens:
-        parts.append(f"{step.usage.total_tokens:,} tokens")
-    if step.retries:
-        parts.append(f"{step.retries} retries")
-    if step.tool_retries:
-        parts.append(f"{step.tool_retries} tool retries")
     failed = step.error is not None and step.error != PARSE_ERROR
     return StepView(
         index=step.index,
@@ -141,10 +129,7 @@ def _step(step: Step) -> StepView:
         raw=shown(step.raw),
         followup_raw=None if step.followup_raw is None else shown(step.followup_raw),
         error=shown(step.error) if failed and step.error else None,
-        no_action=step.error == PARSE_ERROR,
-        forced=bool(step.details.get("forced")),
-        tokens=step.usage.total_tokens,
-        costs=" · ".join(parts),
+        costs=step_meta(step),
     )
 
 
