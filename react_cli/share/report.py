@@ -118,32 +118,29 @@ def _columns(kind: ScoreKind) -> list[tuple[str, bool]]:
     ]
 
 
-def _cell(text: str, key: str | float, numeric: bool = False) -> Html:
-    return el("td", brief(text), data_key=str(key), class_="num" if numeric else None)
+def _cell(text: str, key: float | None = None, *, class_: str | None = None) -> Html:
+    """A table cell, sorted by ``key`` (a numeric column) or by its text."""
+    shown = brief(text)
+    if key is None:
+        return el("td", shown, data_key=shown, class_=class_)
+    return el("td", shown, data_key=str(key), class_="num")
 
 
 def _row(n: int, row: EvalRow, kind: ScoreKind) -> Html:
-    answer = row.answer if row.answer is not None else "—"
-    scores = [_cell(f"{row.em:.0f}", row.em, True)]
+    scores = [_cell(f"{row.em:.0f}", row.em)]
     if kind is ScoreKind.EM_F1:
-        scores = [_cell(f"{row.em:.0f}", row.em, True), _cell(f"{row.f1:.2f}", row.f1, True)]
+        scores.append(_cell(f"{row.f1:.2f}", row.f1))
     link = el("a", brief(row.question), href=f"#q{n}")
-    question = el("td", link, data_key=row.question)
     cells = [
-        _cell(str(row.index), row.index, True),
-        question,
-        _cell(row.gold, row.gold),
-        el(
-            "td",
-            brief(answer),
-            data_key=row.answer or "",
-            class_=None if row.correct else "bad",
-        ),
+        _cell(str(row.index), row.index),
+        el("td", link, data_key=brief(row.question)),
+        _cell(row.gold),
+        _cell(row.answer if row.answer is not None else "—", class_=None if row.correct else "bad"),
         *scores,
-        _cell(str(row.steps), row.steps, True),
-        _cell(row.stop_reason, row.stop_reason),
-        _cell(f"{row.tokens:,}", row.tokens, True),
-        _cell(format_seconds(row.latency_s), row.latency_s, True),
+        _cell(str(row.steps), row.steps),
+        _cell(row.stop_reason),
+        _cell(f"{row.tokens:,}", row.tokens),
+        _cell(format_seconds(row.latency_s), row.latency_s),
     ]
     return el(
         "tr",
