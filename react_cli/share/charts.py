@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from react_cli.errors import UsageError
-from react_cli.share.evaldir import EvalFolder, EvalRow
+from react_cli.share.evaldir import EvalFolder, EvalRow, metric_label
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -112,7 +112,7 @@ def _by_steps(folder: EvalFolder) -> Chart:
             for s in steps
         ]
         offsets = [s + (k - (len(metrics) - 1) / 2) * width for s in steps]
-        axes.bar(offsets, means, width, label=metric.upper() if metric != "accuracy" else metric)
+        axes.bar(offsets, means, width, label=metric_label(metric))
         described.append(
             metric + " " + ", ".join(f"{s}: {m:.2f}" for s, m in zip(steps, means, strict=True))
         )

@@ -19,7 +19,7 @@ from rich.text import Text
 
 from react_cli.errors import UsageError
 from react_cli.render import format_seconds, plain
-from react_cli.share.evaldir import EvalFolder, EvalRow, ScoreKind, load_eval
+from react_cli.share.evaldir import EvalFolder, EvalRow, ScoreKind, load_eval, metric_label
 from react_cli.share.stats import BOOTSTRAP_RESAMPLES, bootstrap_ci, mcnemar_exact
 from react_cli.share.text import brief
 
@@ -221,7 +221,7 @@ def comparison_view(comparison: Comparison) -> list[RenderableType]:
     for header in ("", "A", "B", "B − A"):
         table.add_column(header, justify="left" if not header else "right")
     for score in c.scores:
-        label = score.name.upper() if score.name != "accuracy" else "accuracy"
+        label = metric_label(score.name)
         table.add_row(label, f"{score.a:.4f}", f"{score.b:.4f}", _signed(score.difference))
     for cost in c.costs:
         label = {"tokens": "tokens / question", "calls": "calls / question"}.get(
@@ -242,7 +242,7 @@ def comparison_view(comparison: Comparison) -> list[RenderableType]:
             f"McNemar exact p = {c.mcnemar_p:.4g}"
         ),
         Text(
-            f"{graded.name.upper() if graded.name == 'f1' else graded.name} difference "
+            f"{metric_label(graded.name)} difference "
             f"{_signed(graded.difference)}, 95 % CI [{_signed(c.ci[0])}, {_signed(c.ci[1])}] "
             f"(paired bootstrap, {BOOTSTRAP_RESAMPLES:,} resamples, seed {c.seed})"
         ),

@@ -33,6 +33,11 @@ class ScoreKind(str, Enum):
         return ("em", "f1") if self is ScoreKind.EM_F1 else ("accuracy",)
 
 
+def metric_label(metric: str) -> str:
+    """How a score field is written for people: EM, F1, accuracy."""
+    return metric if metric == "accuracy" else metric.upper()
+
+
 @dataclass(frozen=True)
 class EvalRow:
     """One finished question of an eval."""
@@ -165,6 +170,7 @@ def _summary_problem(summary: Any) -> str | None:
     numbers: tuple[str, ...] = (
         *scores,
         "n",
+        "total_tokens",
         "failed",
         "avg_steps",
         "avg_tokens",

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from react_cli.render import format_seconds
 from react_cli.share.charts import Chart, charts, require_matplotlib
-from react_cli.share.evaldir import EvalFolder, EvalRow, ScoreKind, load_eval
+from react_cli.share.evaldir import EvalFolder, EvalRow, ScoreKind, load_eval, metric_label
 from react_cli.share.html import facts, trace_body
 from react_cli.share.page import Html, data_uri, el, join, page
 from react_cli.share.text import brief
@@ -44,16 +44,14 @@ def _card(name: str, value: str) -> Html:
 
 def _header(folder: EvalFolder) -> Html:
     summary = folder.summary
-    scores = [
-        _card(name.upper() if name != "accuracy" else name, f"{summary[name]:.4f}")
-        for name in folder.kind.metrics
-    ]
+    scores = [_card(metric_label(name), f"{summary[name]:.4f}") for name in folder.kind.metrics]
     cards = [
         *scores,
         _card("questions", f"{summary['n']:,}"),
         _card("failed", f"{summary['failed']:,}"),
         _card("avg steps", f"{summary['avg_steps']:.2f}"),
         _card("avg tokens", f"{summary['avg_tokens']:,.0f}"),
+        _card("total tokens", f"{summary['total_tokens']:,}"),
         _card("avg latency", format_seconds(summary["avg_latency_s"])),
         _card("wall time", format_seconds(summary["wall_s"])),
     ]
@@ -104,7 +102,9 @@ def _charts(figures: list[Chart]) -> Html:
 
 def _columns(kind: ScoreKind) -> list[tuple[str, bool]]:
     """(header, numeric) of the question table."""
-    scores = [(name.upper() if name != "accuracy" else "right", True) for name in kind.metrics]
+    scores = [
+        (metric_label(name) if name != "accuracy" else "right", True) for name in kind.metrics
+    ]
     return [
         ("#", True),
         ("question", False),
