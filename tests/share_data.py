@@ -178,7 +178,18 @@ EXTRA_LINES: list[tuple[str, bool]] = [
     (json.dumps(_row(12, "score above one", em=2.0)), False),
     (json.dumps(_row(13, "negative steps", steps=-1)), False),
     (json.dumps(["not", "an", "object"]), False),
-    (json.dumps(_row(20, "trace outside the folder", trace="../../../../etc/passwd")), True),
+    (
+        json.dumps(
+            _row(
+                20,
+                "trace outside",
+                trace="../../../../etc/passwd",
+                stop_reason="llm_error",
+                error="HTTP 401 from \x1b[31mthe endpoint",
+            )
+        ),
+        True,
+    ),
     (json.dumps(_row(21, "trace absolute", trace="/etc/passwd")), True),
     (json.dumps(_row(22, "broken trace", trace="traces/broken.json")), True),
     (json.dumps(_row(23, "lone \ud800 surrogate", answer="bad \udfff text", calls=4)), True),

@@ -85,6 +85,7 @@ def test_hostile_rows_are_skipped_and_traces_stay_inside(eval_hostile: Path) -> 
     by_index = {row.index: row for row in folder.rows}
     assert sorted(by_index) == [0, 1, 20, 21, 22, 23]
     assert by_index[20].trace is None and by_index[21].trace is None
+    assert by_index[20].outcome == "llm_error: HTTP 401 from the endpoint"
     assert str(by_index[22].view()).startswith(f"{eval_hostile}/traces/broken.json: truncated JSON")
     assert by_index[23].question == "lone \ufffd surrogate"
     assert by_index[23].answer == "bad \ufffd text" and by_index[23].model_calls() == 4
@@ -133,6 +134,7 @@ def test_show_of_a_hostile_eval_prints_plain_text(eval_hostile: Path) -> None:
     for escape in ESCAPES:
         assert escape not in out
     assert "[link](javascript:alert(3))" in out  # shown literally, not as markup
+    assert "llm_error: HTTP 401 from the endpoint" in out
     skipped = sum(not valid for _, valid in EXTRA_LINES) + 1  # and the repeated first row
     assert f"{skipped} line(s) of results.jsonl skipped" in out
 

@@ -61,6 +61,11 @@ class EvalRow:
     def correct(self) -> bool:
         return self.em >= 1.0
 
+    @property
+    def outcome(self) -> str:
+        """The stop reason, with the error of a question that failed."""
+        return f"{self.stop_reason}: {self.error}" if self.error else self.stop_reason
+
     def view(self) -> TraceView | str:
         """The row's trajectory, or why it cannot be shown."""
         if self.trace is None:

@@ -138,7 +138,7 @@ def _row(n: int, row: EvalRow, kind: ScoreKind) -> Html:
         _cell(row.answer if row.answer is not None else "—", class_=None if row.correct else "bad"),
         *scores,
         _cell(str(row.steps), row.steps),
-        _cell(row.stop_reason),
+        _cell(row.outcome),
         _cell(f"{row.tokens:,}", row.tokens),
         _cell(format_seconds(row.latency_s), row.latency_s),
     ]

@@ -55,6 +55,6 @@ def wrong_table(folder: EvalFolder) -> Table | Text:
         table.add_column(header, justify="right" if header == "#" else "left")
     for row in rows:
         answer = row.answer if row.answer is not None else "—"
-        texts = (row.question, row.gold, answer, row.stop_reason)
+        texts = (row.question, row.gold, answer, row.outcome)
         table.add_row(str(row.index), *(Text(brief(text)) for text in texts))
     return table
