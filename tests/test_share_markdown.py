@@ -185,13 +185,18 @@ def test_hostile_text_stays_text_in_every_field(tmp_path: Path) -> None:
 def test_long_observations_fold_and_huge_ones_are_clipped(tmp_path: Path) -> None:
     long = "A sentence of an article. " * (FOLD_CHARS // 10)
     huge = "x" * (MAX_SHOWN_CHARS + 12_345)
-    trace = trace_document(
-        [step(1, observation="short"), step(2, observation=long), step(3, observation=huge)]
-    )
+    five, six = "\n".join("abcde"), "\n".join("abcdef")  # short, but six lines fold
+    observations = ["short", long, huge, five, six]
+    trace = trace_document([step(n, observation=o) for n, o in enumerate(observations, start=1)])
     tokens = parse(markdown_of(tmp_path, trace))
     summaries = [t.content for t in tokens if t.type == "html_block" and "<summary>" in t.content]
-    assert len(summaries) == 2
+    assert [summary.split("<summary>")[1].split(" (")[0] for summary in summaries] == [
+        "Observation 2",
+        "Observation 3",
+        "Observation 5",
+    ]
     assert f"Observation 2 ({len(long):,} characters)" in summaries[0]
+    assert "Observation 4: a\nb\nc\nd\ne" in paragraph_texts(tokens)
     texts = paragraph_texts(tokens)
     assert "Observation 1: short" in texts
     assert long.strip() in texts

@@ -55,7 +55,7 @@ def _labelled(label: str, text: str) -> str:
 def _observation(step: StepView) -> str:
     label = f"Observation {step.index}"
     text = step.observation
-    if len(text) <= FOLD_CHARS and text.count("\n") < _FOLD_LINES:
+    if len(text) <= FOLD_CHARS and len(text.splitlines()) <= _FOLD_LINES:
         return _labelled(label, text)
     return (
         f"<details>\n<summary>{label} ({len(text):,} characters)</summary>\n\n"
