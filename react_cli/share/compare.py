@@ -32,6 +32,10 @@ class FlipDirection(str, Enum):
     RIGHT_TO_WRONG = "right_to_wrong"
     WRONG_TO_RIGHT = "wrong_to_right"
 
+    @property
+    def label(self) -> str:
+        return "right → wrong" if self is FlipDirection.RIGHT_TO_WRONG else "wrong → right"
+
 
 @dataclass(frozen=True)
 class Flip:
@@ -144,10 +148,7 @@ def compare_evals(a: Path, b: Path, *, seed: int = DEFAULT_SEED) -> Comparison:
         _paired(name, [(_score(x, name), _score(y, name)) for x, y in pairs]) for name in names
     )
     flips = tuple(_flip(x, y) for x, y in pairs if x.correct != y.correct)
-    discordant = (
-        sum(f.direction is FlipDirection.RIGHT_TO_WRONG for f in flips),
-        sum(f.direction is FlipDirection.WRONG_TO_RIGHT for f in flips),
-    )
+    discordant = [sum(flip.direction is d for flip in flips) for d in FlipDirection]
     graded = names[-1]
     differences = [_score(y, graded) - _score(x, graded) for x, y in pairs]
     return Comparison(
@@ -197,14 +198,14 @@ def _signed(value: float, digits: int = 4) -> str:
     return f"{value:+.{digits}f}".replace("-", "−")
 
 
+_COST_LABELS = {"tokens": "tokens / question", "calls": "calls / question"}
+
+
 def _cost_cell(name: str, value: float, signed: bool = False) -> str:
-    if name == "latency_s":
-        return (
-            ("+" if value >= 0 else "−") + format_seconds(abs(value))
-            if signed
-            else format_seconds(value)
-        )
-    return _signed(value, 2) if signed else f"{value:,.2f}"
+    if name != "latency_s":
+        return _signed(value, 2) if signed else f"{value:,.2f}"
+    seconds = format_seconds(abs(value))
+    return ("−" if value < 0 else "+") + seconds if signed else seconds
 
 
 def comparison_view(comparison: Comparison) -> list[RenderableType]:
@@ -224,11 +225,8 @@ def comparison_view(comparison: Comparison) -> list[RenderableType]:
         label = metric_label(score.name)
         table.add_row(label, f"{score.a:.4f}", f"{score.b:.4f}", _signed(score.difference))
     for cost in c.costs:
-        label = {"tokens": "tokens / question", "calls": "calls / question"}.get(
-            cost.name, "time / question"
-        )
         table.add_row(
-            label,
+            _COST_LABELS.get(cost.name, "time / question"),
             _cost_cell(cost.name, cost.a),
             _cost_cell(cost.name, cost.b),
             _cost_cell(cost.name, cost.difference, signed=True),
@@ -236,9 +234,9 @@ def comparison_view(comparison: Comparison) -> list[RenderableType]:
     graded = c.scores[-1]
     tests = [
         Text(
-            f"flips: right → wrong {c.count(FlipDirection.RIGHT_TO_WRONG)}, "
-            f"wrong → right {c.count(FlipDirection.WRONG_TO_RIGHT)} "
-            f"(both right {c.both_right}, both wrong {c.both_wrong}); "
+            "flips: "
+            + ", ".join(f"{d.label} {c.count(d)}" for d in FlipDirection)
+            + f" (both right {c.both_right}, both wrong {c.both_wrong}); "
             f"McNemar exact p = {c.mcnemar_p:.4g}"
         ),
         Text(
@@ -256,10 +254,7 @@ def flips_view(comparison: Comparison) -> Table:
     for header in ("#", "flip", "question", "gold", "A answered", "B answered"):
         table.add_column(header)
     for flip in comparison.flips:
-        arrow = (
-            "right → wrong" if flip.direction is FlipDirection.RIGHT_TO_WRONG else "wrong → right"
-        )
         answers = (flip.answer_a, flip.answer_b)
         texts = (flip.question, flip.gold, *(a if a is not None else "—" for a in answers))
-        table.add_row(str(flip.index), arrow, *(Text(brief(text)) for text in texts))
+        table.add_row(str(flip.index), flip.direction.label, *(Text(brief(t)) for t in texts))
     return table
