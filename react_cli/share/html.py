@@ -1,0 +1,79 @@
+"""A trace as one self-contained HTML page: collapsible steps, raw model text, nothing loaded."""
+
+from __future__ import annotations
+
+from react_cli.share.page import Html, el, join, page
+from react_cli.share.view import StepView, TraceView
+
+
+def _field(label: str, text: str, *, class_: str = "text") -> Html:
+    return el("div", el("span", f"{label}:", class_="label"), el("div", text, class_=class_))
+
+
+def _step(step: StepView) -> Html:
+    n = step.index
+    headline = step.action if step.action is not None else "no valid action"
+    parts = [_field(f"Thought {n}", step.thought)]
+    if step.action is not None:
+        parts.append(_field(f"Action {n}", step.action))
+    if step.error is not None:
+        parts.append(_field(f"Error {n}", step.error, class_="text error"))
+    elif step.observation:
+        parts.append(_field(f"Observation {n}", step.observation))
+    parts.append(el("p", step.costs, class_="costs"))
+    raw = [el("pre", step.raw)]
+    if step.followup_raw is not None:
+        raw.append(el("p", f"Extra call for Action {n}:", class_="muted"))
+        raw.append(el("pre", step.followup_raw))
+    parts.append(el("details", el("summary", "Raw model text"), *raw, class_="raw"))
+    summary = el("summary", f"Step {n} · ", el("span", headline, class_="muted"))
+    return el("details", summary, *parts, class_="step")
+
+
+def facts(rows: list[tuple[str, str]]) -> Html:
+    pairs = (join([el("dt", name), el("dd", value)]) for name, value in rows)
+    return el("dl", *pairs, class_="facts")
+
+
+def _samples(view: TraceView, heading: str) -> list[Html]:
+    if not view.samples and not view.votes:
+        return []
+    parts: list[Html] = [el(heading, "Samples and votes")]
+    if view.votes:
+        parts.append(facts([(answer, f"{count} votes") for answer, count in view.votes]))
+    for n, sample in enumerate(view.samples, start=1):
+        answer = sample.answer if sample.answer is not None else "no answer"
+        summary = el("summary", f"Sample {n} · ", el("span", answer, class_="muted"))
+        costs = el("p", f"{sample.tokens:,} tokens", class_="costs")
+        parts.append(el("details", summary, el("pre", sample.raw), costs, class_="step"))
+    return parts
+
+
+def _answer(view: TraceView) -> Html:
+    if view.answer is not None:
+        return el("p", el("span", "Answer: ", class_="label"), view.answer, class_="answer text")
+    reason = f": {view.error}" if view.error else ""
+    return el("p", f"No answer ({view.stop_reason}){reason}", class_="answer none text")
+
+
+def trace_body(view: TraceView, level: int = 1) -> Html:
+    """The run as a page fragment: the trace page, or a trajectory in a report (``level`` 3)."""
+    title, section = f"h{level}", f"h{level + 1}"
+    return join(
+        [
+            el(title, "ReAct run"),
+            el("p", view.question, class_="question text"),
+            _answer(view),
+            facts(list(view.facts)),
+            el(section, f"Steps ({len(view.steps)})"),
+            *(_step(step) for step in view.steps),
+            *_samples(view, section),
+        ]
+    )
+
+
+def trace_page(view: TraceView) -> str:
+    """The whole page of one run."""
+    expand = el("button", "Expand all steps", type="button", data_expand=True)
+    tools = el("p", expand, class_="tools")
+    return page(f"ReAct run: {view.question[:80]}", el("main", tools, trace_body(view)))

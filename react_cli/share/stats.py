@@ -1,0 +1,64 @@
+"""Paired statistics for comparing two evals, in the standard library: exact McNemar, bootstrap.
+
+Both work on the same questions answered by two runs. McNemar's exact test asks whether the
+right→wrong and wrong→right flips are more lopsided than a fair coin would make them; the
+paired bootstrap resamples questions to give a confidence interval for a mean difference.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+
+BOOTSTRAP_RESAMPLES = 10_000
+
+
+def mcnemar_exact(flips_one_way: int, flips_other_way: int) -> float:
+    """Two-sided exact McNemar p-value for the two discordant counts (b and c of the 2×2 table).
+
+    The binomial test of min(b, c) successes in b + c trials at probability 1/2, doubled and
+    capped at 1, computed in exact integers: statsmodels' ``mcnemar(table, exact=True)``.
+    """
+    if flips_one_way < 0 or flips_other_way < 0:
+        raise ValueError("discordant counts must be ≥ 0")
+    n = flips_one_way + flips_other_way
+    if n == 0:
+        return 1.0
+    term = tail = 1  # C(n, 0); then C(n, i + 1) = C(n, i) * (n - i) / (i + 1), exactly
+    for i in range(min(flips_one_way, flips_other_way)):
+        term = term * (n - i) // (i + 1)
+        tail += term
+    return min(1.0, 2 * tail / (1 << n))
+
+
+def bootstrap_ci(
+    differences: Sequence[float],
+    *,
+    seed: int,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    level: float = 0.95,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval for the mean of paired ``differences`` (one per question).
+
+    Questions are resampled with replacement ``resamples`` times from ``random.Random(seed)``;
+    the bounds are the (1 ± level)/2 quantiles of the resampled means, linearly interpolated.
+    The same seed gives the same interval.
+    """
+    if not differences:
+        raise ValueError("no differences to resample")
+    if resamples < 1 or not 0 < level < 1:
+        raise ValueError("resamples must be ≥ 1 and level between 0 and 1")
+    rng = random.Random(seed)
+    n = len(differences)
+    means = sorted(sum(rng.choices(differences, k=n)) / n for _ in range(resamples))
+    tail = (1 - level) / 2
+    return _quantile(means, tail), _quantile(means, 1 - tail)
+
+
+def _quantile(ordered: list[float], q: float) -> float:
+    """The q-quantile of sorted values, interpolated between neighbours (numpy's default)."""
+    position = q * (len(ordered) - 1)
+    below = math.floor(position)
+    above = min(below + 1, len(ordered) - 1)
+    return ordered[below] + (ordered[above] - ordered[below]) * (position - below)

@@ -1,0 +1,45 @@
+"""Untrusted text made fit to show anywhere: terminal-safe, encodable, and of bounded length."""
+
+from __future__ import annotations
+
+import re
+
+from react_cli.render import plain
+
+MAX_SHOWN_CHARS = 20_000
+"""A field longer than this (a 2 MB article, an endless answer) is cut when shown: pages stay
+readable and small, while the trace keeps the whole text."""
+
+# JSON may carry lone surrogates ("\ud800"); no UTF-8 file or terminal can take them.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean(text: str) -> str:
+    """``render.plain`` (no escape sequences, control or bidi characters), surrogates → U+FFFD."""
+    return _SURROGATE.sub("\ufffd", plain(text))
+
+
+def clip(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, saying how many were left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]} [… {len(text) - limit:,} more characters not shown]"
+
+
+CELL_CHARS = 300
+"""A table cell shows this much of a text (question, answer…); the trajectory shows it all."""
+
+
+def brief(text: str) -> str:
+    """An already shown text cut for a table cell."""
+    return clip(text, CELL_CHARS)
+
+
+def shown(text: str) -> str:
+    """What every exporter shows of an untrusted field: cleaned, then clipped."""
+    return clip(clean(text))
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """A cleaned field on one line (table cells, labels): white space collapsed, clipped."""
+    return clip(" ".join(clean(text).split()), limit)

@@ -1,0 +1,177 @@
+"""One normalised view of a trace for every exporter: any version and method, text cleaned.
+
+The exporters never read the trace document: they read this view, whose text is already
+cleaned and clipped (``text.shown``), so escaping for Markdown or HTML is all they add. Parts a
+trace may lack (samples and votes of the sampling methods, a branch, a fork) are empty or None
+here and simply not shown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from react_cli.agent import Step
+from react_cli.errors import TraceError
+from react_cli.records import Usage
+from react_cli.render import format_seconds, step_meta
+from react_cli.replay import Recorded, load_run
+from react_cli.share.text import one_line, shown
+
+PARSE_ERROR = "parse_error"  # Step.error of a step whose model output held no valid action
+
+
+@dataclass(frozen=True)
+class StepView:
+    """One Thought/Action/Observation round as shown."""
+
+    index: int
+    thought: str
+    action: str | None
+    observation: str
+    raw: str
+    followup_raw: str | None
+    error: str | None  # why the tool or model failed, shown instead of an observation
+    costs: str  # "model 0.52 s · tool 0.10 s · 1657 tokens", and "no valid action", "forced answer"
+
+    @property
+    def calls(self) -> int:
+        """Model calls the step made: the extra ``Action k:`` call is a second one."""
+        return 1 + (self.followup_raw is not None)
+
+
+@dataclass(frozen=True)
+class SampleView:
+    """One sampled completion of a sampling method (CoT-SC): its text and the answer it gave."""
+
+    raw: str
+    answer: str | None
+    tokens: int
+
+
+@dataclass(frozen=True)
+class TraceView:
+    """A run as shown: question, steps, samples, answer, and labelled facts about it."""
+
+    question: str
+    answer: str | None
+    stop_reason: str
+    error: str | None
+    steps: tuple[StepView, ...]
+    samples: tuple[SampleView, ...]
+    votes: tuple[tuple[str, int], ...]  # (answer, count), most votes first
+    facts: tuple[tuple[str, str], ...]  # ("Model", "gpt-4o-mini"), ("Tokens", "5,176 …"), …
+
+    @property
+    def calls(self) -> int:
+        """Model calls of the run: one per step (two with an extra ``Action k:``) and sample."""
+        return sum(step.calls for step in self.steps) + len(self.samples)
+
+
+def load_view(path: Path) -> TraceView:
+    """Read a trace file (any readable version); TraceError names the file and the problem."""
+    return view_of(load_run(path))
+
+
+def view_of(recorded: Recorded) -> TraceView:
+    """The view of a loaded trace; a malformed optional part is a TraceError too."""
+    document, result = recorded.document, recorded.result
+    try:
+        samples = tuple(_sample(item) for item in _list(document.get("samples"), "samples"))
+        votes = _votes(document.get("votes"))
+        method, branch = _text(document.get("method")), _text(document.get("branch"))
+    except (TypeError, ValueError) as exc:
+        raise TraceError(f"{recorded.path}: malformed trace ({exc})") from None
+    steps = tuple(_step(step) for step in result.steps)
+    config = recorded.config
+    prompt = config.get("prompt")
+    usage = result.usage
+    tokens = (
+        f"{usage.total_tokens:,} ({usage.prompt_tokens:,} prompt + "
+        f"{usage.completion_tokens:,} completion)"
+        if usage.total_tokens
+        else "not reported by the endpoint"
+    )
+    facts: list[tuple[str, str | None]] = [
+        ("Stop reason", one_line(result.stop_reason)),
+        ("Method", method),
+        ("Branch", branch),
+        ("Model", _text(config.get("model"))),
+        ("Prompt", _text(prompt.get("name")) if isinstance(prompt, dict) else None),
+        ("Steps", str(len(steps))),
+        ("Model calls", str(sum(s.calls for s in steps) + len(samples))),
+        ("Tokens", tokens),
+        ("Time", format_seconds(result.duration_s)),
+        ("Forced answer", "yes (--force-answer)" if result.forced else None),
+        ("Forked from", _fork(document.get("forked_from"))),
+        ("Recorded", _text(document.get("created"))),
+    ]
+    return TraceView(
+        question=shown(result.question),
+        answer=None if result.answer is None else shown(result.answer),
+        stop_reason=one_line(result.stop_reason),
+        error=None if result.error is None else shown(result.error),
+        steps=steps,
+        samples=samples,
+        votes=votes,
+        facts=tuple((name, value) for name, value in facts if value is not None),
+    )
+
+
+def _step(step: Step) -> StepView:
+    failed = step.error is not None and step.error != PARSE_ERROR
+    return StepView(
+        index=step.index,
+        thought=shown(step.thought),
+        action=None if step.action is None else shown(step.action),
+        observation=shown(step.observation),
+        raw=shown(step.raw),
+        followup_raw=None if step.followup_raw is None else shown(step.followup_raw),
+        error=shown(step.error) if failed and step.error else None,
+        costs=step_meta(step),
+    )
+
+
+def _list(value: Any, name: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise TypeError(f"{name} is {type(value).__name__}, not a list")
+    return value
+
+
+def _sample(item: Any) -> SampleView:
+    if not isinstance(item, dict):
+        raise TypeError(f"a sample is {type(item).__name__}, not an object")
+    raw, answer, usage = item.get("raw"), item.get("answer"), item.get("usage")
+    if not isinstance(raw, str) or not (answer is None or isinstance(answer, str)):
+        raise TypeError("a sample's raw text or answer is not text")
+    tokens = Usage.from_dict(usage if isinstance(usage, dict) else None).total_tokens
+    return SampleView(shown(raw), None if answer is None else shown(answer), tokens)
+
+
+def _votes(value: Any) -> tuple[tuple[str, int], ...]:
+    """Vote counts, most first (ties keep the recorded order, which is the tie-break order)."""
+    if value is None:
+        return ()
+    if not isinstance(value, dict):
+        raise TypeError(f"votes are {type(value).__name__}, not an object")
+    counts = []
+    for answer, count in value.items():
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ValueError(f"a vote count is {count!r}, not a count")
+        counts.append((one_line(answer), count))
+    return tuple(sorted(counts, key=lambda pair: -pair[1]))
+
+
+def _text(value: Any) -> str | None:
+    """A recorded label (model, method, time…) on one line; None when absent."""
+    return None if value is None else one_line(str(value))
+
+
+def _fork(value: Any) -> str | None:
+    if not isinstance(value, dict):
+        return None
+    step, trace, run_id = (_text(value.get(key)) for key in ("step", "trace", "id"))
+    return f"step {step or '?'} of {trace or '?'} (run {run_id or '?'})"
