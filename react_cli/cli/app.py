@@ -47,10 +47,11 @@ def _root(
 
 
 def print_json(data: object, indent: int | None = None) -> None:
-    """JSON on stdout with untrusted text made terminal-safe."""
+    """JSON on stdout with untrusted text made terminal-safe (and paths always printable)."""
     from react_cli.render import safe_json
+    from react_cli.untrusted import clean_text
 
-    print(safe_json(data, indent=indent))
+    print(clean_text(safe_json(data, indent=indent)))
 
 
 def debug_enabled() -> bool:

@@ -93,6 +93,7 @@ def eval_command(
     from react_cli.render import make_console
     from react_cli.run import build_backend, build_model, stderr_debug_log
     from react_cli.trace import now_utc, slug
+    from react_cli.untrusted import clean_text
 
     if concurrency < 1 or wiki_concurrency < 1:
         raise UsageError("--concurrency and --wiki-concurrency must be at least 1")
@@ -159,7 +160,7 @@ def eval_command(
     if as_json:
         print_json(summary)
     else:
-        print(directory / "summary.json")
+        print(clean_text(str(directory / "summary.json")))
     again = f"continue with --resume {directory}"
     if outcome.status == "interrupted":
         print_error(f"interrupted; {summary['n']} results kept in {directory} ({again})")
