@@ -69,6 +69,13 @@ def print_error(message: str) -> None:
     print(f"Error: {one_line}", file=sys.stderr, flush=True)
 
 
+def print_warning(message: str) -> None:
+    """One ``Warning: ...`` line on stderr: something was repaired, the command goes on."""
+    from react_cli.render import plain
+
+    print(f"Warning: {' '.join(plain(message).split())}", file=sys.stderr, flush=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app, turn every known failure into one line and an exit code."""
     from typer.exceptions import Abort, TyperException

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from react_cli.cli.app import app, debug_enabled, print_error, print_json
+from react_cli.cli.app import app, debug_enabled, print_error, print_json, print_warning
 from react_cli.cli.options import (
     ApiKeyOpt,
     ApiOpt,
@@ -30,6 +31,9 @@ from react_cli.cli.options import (
     wiki_flags,
 )
 from react_cli.errors import EXIT_INTERRUPTED, EXIT_NO_ANSWER, UsageError
+
+MAX_CONCURRENCY = 256
+"""More workers than this only add threads waiting on the GIL (and on the endpoint's limits)."""
 
 
 @app.command("eval")
@@ -95,8 +99,10 @@ def eval_command(
     from react_cli.trace import now_utc, slug
     from react_cli.untrusted import clean_text
 
-    if concurrency < 1 or wiki_concurrency < 1:
-        raise UsageError("--concurrency and --wiki-concurrency must be at least 1")
+    if not (1 <= concurrency <= MAX_CONCURRENCY and 1 <= wiki_concurrency <= MAX_CONCURRENCY):
+        raise UsageError(
+            f"--concurrency and --wiki-concurrency must be between 1 and {MAX_CONCURRENCY}"
+        )
     if out is not None and resume is not None and out != resume:
         raise UsageError("--out and --resume name different folders; --resume DIR is enough")
     data = load_dataset(dataset, data_format)
@@ -131,9 +137,9 @@ def eval_command(
     clients = [build_model(settings, debug_log)]  # fails on a missing model before any output
     backend = build_backend(settings, debug_log)
     directory = resume or out
-    if directory is None:
+    if directory is None:  # unique even for two runs started in the same second
         stamp = now_utc().strftime("%Y%m%dT%H%M%SZ")
-        directory = home_dir() / "evals" / f"{stamp}-{slug(dataset.stem)}"
+        directory = home_dir() / "evals" / f"{stamp}-{secrets.token_hex(3)}-{slug(dataset.stem)}"
     prepare_out_dir(directory, resume is not None)
     evaluation = Evaluation(
         dataset=data,
@@ -155,6 +161,7 @@ def eval_command(
         model_factory=lambda: clients.pop() if clients else build_model(settings, debug_log),
         backend=backend,
         observer=ProgressView(make_console()),
+        warn=print_warning,
     )
     summary = outcome.summary
     if as_json:
@@ -165,6 +172,10 @@ def eval_command(
     if outcome.status == "interrupted":
         print_error(f"interrupted; {summary['n']} results kept in {directory} ({again})")
         raise typer.Exit(EXIT_INTERRUPTED)
+    if outcome.status == "failed":
+        kept = f"the run stopped with {summary['n']} results kept in {directory}"
+        print_error(f"{outcome.last_error}; {kept} ({again})")
+        raise typer.Exit(EXIT_NO_ANSWER)
     if outcome.status == "stopped":
         print_error(f"stopped: questions kept failing ({outcome.last_error}); {again}")
         raise typer.Exit(EXIT_NO_ANSWER)
