@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from react_cli.replay import Recorded
 
 
+MAX_STEP_DELAY_S = 60
+
 TraceArg = Annotated[
     Path | None,
     typer.Argument(metavar="TRACE", help="A trace file; omitted = the most recent run's trace."),
@@ -60,8 +62,8 @@ def replay(
     from react_cli.config import home_dir
     from react_cli.replay import load_run, select_trace
 
-    if step_delay < 0:
-        raise UsageError("--step-delay must be ≥ 0")
+    if not 0 <= step_delay <= MAX_STEP_DELAY_S:
+        raise UsageError(f"--step-delay must be between 0 and {MAX_STEP_DELAY_S} seconds")
     rerunning = rerun or live_tools
     if verbose and not rerunning:
         raise UsageError("-v applies to --rerun / --live-tools only")
