@@ -92,16 +92,17 @@ def _example(index: int, record: Any, form: str, path: Path) -> Example:
     golds = [
         str(g) if isinstance(g, (int, float)) and not isinstance(g, bool) else g for g in golds
     ]
-    if not golds or not all(isinstance(g, str) for g in golds):
+    texts = [g for g in golds if isinstance(g, str)]
+    if not texts or len(texts) != len(golds):
         raise UsageError(f"{where}: {gold_key!r} must be a string, a number or a list of them")
     if form == "fever":
-        label = fever_label(golds[0])
+        label = fever_label(texts[0])
         if label is None:
-            raise UsageError(f"{where}: unknown FEVER label {golds[0]!r}")
-        golds = [label]
+            raise UsageError(f"{where}: unknown FEVER label {texts[0]!r}")
+        texts = [label]
     ident = record.get("_id", record.get("id"))
     ident = ident if isinstance(ident, (str, int)) and not isinstance(ident, bool) else None
-    return Example(index, " ".join(question.split()), tuple(golds), ident)
+    return Example(index, " ".join(question.split()), tuple(texts), ident)
 
 
 def load_dataset(path: Path, form: str | None = None) -> Dataset:

@@ -206,11 +206,12 @@ def load_trace(path: Path) -> dict[str, Any]:
     if not text.strip():
         raise TraceError(f"{path}: empty file, not a trace")
     try:
-        document = parse_json(text)
+        parsed = parse_json(text)
     except BadInput as exc:
         raise TraceError(f"{path}: {exc}") from None
-    if not isinstance(document, dict):
+    if not isinstance(parsed, dict):
         raise TraceError(f"{path}: not a react-cli trace (top level is not an object)")
+    document: dict[str, Any] = parsed
     version = document.get("version")
     if (
         isinstance(version, bool)

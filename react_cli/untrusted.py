@@ -13,6 +13,7 @@ import json
 import math
 import re
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -170,7 +171,7 @@ def _checked(value: Any, *, clean: bool) -> Any:
             if clean:
                 for key in [k for k in container if clean_text(k) is not k]:
                     container[clean_text(key)] = container.pop(key)
-            items = container.items()
+            items: Iterable[tuple[Any, Any]] = container.items()
         elif isinstance(container, list):
             items = enumerate(container)
         else:

@@ -41,7 +41,7 @@ class Runner:
         self.elapsed_s = 0.0
         self.config()
 
-    def __call__(self, args: list[str], stdin: bytes = b"", **env: str) -> CliResult:
+    def __call__(self, args: list[str], stdin: bytes = b"", /, **env: str) -> CliResult:
         for key in list(os.environ):
             if key.startswith(("OPENAI_", "REACT_CLI_")):
                 self.monkeypatch.delenv(key)

@@ -58,7 +58,8 @@ def rows_on_disk(out: Path) -> list[dict[str, Any]]:
 
 
 def summary_of(out: Path) -> dict[str, Any]:
-    return json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    summary: dict[str, Any] = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    return summary
 
 
 def assert_consistent(out: Path) -> dict[str, Any]:
@@ -198,9 +199,8 @@ def test_a_summary_that_cannot_be_written_takes_its_row_back(
 ) -> None:
     """The disk fills between a row and its summary: the row goes, so the counts still agree;
     when the final summary cannot be written either, the one written last still agrees."""
-    from react_cli import evaluate
+    from react_cli.trace import write_json_atomic as real_write
 
-    real_write = evaluate.write_json_atomic
     writes = {"n": 0}
 
     def disk_full_at_the_third_row(path: Path, document: dict[str, Any]) -> None:
@@ -209,7 +209,7 @@ def test_a_summary_that_cannot_be_written_takes_its_row_back(
             raise OSError(errno.ENOSPC, "No space left on device")
         real_write(path, document)
 
-    monkeypatch.setattr(evaluate, "write_json_atomic", disk_full_at_the_third_row)
+    monkeypatch.setattr("react_cli.evaluate.write_json_atomic", disk_full_at_the_third_row)
     out = tmp_path / "run"
     result = run_eval(cli, llm, "--out", str(out), "--concurrency", "1")
     assert result.code == 1
@@ -298,7 +298,7 @@ def test_two_runs_started_in_the_same_second_get_their_own_folders(
 
 # --- files in the folder that are not rows -------------------------------------------------------
 
-BAD_RESULTS = {
+BAD_RESULTS: dict[str, str | bytes] = {
     "deep": "[" * 100_000 + "]" * 100_000 + "\n",
     "huge-number": '{"index": 1e400}\n',
     "nan": '{"index": NaN}\n',
@@ -402,7 +402,7 @@ def test_double_ctrl_c_still_leaves_a_consistent_summary(
     cli: Runner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The first Ctrl-C while questions run, the second while the final summary is written."""
-    from react_cli import evaluate
+    from react_cli.trace import write_json_atomic as real_write
 
     calls = {"n": 0}
 
@@ -412,14 +412,12 @@ def test_double_ctrl_c_still_leaves_a_consistent_summary(
             interrupt_main_thread()
         return Reply(text=finish("a"), delay_s=0.05)
 
-    real_write = evaluate.write_json_atomic
-
     def write_and_press(path: Path, document: dict[str, Any]) -> None:
         if document.get("status") == "interrupted":
             interrupt_main_thread()
         real_write(path, document)
 
-    monkeypatch.setattr(evaluate, "write_json_atomic", write_and_press)
+    monkeypatch.setattr("react_cli.evaluate.write_json_atomic", write_and_press)
     out = tmp_path / "run"
     with FakeOpenAI(model) as llm:
         result = run_eval(cli, llm, "--out", str(out), "--concurrency", "1")

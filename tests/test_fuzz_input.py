@@ -42,7 +42,7 @@ def ask(cli: Runner, llm: FakeOpenAI, args: list[str], stdin: bytes = b"") -> tu
     trace.unlink(missing_ok=True)
     result = cli(
         ["ask", "--trace", str(trace), *args],
-        stdin=stdin,
+        stdin,
         OPENAI_BASE_URL=llm.url,
         REACT_CLI_MODEL="m",
         REACT_CLI_WIKI="http://127.0.0.1:9",
