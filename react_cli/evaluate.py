@@ -258,9 +258,7 @@ class ResultsStore:
             self._closed = True
             try:
                 self._rows.close()
-                return _written(
-                    self.directory / SUMMARY, lambda: self._write_summary(status)
-                )
+                return _written(self.directory / SUMMARY, lambda: self._write_summary(status))
             finally:
                 self._folder_lock.close()
 

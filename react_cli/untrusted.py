@@ -115,9 +115,7 @@ def parse_json(text: str) -> Any:
     Strings come back clean (see :func:`clean_text`), numbers finite.
     """
     try:
-        value = json.loads(
-            text, parse_constant=_constant, parse_float=_float, parse_int=_int
-        )
+        value = json.loads(text, parse_constant=_constant, parse_float=_float, parse_int=_int)
     except json.JSONDecodeError as exc:
         where = f", line {exc.lineno}" if "\n" in text.rstrip() else ""
         if exc.pos >= len(text.rstrip()):

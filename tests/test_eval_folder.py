@@ -10,6 +10,7 @@ import errno
 import json
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -40,10 +41,28 @@ def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixtu
     return Runner(home, monkeypatch, capsys)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def llm() -> Iterator[FakeOpenAI]:
     with FakeOpenAI(PerQuestion({}, default=[finish("Émile Zola")])) as server:
         yield server
+
+
+@pytest.fixture(scope="module")
+def finished_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
+    """Folders of finished runs by --limit, made once and copied by :func:`finished_run`."""
+    return {0: tmp_path_factory.mktemp("finished")}
+
+
+def finished_run(
+    cli: Runner, llm: FakeOpenAI, runs: dict[int, Path], out: Path, limit: int
+) -> None:
+    """``out``: the folder of a finished ``eval --limit LIMIT`` over the HotpotQA fixture."""
+    if limit not in runs:
+        assert run_eval(cli, llm, "--out", str(out), "--limit", str(limit)).code == 0
+        runs[limit] = runs[0] / str(limit)
+        shutil.copytree(out, runs[limit])
+    else:
+        shutil.copytree(runs[limit], out)
 
 
 def run_eval(cli: Runner, llm: FakeOpenAI, *args: str, dataset: Path = HOTPOT) -> CliResult:
@@ -86,10 +105,10 @@ def the_error_line(stderr: str) -> str:
 
 
 def test_a_second_run_on_a_folder_in_use_is_refused(
-    cli: Runner, llm: FakeOpenAI, tmp_path: Path
+    cli: Runner, llm: FakeOpenAI, finished_runs: dict[int, Path], tmp_path: Path
 ) -> None:
     out = tmp_path / "run"
-    assert run_eval(cli, llm, "--out", str(out), "--limit", "2").code == 0
+    finished_run(cli, llm, finished_runs, out, 2)
     before = (out / "results.jsonl").read_bytes()
     requests = len(llm.requests)
     holder = lock_folder(out)  # what a running `eval --resume` holds
@@ -111,13 +130,17 @@ def test_a_second_run_on_a_folder_in_use_is_refused(
 FIXTURE_OK = [HealthCheck.function_scoped_fixture]  # each example makes its own folder
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=FIXTURE_OK)
+@settings(max_examples=6, deadline=None, suppress_health_check=FIXTURE_OK)
 @given(cut=st.integers(min_value=1, max_value=10_000))
 def test_a_row_cut_anywhere_never_stops_a_resume(
-    cli: Runner, llm: FakeOpenAI, tmp_path_factory: pytest.TempPathFactory, cut: int
+    cli: Runner,
+    llm: FakeOpenAI,
+    finished_runs: dict[int, Path],
+    tmp_path_factory: pytest.TempPathFactory,
+    cut: int,
 ) -> None:
     out = tmp_path_factory.mktemp("torn") / "run"
-    assert run_eval(cli, llm, "--out", str(out), "--limit", "3").code == 0
+    finished_run(cli, llm, finished_runs, out, 3)
     data = (out / "results.jsonl").read_bytes()
     last_start = data.rstrip(b"\n").rfind(b"\n") + 1
     cut_at = last_start + 1 + cut % (len(data) - last_start - 2)  # inside the last row
@@ -135,10 +158,10 @@ def test_a_row_cut_anywhere_never_stops_a_resume(
 
 
 def test_a_last_row_that_only_lost_its_newline_is_kept(
-    cli: Runner, llm: FakeOpenAI, tmp_path: Path
+    cli: Runner, llm: FakeOpenAI, finished_runs: dict[int, Path], tmp_path: Path
 ) -> None:
     out = tmp_path / "run"
-    assert run_eval(cli, llm, "--out", str(out), "--limit", "2").code == 0
+    finished_run(cli, llm, finished_runs, out, 2)
     results = out / "results.jsonl"
     results.write_bytes(results.read_bytes().rstrip(b"\n"))
     requests = len(llm.requests)
@@ -315,10 +338,10 @@ BAD_RESULTS: dict[str, str | bytes] = {
 
 @pytest.mark.parametrize("name", sorted(BAD_RESULTS))
 def test_a_bad_row_before_the_last_is_one_error_naming_the_line(
-    cli: Runner, llm: FakeOpenAI, tmp_path: Path, name: str
+    cli: Runner, llm: FakeOpenAI, finished_runs: dict[int, Path], tmp_path: Path, name: str
 ) -> None:
     out = tmp_path / "run"
-    assert run_eval(cli, llm, "--out", str(out), "--limit", "2").code == 0
+    finished_run(cli, llm, finished_runs, out, 2)
     good = (out / "results.jsonl").read_bytes()
     bad = BAD_RESULTS[name]
     (out / "results.jsonl").write_bytes((bad.encode() if isinstance(bad, str) else bad) + good)
@@ -331,10 +354,10 @@ def test_a_bad_row_before_the_last_is_one_error_naming_the_line(
 
 @pytest.mark.parametrize("content", ['{"n": 1e400}', "[" * 100_000, '"text"', "{"])
 def test_a_bad_summary_is_one_error_naming_it(
-    cli: Runner, llm: FakeOpenAI, tmp_path: Path, content: str
+    cli: Runner, llm: FakeOpenAI, finished_runs: dict[int, Path], tmp_path: Path, content: str
 ) -> None:
     out = tmp_path / "run"
-    assert run_eval(cli, llm, "--out", str(out), "--limit", "1").code == 0
+    finished_run(cli, llm, finished_runs, out, 1)
     (out / "summary.json").write_text(content, encoding="utf-8")
     result = run_eval(cli, llm, "--resume", str(out))
     assert result.code == 2
@@ -344,10 +367,15 @@ def test_a_bad_summary_is_one_error_naming_it(
 @pytest.mark.parametrize("kind", ["fifo", "symlink-to-device", "directory"])
 @pytest.mark.parametrize("name", ["results.jsonl", "summary.json", ".lock"])
 def test_folder_entries_that_are_not_files_are_refused_untouched(
-    cli: Runner, llm: FakeOpenAI, tmp_path: Path, kind: str, name: str
+    cli: Runner,
+    llm: FakeOpenAI,
+    finished_runs: dict[int, Path],
+    tmp_path: Path,
+    kind: str,
+    name: str,
 ) -> None:
     out = tmp_path / "run"
-    assert run_eval(cli, llm, "--out", str(out), "--limit", "1").code == 0
+    finished_run(cli, llm, finished_runs, out, 1)
     path = out / name
     path.unlink()
     if kind == "fifo":
@@ -380,10 +408,15 @@ STAGES = [
 
 @pytest.mark.parametrize("stage", STAGES)
 def test_ctrl_c_while_starting_keeps_the_folder_as_it_was(
-    cli: Runner, llm: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stage: str
+    cli: Runner,
+    llm: FakeOpenAI,
+    finished_runs: dict[int, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    stage: str,
 ) -> None:
     out = tmp_path / "run"
-    assert run_eval(cli, llm, "--out", str(out), "--limit", "2").code == 0
+    finished_run(cli, llm, finished_runs, out, 2)
     before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
 
     def pressed(*args: object, **kwargs: object) -> None:

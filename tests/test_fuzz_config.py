@@ -23,7 +23,7 @@ NAMES = sorted(Settings.__dataclass_fields__)
 FUZZED = [name for name in NAMES if name != "api_key"]  # keys: issue 10 part A validates them
 BOUND_S = 10.0
 FUZZ = settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 
 # fmt: off
@@ -217,12 +217,10 @@ def test_a_config_file_that_is_not_a_small_file(cli: Runner, llm: FakeOpenAI, ki
     [
         (["replay", "--step-delay", "1e300", "x.json"], "--step-delay must be between 0 and 60"),
         (["replay", "--step-delay", "nan", "x.json"], "--step-delay must be between 0 and 60"),
-        (["eval", "x.json", "--concurrency", "100000"], "must be between 1 and 256"),
-        (["eval", "x.json", "--wiki-concurrency", "0"], "must be between 1 and 256"),
+        (["eval", "x.json", "--concurrency", "100000"], "must be at most 256"),
+        (["eval", "x.json", "--wiki-concurrency", "257"], "must be at most 256"),
     ],
 )
-def test_command_options_with_upper_bounds(
-    cli: Runner, args: list[str], problem: str
-) -> None:
+def test_command_options_with_upper_bounds(cli: Runner, args: list[str], problem: str) -> None:
     result = cli(args, REACT_CLI_MODEL="m")
     assert result.code == 2 and problem in one_error_line(result.stderr)

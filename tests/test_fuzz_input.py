@@ -21,7 +21,7 @@ from react_cli.untrusted import clean_text, decode
 
 ANSWER = " Easy.\nAction 1: Finish[Paris]"
 FUZZ = settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 
 

@@ -19,7 +19,7 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "traces" / "arth
 GOOD: dict[str, Any] = json.loads(EXAMPLE.read_text(encoding="utf-8"))
 BOUND_S = 10.0  # a hang detector: each command takes well under a second
 FUZZ = settings(
-    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 
 
@@ -74,7 +74,7 @@ def test_one_bad_trace_never_breaks_the_listing(cli: Runner, data: bytes) -> Non
     assert ("broken" in table.stdout) == broken
 
 
-@settings(FUZZ, max_examples=10)
+@settings(FUZZ, max_examples=8)
 @given(data=mutated(GOOD))
 def test_a_fork_of_any_trace_starts_or_is_refused(
     cli: Runner, tmp_path_factory: pytest.TempPathFactory, data: bytes

@@ -67,8 +67,9 @@ def test_double_ctrl_c_still_writes_the_trace(
     cli: Runner, wiki: FakeMediaWiki, press_while_writing: list[Path], call: int
 ) -> None:
     with FakeOpenAI(pressing_during_call(call)) as llm:
-        result = cli(["ask", QUESTION], OPENAI_BASE_URL=llm.url, REACT_CLI_MODEL="m",
-                     REACT_CLI_WIKI=wiki.url)
+        result = cli(
+            ["ask", QUESTION], OPENAI_BASE_URL=llm.url, REACT_CLI_MODEL="m", REACT_CLI_WIKI=wiki.url
+        )
     assert result.code == 130 and result.stdout == ""
     line = one_error_line(result.stderr)
     assert line.startswith("Error: interrupted; trace written to ")
@@ -83,8 +84,9 @@ def test_ctrl_c_while_the_trace_of_a_finished_run_is_written(
 ) -> None:
     """The answer is out; the trace is still completed before the command stops with 130."""
     with FakeOpenAI([Reply(text=" Easy.\nAction 1: Finish[Arthur's Magazine]")]) as llm:
-        result = cli(["ask", QUESTION], OPENAI_BASE_URL=llm.url, REACT_CLI_MODEL="m",
-                     REACT_CLI_WIKI=wiki.url)
+        result = cli(
+            ["ask", QUESTION], OPENAI_BASE_URL=llm.url, REACT_CLI_MODEL="m", REACT_CLI_WIKI=wiki.url
+        )
     assert result.code == 130 and result.stdout == "Arthur's Magazine\n"
     assert one_error_line(result.stderr).startswith("Error: interrupted; trace written to ")
     assert cli.trace()["stop_reason"] == "finish"
@@ -144,8 +146,9 @@ def test_ctrl_c_while_modules_import_exits_130_quietly(
 
 def test_trace_of_an_interrupted_run_replays(cli: Runner, wiki: FakeMediaWiki) -> None:
     with FakeOpenAI(pressing_during_call(2)) as llm:
-        result = cli(["ask", QUESTION], OPENAI_BASE_URL=llm.url, REACT_CLI_MODEL="m",
-                     REACT_CLI_WIKI=wiki.url)
+        result = cli(
+            ["ask", QUESTION], OPENAI_BASE_URL=llm.url, REACT_CLI_MODEL="m", REACT_CLI_WIKI=wiki.url
+        )
     assert result.code == 130
     path = next((cli.home / "traces").glob("*.json"))
     shown = cli(["replay", "--json", str(path)])

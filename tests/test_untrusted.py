@@ -45,6 +45,7 @@ def cleaned(value: Any) -> Any:
     return value
 
 
+@settings(deadline=None)
 @given(text=any_text)
 def test_clean_text_always_encodes_and_keeps_valid_text(text: str) -> None:
     cleaned = clean_text(text)
@@ -54,12 +55,13 @@ def test_clean_text_always_encodes_and_keeps_valid_text(text: str) -> None:
     assert (cleaned == text) == (not any("\ud800" <= c <= "\udfff" for c in text))
 
 
+@settings(deadline=None)
 @given(data=st.binary(max_size=200))
 def test_decode_accepts_any_bytes(data: bytes) -> None:
     assert decode(data).encode("utf-8").decode("utf-8") == decode(data)
 
 
-@settings(max_examples=100)
+@settings(max_examples=100, deadline=None)
 @given(value=json_values)
 def test_what_is_written_is_read_back_clean(value: Any) -> None:
     text = dump_json({"v": value})
@@ -67,7 +69,7 @@ def test_what_is_written_is_read_back_clean(value: Any) -> None:
     assert parse_json(text) == {"v": cleaned(value)}
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(literal=json_literal)
 def test_any_json_is_a_value_or_one_reason(literal: str) -> None:
     try:

@@ -99,10 +99,10 @@ def eval_command(
     from react_cli.trace import now_utc, slug
     from react_cli.untrusted import clean_text
 
-    if not (1 <= concurrency <= MAX_CONCURRENCY and 1 <= wiki_concurrency <= MAX_CONCURRENCY):
-        raise UsageError(
-            f"--concurrency and --wiki-concurrency must be between 1 and {MAX_CONCURRENCY}"
-        )
+    if concurrency < 1 or wiki_concurrency < 1:
+        raise UsageError("--concurrency and --wiki-concurrency must be at least 1")
+    if max(concurrency, wiki_concurrency) > MAX_CONCURRENCY:
+        raise UsageError(f"--concurrency and --wiki-concurrency must be at most {MAX_CONCURRENCY}")
     if out is not None and resume is not None and out != resume:
         raise UsageError("--out and --resume name different folders; --resume DIR is enough")
     data = load_dataset(dataset, data_format)
