@@ -62,18 +62,20 @@ _reported: list[str] = []  # the Error lines printed so far (main adds one only 
 
 
 def print_error(message: str) -> None:
-    from react_cli.render import plain
-
-    one_line = " ".join(plain(message).split())
+    one_line = _one_line(message)
     _reported.append(one_line)
     print(f"Error: {one_line}", file=sys.stderr, flush=True)
 
 
 def print_warning(message: str) -> None:
     """One ``Warning: ...`` line on stderr: something was repaired, the command goes on."""
+    print(f"Warning: {_one_line(message)}", file=sys.stderr, flush=True)
+
+
+def _one_line(message: str) -> str:
     from react_cli.render import plain
 
-    print(f"Warning: {' '.join(plain(message).split())}", file=sys.stderr, flush=True)
+    return " ".join(plain(message).split())
 
 
 def main(argv: list[str] | None = None) -> None:
