@@ -443,7 +443,7 @@ class _Run:
                     continue  # the run stopped under this question; the loop ends here
                 if self.record(row) is None:
                     return
-        except Exception as exc:  # the store refused the row (disk full): the run cannot go on
+        except Exception as exc:  # the store refused the row (disk full), or a bug: stop here
             with self._lock:
                 self.failure = self.failure or _describe(exc)
                 self.stop.set()
@@ -514,11 +514,12 @@ def run_evaluation(
     keys = {row_key(e.index, e.question) for e in evaluation.dataset.examples}
     with interrupts.guard():
         store = ResultsStore(evaluation.out_dir, evaluation.header(), fever, dataset_keys=keys)
-        if store.torn_line and warn is not None:
-            warn(f"{evaluation.out_dir / RESULTS}: its last row was cut short; dropped (run again)")
-        run = _Run(evaluation, store, backend)
-        status, last_error = "failed", None
+        status, last_error, run = "failed", None, None
         try:
+            if store.torn_line and warn is not None:
+                cut = "its last row was cut short (a crash or a full disk); that question runs again"
+                warn(f"{evaluation.out_dir / RESULTS}: {cut}")
+            run = _Run(evaluation, store, backend)
             done = store.done
             pending = [e for e in evaluation.examples if row_key(e.index, e.question) not in done]
             workers = max(1, min(evaluation.concurrency, len(pending)))
@@ -532,7 +533,8 @@ def run_evaluation(
             status = "interrupted"
         finally:
             interrupts.hold()  # the final summary gets written whatever the user presses
-            run.stop.set()
+            if run is not None:
+                run.stop.set()
             summary = _final_summary(store, status)
     observer.finished(summary)
     return EvalOutcome(summary, status, last_error)
