@@ -517,7 +517,7 @@ def run_evaluation(
         status, last_error, run = "failed", None, None
         try:
             if store.torn_line and warn is not None:
-                cut = "its last row was cut short (a crash or a full disk); that question runs again"
+                cut = "its last row was cut short (crash or full disk); that question runs again"
                 warn(f"{evaluation.out_dir / RESULTS}: {cut}")
             run = _Run(evaluation, store, backend)
             done = store.done
