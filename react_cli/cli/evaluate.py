@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 from pathlib import Path
 from typing import Annotated
 
@@ -138,6 +137,8 @@ def eval_command(
     backend = build_backend(settings, debug_log)
     directory = resume or out
     if directory is None:  # unique even for two runs started in the same second
+        import secrets
+
         stamp = now_utc().strftime("%Y%m%dT%H%M%SZ")
         directory = home_dir() / "evals" / f"{stamp}-{secrets.token_hex(3)}-{slug(dataset.stem)}"
     prepare_out_dir(directory, resume is not None)
