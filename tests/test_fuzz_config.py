@@ -23,7 +23,7 @@ NAMES = sorted(Settings.__dataclass_fields__)
 FUZZED = [name for name in NAMES if name != "api_key"]  # keys: issue 10 part A validates them
 BOUND_S = 10.0
 FUZZ = settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 
 # fmt: off

@@ -25,7 +25,7 @@ FEVER = [
 ]
 BOUND_S = 15.0  # a hang detector: each run takes well under a second
 FUZZ = settings(
-    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 
 

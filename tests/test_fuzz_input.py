@@ -21,7 +21,7 @@ from react_cli.untrusted import clean_text, decode
 
 ANSWER = " Easy.\nAction 1: Finish[Paris]"
 FUZZ = settings(
-    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 
 
@@ -114,7 +114,7 @@ file_name = st.binary(min_size=1, max_size=30).filter(
 )
 
 
-@settings(FUZZ, max_examples=15)
+@settings(FUZZ, max_examples=10)
 @given(name=file_name)
 def test_any_trace_file_name(cli: Runner, llm: FakeOpenAI, name: bytes) -> None:
     """A path from argv is kept as the OS gave it (any file can be written), and shown safely."""

@@ -19,7 +19,7 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "traces" / "arth
 GOOD: dict[str, Any] = json.loads(EXAMPLE.read_text(encoding="utf-8"))
 BOUND_S = 10.0  # a hang detector: each command takes well under a second
 FUZZ = settings(
-    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 
 
@@ -54,7 +54,7 @@ def test_any_trace_file_is_shown_or_refused_in_one_line(
         assert_shown_or_refused(cli, ["replay", *mode, str(path)], path)
 
 
-@FUZZ
+@settings(FUZZ, max_examples=10)
 @given(data=mutated(GOOD))
 def test_one_bad_trace_never_breaks_the_listing(cli: Runner, data: bytes) -> None:
     folder = cli.home / "traces"
