@@ -1,3 +1,3 @@
-from react_cli.cli import main
+from react_cli.entry import main
 
 main()

@@ -16,10 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from react_cli.errors import UsageError
+from react_cli.untrusted import BadInput, clean_text, not_regular, read_text
 
 HOME_ENV = "REACT_CLI_HOME"
 CONFIG_NAME = "config.toml"
 APIS = ("chat", "completions")
+MAX_CONFIG_BYTES = 1 << 20
 
 
 def home_dir(env: Mapping[str, str] = os.environ) -> Path:
@@ -74,6 +76,35 @@ ENV_VARS: dict[str, tuple[str, ...]] = {
 }
 
 _FIELD_TYPES = {f.name: f.type for f in fields(Settings)}
+_PATHS = frozenset({"prompt", "wiki"})
+"""Settings that may name a file: kept as the OS gave them, so any file name can be opened."""
+
+MAX_DURATION_S = 7 * 24 * 3600
+"""The longest time limit, backoff or wait (longer ones overflow sleep() and socket timeouts)."""
+MAX_COUNTS = {
+    "max_steps": 1000,
+    "max_parse_errors": 1000,
+    "max_repeats": 1000,
+    "max_tool_errors": 1000,
+    "retries": 100,
+    "max_tokens": 10_000_000,
+    "max_total_tokens": 1_000_000_000,
+    "max_observation_chars": 1_000_000,
+}
+"""The largest meaningful value of each count; beyond it a value is a typo, not a setting."""
+_DURATIONS = (
+    "timeout_s",
+    "wiki_timeout_s",
+    "run_timeout_s",
+    "retry_backoff_s",
+    "max_retry_after_s",
+)
+_FLAGS = {
+    "max_steps": "--max-steps",
+    "max_tokens": "--max-tokens",
+    "max_total_tokens": "--max-total-tokens",
+    "run_timeout_s": "--timeout",
+}
 LANG_CODE = re.compile(r"[a-z][a-z0-9]{1,2}(?:-[a-z0-9]{2,8})*")
 VARIANT_CODE = re.compile(r"[a-z]{2,3}(?:-[a-z0-9]{2,8})*")
 ZH_DEFAULT_VARIANT = "zh-cn"
@@ -91,7 +122,10 @@ def default_variant(wiki: str) -> str | None:
     """zh-cn for Chinese Wikipedia hosts, so text is not a mix of scripts; else none."""
     from urllib.parse import urlsplit
 
-    host = urlsplit(wiki).hostname or ""
+    try:
+        host = urlsplit(wiki).hostname or ""
+    except ValueError:  # an unparsable URL: refused with the reason by check_url
+        return None
     return ZH_DEFAULT_VARIANT if host.startswith("zh.") else None
 
 
@@ -102,14 +136,20 @@ def load_config_file(path: Path) -> dict[str, Any]:
     else:  # pragma: no cover - exercised on 3.10 only
         import tomli as tomllib
     try:
-        with path.open("rb") as handle:
-            data = tomllib.load(handle)
+        kind = not_regular(path, follow_symlinks=True)
+        if kind is not None:
+            raise BadInput(f"is {kind}, not a regular file")
+        data = tomllib.loads(read_text(path, MAX_CONFIG_BYTES))
     except FileNotFoundError:
         return {}
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+    except OSError as exc:
+        raise UsageError(f"config file {path}: {exc.strerror or exc}") from None
+    except RecursionError:
+        raise UsageError(f"config file {path}: nested too deeply") from None
+    except (BadInput, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"config file {path}: {exc}") from None
-    except UnicodeDecodeError as exc:  # TOML must be UTF-8
-        raise UsageError(f"config file {path}: not UTF-8 text ({exc.reason})") from None
+    except ValueError:  # int() refuses integers of more than 4,300 digits
+        raise UsageError(f"config file {path}: a number too long to read") from None
     unknown = sorted(set(data) - set(_FIELD_TYPES))
     if unknown:
         raise UsageError(f"config file {path}: unknown setting(s): {', '.join(unknown)}")
@@ -137,9 +177,13 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
             if isinstance(value, bool) or not math.isfinite(number):
                 raise ValueError(value)
             return number
-        return str(value)
+        if isinstance(value, (list, dict)):
+            raise TypeError(value)
+        text = str(value)
+        return text if name in _PATHS else clean_text(text)
     except (TypeError, ValueError):
-        raise UsageError(f"{origin}: invalid value {value!r} for {name}") from None
+        shown = "" if name == "api_key" else f" {value!r:.80}"
+        raise UsageError(f"{origin}: invalid value{shown} for {name}") from None
 
 
 def _validate(settings: Settings) -> None:
@@ -174,6 +218,50 @@ def _validate(settings: Settings) -> None:
         raise UsageError(f"--variant must look like zh-cn or zh-tw, not {settings.variant!r}")
     if not settings.base_url.startswith(("http://", "https://")):
         raise UsageError(f"--base-url must be an http(s) URL, not {settings.base_url!r}")
+    _check_bounds(settings)
+    check_url("--base-url", settings.base_url)
+    if settings.wiki.split(":", 1)[0].lower() in ("http", "https"):  # zim:PATH is a file
+        check_url("--wiki", settings.wiki)
+
+
+def _check_bounds(settings: Settings) -> None:
+    """Values that pass the type checks but would break a run later are refused now."""
+    limits = [(name, float(MAX_DURATION_S)) for name in _DURATIONS]
+    for name, limit in [*MAX_COUNTS.items(), *limits]:
+        value = getattr(settings, name)
+        if value is not None and value > limit:
+            unit = f" s ({limit / 86400:g} days)" if name in _DURATIONS else ""
+            raise UsageError(f"{_FLAGS.get(name, name)} must be at most {limit:,.0f}{unit}")
+
+
+def check_url(option: str, url: str) -> None:
+    """UsageError unless ``url`` is an http(s) URL with a host that requests can use.
+
+    The URL itself is not shown: it may hold a password.
+    """
+    from urllib.parse import urlsplit
+
+    problem = None
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range or not a number
+        host = parts.hostname
+    except ValueError as exc:
+        problem = str(exc)
+    else:
+        if parts.scheme.lower() not in ("http", "https"):
+            problem = "it is not http:// or https://"
+        elif not host:
+            problem = "it has no host"
+        elif not url.isprintable() or any(ch.isspace() for ch in url):
+            problem = "it holds white space or control characters"
+        else:
+            try:
+                host.encode("idna")
+            except UnicodeError:
+                problem = "its host is not a valid domain name"
+    if problem is not None:
+        raise UsageError(f"{option} is not a usable URL: {problem}")
 
 
 def resolve(

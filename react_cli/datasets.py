@@ -12,7 +12,6 @@ file (0-based) and its question text.
 
 from __future__ import annotations
 
-import json
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,11 +19,14 @@ from typing import Any
 
 from react_cli.errors import UsageError
 from react_cli.scoring import fever_label
+from react_cli.untrusted import BadInput, parse_json, read_text
 
 FORMATS = ("hotpotqa", "fever", "jsonl")
 PAPER_SEED = 233
 PAPER_POOL = 7405  # ReAct's notebooks shuffle range(7405) (the HotpotQA dev size) for both tasks
 PAPER_COUNT = 500
+MAX_DATASET_BYTES = 1 << 30
+"""A larger file is refused before it fills the memory (HotpotQA's training set is 566 MB)."""
 
 
 @dataclass(frozen=True)
@@ -47,25 +49,25 @@ class Dataset:
 def _read_records(path: Path) -> tuple[list[Any], bool]:
     """The file's records and whether it was one JSON list (else JSON Lines)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path, MAX_DATASET_BYTES)
     except FileNotFoundError:
         raise UsageError(f"no such dataset file: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, BadInput) as exc:
         raise UsageError(f"cannot read dataset {path}: {exc}") from None
     if text.lstrip().startswith("["):
         try:
-            records = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"dataset {path}: not JSON ({exc.msg}, line {exc.lineno})") from None
+            records = parse_json(text)
+        except BadInput as exc:
+            raise UsageError(f"dataset {path}: {exc}") from None
         return records, True
     records = []
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"dataset {path} line {number}: not JSON ({exc.msg})") from None
+            records.append(parse_json(line))
+        except BadInput as exc:
+            raise UsageError(f"dataset {path} line {number}: {exc}") from None
     return records, False
 
 
@@ -90,16 +92,17 @@ def _example(index: int, record: Any, form: str, path: Path) -> Example:
     golds = [
         str(g) if isinstance(g, (int, float)) and not isinstance(g, bool) else g for g in golds
     ]
-    if not golds or not all(isinstance(g, str) for g in golds):
+    texts = [g for g in golds if isinstance(g, str)]
+    if not texts or len(texts) != len(golds):
         raise UsageError(f"{where}: {gold_key!r} must be a string, a number or a list of them")
     if form == "fever":
-        label = fever_label(golds[0])
+        label = fever_label(texts[0])
         if label is None:
-            raise UsageError(f"{where}: unknown FEVER label {golds[0]!r}")
-        golds = [label]
+            raise UsageError(f"{where}: unknown FEVER label {texts[0]!r}")
+        texts = [label]
     ident = record.get("_id", record.get("id"))
     ident = ident if isinstance(ident, (str, int)) and not isinstance(ident, bool) else None
-    return Example(index, " ".join(question.split()), tuple(golds), ident)
+    return Example(index, " ".join(question.split()), tuple(texts), ident)
 
 
 def load_dataset(path: Path, form: str | None = None) -> Dataset:

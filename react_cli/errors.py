@@ -8,6 +8,7 @@ Every failure a user can meet is a ``ReactCliError``; ``cli.py`` maps it to a on
 - ``WikiError`` (1): a Wikipedia backend failed. Inside a run the agent turns it into an
   observation instead, so this only escapes from direct tool commands.
 - ``TraceError`` (1): a trace file is missing, truncated, not JSON or of an unknown version.
+- ``StoreError`` (1): an eval folder's ``results.jsonl`` or ``summary.json`` cannot be written.
 """
 
 from __future__ import annotations
@@ -60,3 +61,7 @@ class WikiError(ReactCliError):
 
 class TraceError(ReactCliError):
     """A trace file cannot be read or written."""
+
+
+class StoreError(ReactCliError):
+    """An eval folder's results or summary cannot be written (disk full, file-size limit)."""

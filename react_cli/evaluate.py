@@ -12,25 +12,26 @@ Wikipedia backend (one connection pool) behind a semaphore that allows at most
 
 from __future__ import annotations
 
-import json
-import os
 import queue
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from react_cli import interrupts
 from react_cli.config import Settings
 from react_cli.datasets import Dataset, Example
-from react_cli.errors import ReactCliError, UsageError
+from react_cli.errors import ReactCliError, StoreError, UsageError
+from react_cli.evalfiles import RowFile, lock_folder, read_rows, read_summary
 from react_cli.prompts import PromptTemplate
 from react_cli.records import Completion, Model, TextSink
 from react_cli.run import run_config, run_question
 from react_cli.scoring import best_scores, fever_label
-from react_cli.trace import now_utc, slug, write_json_atomic
+from react_cli.trace import now_utc, slug, write_atomic, write_json_atomic
+from react_cli.untrusted import dump_json
 from react_cli.wiki.base import SearchOutcome, WikiBackend, WikiSession
 
 SUMMARY_VERSION = 1
@@ -41,6 +42,7 @@ HARD_FAILURES = frozenset({"llm_error", "error"})
 """Stop reasons of questions that failed rather than were answered badly; resume retries them."""
 MAX_CONSECUTIVE_FAILURES = 5
 _POLL_S = 0.2
+T = TypeVar("T")
 
 
 class EvalStopped(KeyboardInterrupt):
@@ -138,7 +140,12 @@ def prepare_out_dir(directory: Path, resume: bool) -> None:
 
 
 class ResultsStore:
-    """``results.jsonl`` and ``summary.json`` of one output folder; safe to use from threads."""
+    """``results.jsonl`` and ``summary.json`` of one output folder; safe to use from threads.
+
+    It holds the folder's lock from creation to :meth:`close`. The summary always counts the
+    rows on disk: a row whose summary cannot be written is taken back, and once a write failed
+    (StoreError) the store takes no more rows.
+    """
 
     def __init__(
         self,
@@ -156,60 +163,49 @@ class ResultsStore:
         self._closed = False
         self._started = time.monotonic()
         self._created = now_utc().isoformat()
-        rows = self._load_rows()
-        previous = self._load_summary()
+        self._folder_lock = lock_folder(directory)
+        try:
+            self.torn_line = self._open(dataset_keys)
+        except BaseException:
+            self._folder_lock.close()
+            raise
+
+    def _open(self, dataset_keys: set[tuple[int, str]] | None) -> bool:
+        """Load and check earlier rows, rewrite them, start the summary; True if a torn last
+        line was dropped."""
+        self._results = self.directory / RESULTS
+        rows, torn = read_rows(self._results)
+        rows = [row for row in rows if row["stop_reason"] not in HARD_FAILURES]
+        previous = read_summary(self.directory / SUMMARY)
         if previous is not None:
             self._check_same_run(previous)
-            self._created = previous.get("created", self._created)
+            created = previous.get("created")
+            self._created = created if isinstance(created, str) else self._created
         if dataset_keys is not None:
             self._check_same_dataset(rows, dataset_keys)
-        self._results = directory / RESULTS
-        # Rewritten without failed or truncated rows, so failures are retried and appends are clean.
-        tmp = directory / f".{RESULTS}.tmp"
-        with tmp.open("w", encoding="utf-8") as handle:
-            for row in rows:
-                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-        os.replace(tmp, self._results)
+        # Rewritten without failed or torn rows, so failures are retried and appends are clean.
+        text = "".join(dump_json(row) + "\n" for row in rows)
+        _written(self._results, lambda: write_atomic(self._results, text))
         for row in rows:
             self.tally.add(row)
             self.done.add(row_key(row["index"], row["question"]))
-        self._handle = self._results.open("a", encoding="utf-8")
-        self._write_summary("running")
-
-    def _load_rows(self) -> list[dict[str, Any]]:
-        path = self.directory / RESULTS
-        if not path.exists():
-            return []
-        rows = []
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut short by a crash; that question runs again
-            if isinstance(row, dict) and row.get("stop_reason") not in HARD_FAILURES:
-                rows.append(row)
-        return rows
-
-    def _load_summary(self) -> dict[str, Any] | None:
-        try:
-            data = json.loads((self.directory / SUMMARY).read_text(encoding="utf-8"))
-        except (FileNotFoundError, json.JSONDecodeError):
-            return None
-        return data if isinstance(data, dict) else None
+        _written(self.directory / SUMMARY, lambda: self._write_summary("running"))
+        self._rows = _written(self._results, lambda: RowFile(self._results))
+        return torn
 
     def _check_same_run(self, previous: dict[str, Any]) -> None:
         """Resuming with another model, prompt or dataset format would mix two experiments."""
-        old_config, new_config = previous.get("config") or {}, self._header["config"]
+        old_config, new_config = _object(previous.get("config")), self._header["config"]
         checks = [
             ("model", old_config.get("model"), new_config["model"]),
             (
                 "prompt",
-                (old_config.get("prompt") or {}).get("sha256"),
+                _object(old_config.get("prompt")).get("sha256"),
                 new_config["prompt"]["sha256"],
             ),
             (
                 "dataset format",
-                (previous.get("dataset") or {}).get("format"),
+                _object(previous.get("dataset")).get("format"),
                 self._header["dataset"]["format"],
             ),
         ]
@@ -224,37 +220,55 @@ class ResultsStore:
         self, rows: list[dict[str, Any]], dataset_keys: set[tuple[int, str]]
     ) -> None:
         """Rows of another dataset would be counted in this one's scores and never rerun."""
-        strays = [
-            row.get("index")
-            for row in rows
-            if (row.get("index"), row.get("question")) not in dataset_keys
-        ]
+        keys = [row_key(row["index"], row["question"]) for row in rows]
+        strays = [index for index, question in keys if (index, question) not in dataset_keys]
         if strays:
-            first = min(strays, key=lambda i: i if type(i) is int else float("inf"))
             raise UsageError(
-                f"{self.directory} holds results of another dataset (its row {first!s:.20} "
+                f"{self.directory} holds results of another dataset (its row {min(strays)} "
                 "is not this dataset's); resume with the same dataset or choose a new --out"
             )
 
     def add(self, row: dict[str, Any]) -> dict[str, Any] | None:
-        """Append and flush one row, rewrite the summary; None once the store is closed."""
+        """Append one row and rewrite the summary; None once the store is closed; StoreError
+        (the row not kept) when the disk refuses either."""
         with self._lock:
             if self._closed:
                 return None
-            self._handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-            self._handle.flush()
+            before = replace(self.tally, stop_reasons=Counter(self.tally.stop_reasons))
             self.tally.add(row)
+            try:
+                _written(self._results, lambda: self._rows.append(dump_json(row) + "\n"))
+                try:
+                    summary = _written(
+                        self.directory / SUMMARY, lambda: self._write_summary("running")
+                    )
+                except StoreError:
+                    self._rows.undo()  # the summary on disk must count the rows on disk
+                    raise
+            except StoreError:
+                self.tally = before
+                self._closed = True
+                raise
             self.done.add(row_key(row["index"], row["question"]))
-            return self._write_summary("running")
+            return summary
 
     def close(self, status: str) -> dict[str, Any]:
-        """Write the final summary; rows arriving later are dropped."""
+        """Write the final summary and let the folder go; rows arriving later are dropped."""
         with self._lock:
             self._closed = True
-            self._handle.close()
-            return self._write_summary(status)
+            try:
+                self._rows.close()
+                return _written(self.directory / SUMMARY, lambda: self._write_summary(status))
+            finally:
+                self._folder_lock.close()
 
     def _write_summary(self, status: str) -> dict[str, Any]:
+        summary = self.summary(status)
+        write_json_atomic(self.directory / SUMMARY, summary)
+        return summary
+
+    def summary(self, status: str) -> dict[str, Any]:
+        """The summary of the rows stored so far."""
         summary = {
             "version": SUMMARY_VERSION,
             "status": status,
@@ -266,8 +280,20 @@ class ResultsStore:
         }
         # Keep the header's order: dataset first, config last.
         summary["config"] = summary.pop("config")
-        write_json_atomic(self.directory / SUMMARY, summary)
         return summary
+
+
+def _written(path: Path, write: Callable[[], T]) -> T:
+    """``write()``, with an OSError (disk full, file-size limit) as a StoreError naming ``path``."""
+    try:
+        return write()
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot write ({exc.strerror or exc})") from None
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """A JSON object read from a summary, or an empty one when it is anything else."""
+    return value if isinstance(value, dict) else {}
 
 
 class EvalObserver:
@@ -283,7 +309,7 @@ class EvalObserver:
 @dataclass
 class EvalOutcome:
     summary: dict[str, Any]
-    status: str  # finished, interrupted, or stopped (too many failures in a row)
+    status: str  # finished, interrupted, stopped (too many failures in a row), failed (store)
     last_error: str | None = None
 
 
@@ -343,6 +369,7 @@ class _Run:
         self.fever = evaluation.dataset.format == "fever"
         self.stop = threading.Event()
         self.gave_up = False
+        self.failure: str | None = None  # why the run could not go on (the store failed)
         self.failures_in_a_row = 0
         self.last_error: str | None = None
         self._lock = threading.Lock()
@@ -369,9 +396,11 @@ class _Run:
                 running -= 1
             else:
                 observer.result(*event)
-            if self.gave_up:
+            if self.gave_up or self.failure:
                 self._report_queued(observer)
                 break
+        if self.failure:
+            return "failed", self.failure
         return ("stopped" if self.gave_up else "finished"), self.last_error
 
     def _report_queued(self, observer: EvalObserver) -> None:
@@ -414,6 +443,10 @@ class _Run:
                     continue  # the run stopped under this question; the loop ends here
                 if self.record(row) is None:
                     return
+        except Exception as exc:  # the store refused the row (disk full), or a bug: stop here
+            with self._lock:
+                self.failure = self.failure or _describe(exc)
+                self.stop.set()
         finally:
             self.events.put(None)
 
@@ -436,20 +469,24 @@ class _Run:
                 tools=tools,
                 trace_path=evaluation.out_dir / name,
             )
-        except Exception as exc:  # one question's crash must not end the batch
-            detail = str(exc) if isinstance(exc, ReactCliError) else f"{type(exc).__name__}: {exc}"
-            row.update(answer=None, em=0.0, f1=0.0, stop_reason="error", error=detail, steps=0)
-            row.update(tokens=0, latency_s=round(time.monotonic() - started, 4), trace=None)
+            result = outcome.result
+            if result.stop_reason == "interrupted":
+                return None
+            em, f1, extra = score_row(example, result.answer, self.fever)
+        except Exception as exc:  # one question's crash is its row, never the batch's end
+            row.update(answer=None, em=0.0, f1=0.0, stop_reason="error", error=_describe(exc))
+            row.update(steps=0, tokens=0, latency_s=round(time.monotonic() - started, 4))
+            row["trace"] = None
             return row
-        result = outcome.result
-        if result.stop_reason == "interrupted":
-            return None
-        em, f1, extra = score_row(example, result.answer, self.fever)
         row.update(answer=result.answer, **extra, em=em, f1=round(f1, 6))
         row.update(stop_reason=result.stop_reason, error=result.error, steps=len(result.steps))
         row.update(tokens=result.usage.total_tokens, latency_s=round(result.duration_s, 4))
         row["trace"] = name
         return row
+
+
+def _describe(exc: Exception) -> str:
+    return str(exc) if isinstance(exc, ReactCliError) else f"{type(exc).__name__}: {exc}"
 
 
 def _gold(example: Example) -> str | list[str]:
@@ -462,30 +499,53 @@ def run_evaluation(
     model_factory: Callable[[], Model],
     backend: WikiBackend,
     observer: EvalObserver | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> EvalOutcome:
     """Run every selected question not already in ``results.jsonl``; see the module docstring.
 
     Ctrl-C (KeyboardInterrupt in the calling thread) stops the run: rows written so far stay,
-    questions in flight are dropped, and the outcome's status is ``interrupted``.
+    questions in flight are dropped, and the outcome's status is ``interrupted``; a second
+    Ctrl-C waits for the final summary. When ``results.jsonl`` or ``summary.json`` cannot be
+    written, the run stops with status ``failed`` and the store's error as ``last_error``.
+    ``warn`` hears about a torn last row dropped from an earlier run.
     """
     observer = observer or EvalObserver()
     fever = evaluation.dataset.format == "fever"
     keys = {row_key(e.index, e.question) for e in evaluation.dataset.examples}
-    store = ResultsStore(evaluation.out_dir, evaluation.header(), fever=fever, dataset_keys=keys)
-    run = _Run(evaluation, store, backend)
-    pending = [e for e in evaluation.examples if row_key(e.index, e.question) not in store.done]
-    status, last_error = "failed", None
-    try:
-        models = [model_factory() for _ in range(max(1, min(evaluation.concurrency, len(pending))))]
-        for example in pending:
-            run.todo.put(example)
-        total = len(evaluation.examples)
-        observer.started(total, total - len(pending), store.tally.metrics(fever))
-        status, last_error = run.drive(models, observer)
-    except KeyboardInterrupt:
-        status = "interrupted"
-    finally:
-        run.stop.set()
-        summary = store.close(status)
+    with interrupts.guard():
+        store = ResultsStore(evaluation.out_dir, evaluation.header(), fever, dataset_keys=keys)
+        status, last_error, run = "failed", None, None
+        try:
+            if store.torn_line and warn is not None:
+                cut = "its last row was cut short (crash or full disk); that question runs again"
+                warn(f"{evaluation.out_dir / RESULTS}: {cut}")
+            run = _Run(evaluation, store, backend)
+            done = store.done
+            pending = [e for e in evaluation.examples if row_key(e.index, e.question) not in done]
+            workers = max(1, min(evaluation.concurrency, len(pending)))
+            models = [model_factory() for _ in range(workers)]
+            for example in pending:
+                run.todo.put(example)
+            total = len(evaluation.examples)
+            observer.started(total, total - len(pending), store.tally.metrics(fever))
+            status, last_error = run.drive(models, observer)
+        except KeyboardInterrupt:
+            status = "interrupted"
+        finally:
+            interrupts.hold()  # the final summary gets written whatever the user presses
+            if run is not None:
+                run.stop.set()
+            summary = _final_summary(store, status)
     observer.finished(summary)
     return EvalOutcome(summary, status, last_error)
+
+
+def _final_summary(store: ResultsStore, status: str) -> dict[str, Any]:
+    """Close the store; when the run failed on the disk already, that first error is the one
+    reported, and the summary is what the file would say."""
+    try:
+        return store.close(status)
+    except StoreError:
+        if status != "failed":
+            raise
+        return store.summary(status)

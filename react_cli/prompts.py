@@ -11,9 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from react_cli.errors import UsageError
+from react_cli.untrusted import BadInput, read_text
 
 QUESTION_MARKER = "{question}"
 _SUFFIX = ".txt"
+MAX_PROMPT_BYTES = 1 << 20
 
 
 def prompts_dir() -> Path:
@@ -51,13 +53,13 @@ def load_prompt(name_or_path: str) -> PromptTemplate:
     shipped = prompts_dir() / f"{name_or_path}{_SUFFIX}"
     path = shipped if name_or_path in shipped_names() else Path(name_or_path).expanduser()
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path, MAX_PROMPT_BYTES)
     except FileNotFoundError:
         names = ", ".join(shipped_names())
         raise UsageError(
             f"no prompt named {name_or_path!r} (shipped: {names}) and no such file"
         ) from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, BadInput) as exc:
         raise UsageError(f"cannot read prompt file {str(path)!r}: {exc}") from None
     if QUESTION_MARKER not in text:
         text = text if text.endswith("\n") or not text else text + "\n"

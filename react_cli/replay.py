@@ -164,7 +164,7 @@ def local_time(created: Any) -> str:
     """An ISO timestamp shown in local time to the minute; anything else as is."""
     try:
         return datetime.fromisoformat(str(created)).astimezone().strftime("%Y-%m-%d %H:%M")
-    except ValueError:
+    except (ValueError, OverflowError):  # not a timestamp, or one at the end of time
         return str(created or "?")
 
 

@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -21,11 +20,14 @@ from typing import Any
 from react_cli.agent import RunResult, Step
 from react_cli.errors import TraceError, UsageError
 from react_cli.records import Usage
+from react_cli.untrusted import BadInput, dump_json, not_regular, parse_json, read_text
 
 TRACE_VERSION = 1
 _UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 READABLE_VERSIONS = frozenset({TRACE_VERSION, *_UPGRADES})
 _REQUIRED = ("question", "stop_reason", "steps")
+MAX_TRACE_BYTES = 64 << 20
+"""A larger file is not read as a trace (ours stay far below: steps hold bounded text)."""
 
 
 def new_run_id() -> str:
@@ -137,24 +139,41 @@ def trace_document(
     return document
 
 
-def write_json_atomic(path: Path, document: dict[str, Any]) -> None:
-    """Replace ``path`` in one step, so a crash mid-write never leaves half a file behind."""
+def write_atomic(path: Path, text: str) -> None:
+    """Replace ``path`` in one step, so a crash or Ctrl-C mid-write never leaves half a file."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(document, handle, ensure_ascii=False, indent=2)
-            handle.write("\n")
+            handle.write(text)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
+def write_json_atomic(path: Path, document: dict[str, Any]) -> None:
+    """Write a JSON document atomically; any text in it can be written (see ``dump_json``)."""
+    write_atomic(path, dump_json(document, indent=2) + "\n")
+
+
+def trace_target(path: Path) -> Path:
+    """The file a trace for ``path`` replaces: ``path`` if new or a regular file, the file a
+    symbolic link points to; OSError for anything else, which must never be replaced (as root,
+    replacing ``/dev/full`` with a file breaks the system)."""
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    kind = not_regular(target, follow_symlinks=False)
+    if kind is not None:
+        verb = "is" if target == path else "links to"
+        raise OSError(f"{verb} {kind}, not a regular file")
+    return target
+
+
 def write_trace(path: Path, document: dict[str, Any]) -> None:
     """Write a trace atomically; TraceError names the file when that is impossible."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(path, document)
+        target = trace_target(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(target, document)
     except OSError as exc:
         raise TraceError(f"cannot write trace {path}: {exc.strerror or exc}") from None
 
@@ -162,10 +181,9 @@ def write_trace(path: Path, document: dict[str, Any]) -> None:
 def check_writable(path: Path) -> None:
     """Fail now, with the reason, if a trace could not be written to ``path`` later."""
     try:
-        if path.is_dir():
-            raise IsADirectoryError(21, "is a directory")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        target = trace_target(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
@@ -178,22 +196,22 @@ def check_writable(path: Path) -> None:
 def load_trace(path: Path) -> dict[str, Any]:
     """Read and validate a trace, upgrading older versions; TraceError names file and problem."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path, MAX_TRACE_BYTES)
     except FileNotFoundError:
         raise TraceError(f"{path}: no such trace file") from None
     except IsADirectoryError:
         raise TraceError(f"{path}: is a directory, not a trace file") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, BadInput) as exc:
         raise TraceError(f"{path}: cannot read trace: {exc}") from None
     if not text.strip():
         raise TraceError(f"{path}: empty file, not a trace")
     try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        problem = "truncated JSON" if exc.pos >= len(text.rstrip()) else f"not JSON ({exc.msg})"
-        raise TraceError(f"{path}: {problem}, line {exc.lineno}") from None
-    if not isinstance(document, dict):
+        parsed = parse_json(text)
+    except BadInput as exc:
+        raise TraceError(f"{path}: {exc}") from None
+    if not isinstance(parsed, dict):
         raise TraceError(f"{path}: not a react-cli trace (top level is not an object)")
+    document: dict[str, Any] = parsed
     version = document.get("version")
     if (
         isinstance(version, bool)

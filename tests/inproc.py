@@ -41,7 +41,7 @@ class Runner:
         self.elapsed_s = 0.0
         self.config()
 
-    def __call__(self, args: list[str], **env: str) -> CliResult:
+    def __call__(self, args: list[str], stdin: bytes = b"", /, **env: str) -> CliResult:
         for key in list(os.environ):
             if key.startswith(("OPENAI_", "REACT_CLI_")):
                 self.monkeypatch.delenv(key)
@@ -49,7 +49,7 @@ class Runner:
         self.monkeypatch.setenv("COLUMNS", "200")
         for key, value in env.items():
             self.monkeypatch.setenv(key, value)
-        self.monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+        self.monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin), "utf-8"))
         self.capsys.readouterr()
         started = time.monotonic()
         try:

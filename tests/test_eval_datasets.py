@@ -68,8 +68,9 @@ def test_format_can_be_forced(tmp_path: Path) -> None:
     [
         ("", "holds no rows"),
         ("[]", "holds no rows"),
-        ('{"question": "q", "answer": "a"}\n{"question": \n', "line 2: not JSON"),
-        ('[{"question": "q", "answer": "a"}', "not JSON"),
+        ('{"question": "q", "answer": "a"}\n{"question": \n', "line 2: truncated JSON"),
+        ('{"question": "q", "answer": "a"}\n{"question" "q"}\n', "line 2: not JSON"),
+        ('[{"question": "q", "answer": "a"}', "truncated JSON"),
         ('{"question": "q", "answer": {"a": 3}}\n', "must be a string, a number or a list"),
         ('{"question": "q", "answer": true}\n', "must be a string, a number or a list"),
         ('{"question": "  ", "answer": "a"}\n', "no 'question' text"),

@@ -224,7 +224,9 @@ def test_hotpotqa_distractor_corpus_gives_one_article_per_paragraph(tmp_path: Pa
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ("{not json\n", "line 1: not valid JSON"),
+        ("{not json\n", "line 1: not JSON"),
+        ('{"title": "A", "text": ' + "[" * 100_000 + "\n", "line 1: nested more than 100"),
+        ('[{"title": "A", "text": NaN}]', "NaN is not a number JSON allows"),
         ('{"title": "A"}\n', "line 1: expected {title, text} or a HotpotQA 'context'"),
         ("[1]", "item 1: expected a JSON object"),
         ("\n", "has no articles"),

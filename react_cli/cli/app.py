@@ -47,10 +47,11 @@ def _root(
 
 
 def print_json(data: object, indent: int | None = None) -> None:
-    """JSON on stdout with untrusted text made terminal-safe."""
+    """JSON on stdout with untrusted text made terminal-safe (and paths always printable)."""
     from react_cli.render import safe_json
+    from react_cli.untrusted import clean_text
 
-    print(safe_json(data, indent=indent))
+    print(clean_text(safe_json(data, indent=indent)))
 
 
 def debug_enabled() -> bool:
@@ -61,11 +62,20 @@ _reported: list[str] = []  # the Error lines printed so far (main adds one only 
 
 
 def print_error(message: str) -> None:
-    from react_cli.render import plain
-
-    one_line = " ".join(plain(message).split())
+    one_line = _one_line(message)
     _reported.append(one_line)
     print(f"Error: {one_line}", file=sys.stderr, flush=True)
+
+
+def print_warning(message: str) -> None:
+    """One ``Warning: ...`` line on stderr: something was repaired, the command goes on."""
+    print(f"Warning: {_one_line(message)}", file=sys.stderr, flush=True)
+
+
+def _one_line(message: str) -> str:
+    from react_cli.render import plain
+
+    return " ".join(plain(message).split())
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -33,6 +33,7 @@ from react_cli.cli.options import (
     wiki_flags,
 )
 from react_cli.errors import EXIT_INTERRUPTED, EXIT_NO_ANSWER, UsageError
+from react_cli.interrupts import guarded, hold, pressed
 
 if TYPE_CHECKING:
     from react_cli.config import Settings
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 
 
 @app.command()
+@guarded
 def ask(
     question: Annotated[
         str | None,
@@ -143,7 +145,9 @@ def ask(
             trace_extra=extra,
         )
     except KeyboardInterrupt:
+        hold()
         _interrupted_before_the_run(text, settings, template, path, created, extra)
+    hold()  # a Ctrl-C from now on waits until the trace is written
     from react_cli.render import plain
     from react_cli.trace import write_trace
 
@@ -165,7 +169,7 @@ def ask(
     if path is not None:  # after the answer is out: a failing disk must not lose it
         sys.stdout.flush()
         write_trace(path, outcome.trace)
-    if result.stop_reason == "interrupted":
+    if result.stop_reason == "interrupted" or pressed():
         print_error("interrupted" + (f"; trace written to {path}" if path else ""))
         raise typer.Exit(EXIT_INTERRUPTED)
     if result.answer is None:

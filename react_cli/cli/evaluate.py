@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from react_cli.cli.app import app, debug_enabled, print_error, print_json
+from react_cli.cli.app import app, debug_enabled, print_error, print_json, print_warning
 from react_cli.cli.options import (
     ApiKeyOpt,
     ApiOpt,
@@ -30,6 +30,9 @@ from react_cli.cli.options import (
     wiki_flags,
 )
 from react_cli.errors import EXIT_INTERRUPTED, EXIT_NO_ANSWER, UsageError
+
+MAX_CONCURRENCY = 256
+"""More workers than this only add threads waiting on the GIL (and on the endpoint's limits)."""
 
 
 @app.command("eval")
@@ -93,9 +96,12 @@ def eval_command(
     from react_cli.render import make_console
     from react_cli.run import build_backend, build_model, stderr_debug_log
     from react_cli.trace import now_utc, slug
+    from react_cli.untrusted import clean_text
 
     if concurrency < 1 or wiki_concurrency < 1:
         raise UsageError("--concurrency and --wiki-concurrency must be at least 1")
+    if max(concurrency, wiki_concurrency) > MAX_CONCURRENCY:
+        raise UsageError(f"--concurrency and --wiki-concurrency must be at most {MAX_CONCURRENCY}")
     if out is not None and resume is not None and out != resume:
         raise UsageError("--out and --resume name different folders; --resume DIR is enough")
     data = load_dataset(dataset, data_format)
@@ -130,9 +136,11 @@ def eval_command(
     clients = [build_model(settings, debug_log)]  # fails on a missing model before any output
     backend = build_backend(settings, debug_log)
     directory = resume or out
-    if directory is None:
+    if directory is None:  # unique even for two runs started in the same second
+        import secrets
+
         stamp = now_utc().strftime("%Y%m%dT%H%M%SZ")
-        directory = home_dir() / "evals" / f"{stamp}-{slug(dataset.stem)}"
+        directory = home_dir() / "evals" / f"{stamp}-{secrets.token_hex(3)}-{slug(dataset.stem)}"
     prepare_out_dir(directory, resume is not None)
     evaluation = Evaluation(
         dataset=data,
@@ -154,16 +162,21 @@ def eval_command(
         model_factory=lambda: clients.pop() if clients else build_model(settings, debug_log),
         backend=backend,
         observer=ProgressView(make_console()),
+        warn=print_warning,
     )
     summary = outcome.summary
     if as_json:
         print_json(summary)
     else:
-        print(directory / "summary.json")
+        print(clean_text(str(directory / "summary.json")))
     again = f"continue with --resume {directory}"
     if outcome.status == "interrupted":
         print_error(f"interrupted; {summary['n']} results kept in {directory} ({again})")
         raise typer.Exit(EXIT_INTERRUPTED)
+    if outcome.status == "failed":
+        kept = f"the run stopped with {summary['n']} results kept in {directory}"
+        print_error(f"{outcome.last_error}; {kept} ({again})")
+        raise typer.Exit(EXIT_NO_ANSWER)
     if outcome.status == "stopped":
         print_error(f"stopped: questions kept failing ({outcome.last_error}); {again}")
         raise typer.Exit(EXIT_NO_ANSWER)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -14,16 +15,39 @@ if TYPE_CHECKING:
     from react_cli.config import Settings
 
 
+MAX_STDIN_BYTES = 1 << 20
+
+
 def read_question(argument: str | None) -> str:
-    """The question from the argument, or from stdin for ``-`` / no argument when piped."""
+    """The question from the argument, or from stdin for ``-`` / no argument when piped.
+
+    Any bytes are accepted: what is not UTF-8 becomes U+FFFD (see ``untrusted.clean_text``).
+    """
+    from react_cli.untrusted import BadInput, clean_text, size_text
+
     if argument is None or argument == "-":
         if sys.stdin is None or sys.stdin.isatty():
             raise UsageError("no question given: pass QUESTION or pipe it on stdin")
-        argument = sys.stdin.read()
-    question = " ".join(argument.split())
+        try:
+            argument = _read_stdin(MAX_STDIN_BYTES)
+        except BadInput:
+            limit = size_text(MAX_STDIN_BYTES)
+            raise UsageError(f"the question on stdin is larger than {limit}") from None
+    question = " ".join(clean_text(argument).split())
     if not question:
         raise UsageError("the question is empty")
     return question
+
+
+def _read_stdin(limit: int) -> str:
+    """At most ``limit`` bytes of stdin as text, decoded here whatever the locale says;
+    BadInput when it holds more."""
+    from react_cli.untrusted import decode, read_at_most
+
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:  # a text stream without bytes underneath (an embedding program's)
+        buffer = io.BytesIO(sys.stdin.read(limit + 1).encode("utf-8", "surrogatepass"))
+    return decode(read_at_most(buffer, limit))
 
 
 def _flags(**options: Any) -> dict[str, Any]:

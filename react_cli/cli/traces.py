@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from react_cli.replay import Recorded
 
 
+MAX_STEP_DELAY_S = 60
+
 TraceArg = Annotated[
     Path | None,
     typer.Argument(metavar="TRACE", help="A trace file; omitted = the most recent run's trace."),
@@ -60,8 +62,8 @@ def replay(
     from react_cli.config import home_dir
     from react_cli.replay import load_run, select_trace
 
-    if step_delay < 0:
-        raise UsageError("--step-delay must be ≥ 0")
+    if not 0 <= step_delay <= MAX_STEP_DELAY_S:
+        raise UsageError(f"--step-delay must be between 0 and {MAX_STEP_DELAY_S} seconds")
     rerunning = rerun or live_tools
     if verbose and not rerunning:
         raise UsageError("-v applies to --rerun / --live-tools only")
@@ -89,6 +91,7 @@ def _rerun(
     from react_cli.render import Renderer, make_console, plain
     from react_cli.replay import compare
     from react_cli.replay import rerun as rerun_run
+    from react_cli.untrusted import clean_text
 
     tools = None
     if live_tools:
@@ -110,7 +113,7 @@ def _rerun(
         if now.answer is not None:
             print(" ".join(plain(now.answer).split()))
     else:
-        print(f"The re-run differs from {plain(str(recorded.path))}:")
+        print(f"The re-run differs from {plain(clean_text(str(recorded.path)))}:")
         for difference in differences:
             print(f"{difference.where}:")
             print(f"  - {plain(difference.recorded)}")
@@ -148,9 +151,10 @@ def _print_traces(rows: list[dict[str, Any]]) -> None:
     """One line per run, fixed columns, untrusted text cleaned and shortened."""
     from react_cli.render import plain
     from react_cli.replay import local_time
+    from react_cli.untrusted import clean_text
 
     def short(text: str, width: int) -> str:
-        text = " ".join(plain(text).split())
+        text = " ".join(plain(clean_text(text)).split())  # file names may hold any bytes
         return text if len(text) <= width else text[: width - 1] + "…"
 
     print(f"{'#':>3}  {'time':<16}  {'stop':<15}  {'steps':>5}  {'model':<20}  question → answer")
@@ -163,8 +167,9 @@ def _print_traces(rows: list[dict[str, Any]]) -> None:
             )
             continue
         answer = "—" if row["answer"] is None else short(row["answer"], 40)
+        created = short(local_time(row["created"]), 16)
         print(
-            f"{row['n']:>3}  {local_time(row['created']):<16}  {short(row['stop_reason'], 15):<15}"
+            f"{row['n']:>3}  {created:<16}  {short(row['stop_reason'], 15):<15}"
             f"  {row['steps']:>5}  {short(str(row['model'] or ''), 20):<20}"
             f"  {short(row['question'], 60)} → {answer}"
         )

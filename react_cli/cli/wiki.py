@@ -65,7 +65,9 @@ def wiki_search(
     debug: DebugOpt = False,
 ) -> None:
     """Print the observation Search[ENTITY] gives."""
-    _observe(_wiki_session(wiki, lang, variant, debug).search(entity), as_json)
+    from react_cli.untrusted import clean_text
+
+    _observe(_wiki_session(wiki, lang, variant, debug).search(clean_text(entity)), as_json)
 
 
 @wiki_app.command("lookup")
@@ -81,8 +83,10 @@ def wiki_lookup(
 ) -> None:
     """Search ENTITY, then print the observations of N successive Lookup[KEYWORD]."""
     from react_cli.errors import WikiError
+    from react_cli.untrusted import clean_text
     from react_cli.wiki.base import NO_MORE
 
+    entity, keyword = clean_text(entity), clean_text(keyword)
     if count < 1:
         raise UsageError("-n must be at least 1")
     session = _wiki_session(wiki, lang, variant, debug)
@@ -111,10 +115,13 @@ def wiki_build_zim(
     force: Annotated[bool, typer.Option("--force", help="Replace OUT if it exists.")] = False,
 ) -> None:
     """Build a ZIM archive with a full-text index, for --wiki zim:OUT."""
+    from react_cli.untrusted import clean_text
     from react_cli.wiki.zimbuild import build_zim
 
+    language, title = clean_text(language), title and clean_text(title)
     if not corpus.is_file():
         raise UsageError(f"corpus not found: {str(corpus)!r}")
     report = build_zim(corpus, out, language=language, name=title or "", force=force)
     skipped = f", {report.duplicates} repeated titles skipped" if report.duplicates else ""
-    print(f"{out}: {report.articles} articles{skipped}; use --wiki zim:{out}")
+    shown = clean_text(str(out))
+    print(f"{shown}: {report.articles} articles{skipped}; use --wiki zim:{shown}")

@@ -9,7 +9,6 @@ and the lines after a "may refer to:" line become the linked entries of a disamb
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -24,8 +23,10 @@ from typing import Any
 from urllib.parse import quote
 
 from react_cli.errors import UsageError
+from react_cli.untrusted import BadInput, parse_json, read_text
 from react_cli.wiki.zim import INSTALL_ZIM
 
+MAX_CORPUS_BYTES = 1 << 30
 _HEADING = re.compile(r"^(={2,6})\s*(.*?)\s*\1$")
 _REFERS = ("may refer to:", "可以指：", "可能指：")
 
@@ -41,8 +42,8 @@ class BuildReport:
 def read_corpus(path: Path) -> Iterator[tuple[str, str]]:
     """``(title, text)`` pairs of a corpus file, in file order (duplicates included)."""
     try:
-        raw = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        raw = read_text(path, MAX_CORPUS_BYTES)
+    except (OSError, BadInput) as exc:
         raise UsageError(f"cannot read corpus {str(path)!r}: {exc}") from None
     for where, record in _records(raw, path):
         if not isinstance(record, dict):
@@ -59,18 +60,19 @@ def _records(raw: str, path: Path) -> Iterator[tuple[str, Any]]:
     """``(location, record)`` of a JSON list or of JSON Lines."""
     if raw.lstrip().startswith("["):
         try:
-            items = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"{path}: not valid JSON ({exc})") from None
+            items = parse_json(raw)
+        except BadInput as exc:
+            raise UsageError(f"{path}: {exc}") from None
         for index, item in enumerate(items):
             yield f"{path} item {index + 1}", item
         return
     for number, line in enumerate(raw.splitlines(), 1):
         if line.strip():
             try:
-                yield f"{path} line {number}", json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UsageError(f"{path} line {number}: not valid JSON ({exc})") from None
+                record = parse_json(line)
+            except BadInput as exc:
+                raise UsageError(f"{path} line {number}: {exc}") from None
+            yield f"{path} line {number}", record
 
 
 def _hotpot_paragraphs(context: Any, where: str) -> Iterator[tuple[str, str]]:

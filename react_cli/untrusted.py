@@ -1,0 +1,182 @@
+"""The one gate for local bytes: text made valid Unicode, JSON bounded in size, depth, numbers.
+
+Files, stdin and argv come from outside: a lone surrogate (a ``"\\ud800"`` escape, or an argv
+byte that is not UTF-8) cannot be encoded again, so it would break the trace or the row that
+quotes it; JSON nested 10^5 levels deep, ``1e400``, ``NaN`` or a 5,000-digit integer would
+surface as RecursionError, OverflowError or ValueError far from the file that held them. Text is
+cleaned here, once, where it enters; JSON is refused here with a message saying what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, BinaryIO
+
+MAX_JSON_DEPTH = 100
+"""Containers nested deeper than this are refused (our own files nest 6 levels at most)."""
+MAX_NUMBER_CHARS = 100
+"""A JSON number literal longer than this is refused (Python's int() stops at 4,300 digits)."""
+
+REPLACEMENT = "\ufffd"
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# A \uD800-\uDFFF escape in JSON text: only then can the decoded strings hold a lone surrogate.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+class BadInput(ValueError):
+    """Why bytes from outside were refused, in words fit for ``Error: <file>: ...``."""
+
+
+def clean_text(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD, so it always encodes as UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(REPLACEMENT, text)
+    return text
+
+
+def decode(data: bytes) -> str:
+    """Bytes as text, every invalid UTF-8 sequence replaced by U+FFFD (stdin, never refused)."""
+    return data.decode("utf-8", errors="replace")
+
+
+def size_text(limit: int) -> str:
+    """``1 MiB``, ``64 MiB``, ``1 GiB``: a byte limit as people read it."""
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if limit >= size:
+            return f"{limit / size:g} {unit}"
+    return f"{limit} bytes"
+
+
+_KINDS = {
+    stat.S_IFDIR: "a directory",
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFLNK: "a symbolic link",
+}
+
+
+def not_regular(path: Path, *, follow_symlinks: bool) -> str | None:
+    """What ``path`` is ("a FIFO", ...) when it exists and is not a regular file, else None.
+
+    Reading a FIFO blocks, reading a device may never end, replacing either destroys it.
+    """
+    try:
+        mode = path.stat().st_mode if follow_symlinks else path.lstat().st_mode
+    except FileNotFoundError:
+        return None
+    return None if stat.S_ISREG(mode) else _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+
+
+def read_at_most(stream: BinaryIO, limit: int) -> bytes:
+    """All of ``stream`` if it holds at most ``limit`` bytes; BadInput (never a full memory)
+    if it holds more, as ``/dev/zero`` does."""
+    data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise BadInput(f"larger than {size_text(limit)}")
+    return data
+
+
+def read_bytes(path: Path, limit: int) -> bytes:
+    """At most ``limit`` bytes of a file, FIFO or device (see ``read_at_most``).
+
+    OSError (missing file, directory, no permission) is left to the caller, who names the file.
+    """
+    with path.open("rb") as handle:
+        return read_at_most(handle, limit)
+
+
+def utf8(data: bytes) -> str:
+    """Bytes that must be UTF-8 text (a leading byte-order mark is dropped); BadInput if not."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise BadInput(
+            f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+        ) from None
+
+
+def read_text(path: Path, limit: int) -> str:
+    """A UTF-8 text file of at most ``limit`` bytes; BadInput or OSError otherwise."""
+    return utf8(read_bytes(path, limit))
+
+
+def parse_json(text: str) -> Any:
+    """One JSON value, refused (BadInput) unless it is valid JSON within the bounds above.
+
+    Strings come back clean (see :func:`clean_text`), numbers finite.
+    """
+    try:
+        value = json.loads(text, parse_constant=_constant, parse_float=_float, parse_int=_int)
+    except json.JSONDecodeError as exc:
+        where = f", line {exc.lineno}" if "\n" in text.rstrip() else ""
+        if exc.pos >= len(text.rstrip()):
+            raise BadInput(f"truncated JSON{where}") from None
+        raise BadInput(f"not JSON ({exc.msg}){where}") from None
+    except RecursionError:
+        raise BadInput(_too_deep()) from None
+    return _checked(value, clean=_SURROGATE_ESCAPE.search(text) is not None)
+
+
+def dump_json(data: Any, indent: int | None = None) -> str:
+    """JSON text that can always be written as UTF-8 (lone surrogates become U+FFFD)."""
+    return clean_text(json.dumps(data, ensure_ascii=False, indent=indent))
+
+
+def _too_deep() -> str:
+    return f"nested more than {MAX_JSON_DEPTH} levels deep"
+
+
+def _constant(name: str) -> Any:
+    raise BadInput(f"{name} is not a number JSON allows")
+
+
+def _number(literal: str) -> str:
+    if len(literal) > MAX_NUMBER_CHARS:
+        raise BadInput(f"a number of {len(literal):,} characters (at most {MAX_NUMBER_CHARS})")
+    return literal
+
+
+def _float(literal: str) -> float:
+    value = float(_number(literal))
+    if not math.isfinite(value):
+        raise BadInput(f"the number {literal} is out of range")
+    return value
+
+
+def _int(literal: str) -> int:
+    return int(_number(literal))
+
+
+def _checked(value: Any, *, clean: bool) -> Any:
+    """``value`` with its depth checked and, if ``clean``, every string cleaned, in place."""
+    if isinstance(value, str):
+        return clean_text(value) if clean else value
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        container, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise BadInput(_too_deep())
+        if isinstance(container, dict):
+            if clean:
+                for key in [k for k in container if clean_text(k) is not k]:
+                    container[clean_text(key)] = container.pop(key)
+            items: Iterable[tuple[Any, Any]] = container.items()
+        elif isinstance(container, list):
+            items = enumerate(container)
+        else:
+            continue
+        for slot, item in items:
+            if isinstance(item, (dict, list)):
+                stack.append((item, depth + 1))
+            elif clean and isinstance(item, str):
+                container[slot] = clean_text(item)
+    return value
