@@ -14,7 +14,7 @@ from typing import Any
 
 from react_cli.deadline import deadline_after, time_left
 from react_cli.errors import LLMError, ReactCliError
-from react_cli.parser import VALID_ACTIONS_HINT, parse_step, strip_think
+from react_cli.parser import VALID_ACTIONS_HINT, action_line_end, parse_step, strip_think
 from react_cli.records import Completion, Model, ToolResult, Tools, Usage
 from react_cli.retrycount import counting_retries
 
@@ -102,12 +102,10 @@ class Limits:
 
 def kept_text(text: str) -> str:
     """The part of a model output that goes back into the prompt: reasoning blocks removed,
-    cut after the first line holding an action (later lines are unrequested extra steps)."""
-    lines = strip_think(text).split("\n")
-    for i, line in enumerate(lines):
-        if parse_step(line).action_text is not None:
-            return "\n".join(lines[: i + 1]).rstrip()
-    return "\n".join(lines).rstrip()
+    cut after the line holding the parsed action (later lines are unrequested extra steps)."""
+    text = strip_think(text)
+    end = action_line_end(text)
+    return (text if end is None else text[:end]).rstrip()
 
 
 def estimate_tokens(text: str) -> int:

@@ -175,6 +175,11 @@ def test_observer_sees_each_step() -> None:
         (" a\nAction 1: Search[X]\nThought 2: more", " a\nAction 1: Search[X]"),
         ("<think>hmm</think> a\nAction 1: Search[X]", " a\nAction 1: Search[X]"),
         (" no action\n\n", " no action"),
+        # the line-start action wins, so the kept text runs to its line, not the inline one's
+        (
+            " So. Action: Finish[a sentence].\nAction: Finish[b]\nThought 2: x",
+            " So. Action: Finish[a sentence].\nAction: Finish[b]",
+        ),
     ],
 )
 def test_kept_text(text: str, kept: str) -> None:
