@@ -34,7 +34,7 @@ STOP_REASONS = (
 )
 TIME_SLACK_S = 0.1  # a request that failed this close to the deadline failed because of it
 FORCED_CUE = "Finish["
-CHARS_PER_TOKEN = 4
+MAX_TOKENS_REACHED = "max_tokens_reached"  # step detail: a reply stopped by max_tokens
 
 
 @dataclass
@@ -106,11 +106,6 @@ def kept_text(text: str) -> str:
     text = strip_think(text)
     end = action_line_end(text)
     return (text if end is None else text[:end]).rstrip()
-
-
-def estimate_tokens(text: str) -> int:
-    """A rough token count (about 4 characters per token) for servers that report none."""
-    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
 
 
 def _first_line(text: str) -> str:
@@ -206,11 +201,10 @@ class Agent:
         completion = self.model.complete(prompt, stop, show)
         if not shown and completion.text:  # a non-streaming model: show the text at once
             self.observer.model_text(completion.text)
-        step.usage = step.usage + completion.usage
-        # Some servers report no usage (e.g. when streaming): the budget then counts an estimate.
-        self.budget_tokens += completion.usage.total_tokens or estimate_tokens(
-            prompt + completion.text
-        )
+        # Some servers report no usage (e.g. when streaming): an estimate, marked as one.
+        usage = completion.usage or Usage.estimate(prompt, completion.text)
+        step.usage = step.usage + usage
+        self.budget_tokens += usage.total_tokens
         step.latency_s += completion.latency_s
         step.retries += completion.retries
         return completion
@@ -219,8 +213,10 @@ class Agent:
         """One round; returns the grown prompt and the answer if the model finished."""
         k = step.index
         prompt += f"Thought {k}:"
-        step.raw = self._call(prompt, STOP_SEQUENCES, step).text
+        completion = self._call(prompt, STOP_SEQUENCES, step)
+        step.raw = completion.text
         parsed = parse_step(step.raw)
+        self._note_length_stop(completion, parsed.action_text, step)
         step.thought = parsed.thought
         action, action_text = parsed.action, parsed.action_text
         if action_text is not None:
@@ -229,8 +225,10 @@ class Agent:
             # As in the paper: keep the thought, then ask for the action alone.
             prompt += f"{_first_line(step.raw)}\nAction {k}:"
             self.observer.action_requested(k)
-            step.followup_raw = self._call(prompt, ["\n"], step).text
+            completion = self._call(prompt, ["\n"], step)
+            step.followup_raw = completion.text
             followup = parse_step(step.followup_raw)
+            self._note_length_stop(completion, followup.action_text, step)
             action, action_text = followup.action, followup.action_text
             prompt += kept_text(step.followup_raw)
         step.action = action_text or None
@@ -243,6 +241,13 @@ class Agent:
             step.observation = self._run_tool(action.kind, action.argument, step)
         prompt += f"\nObservation {k}: {step.observation}\n"
         return prompt, None
+
+    @staticmethod
+    def _note_length_stop(completion: Completion, action_text: str | None, step: Step) -> None:
+        """A reply cut by ``max_tokens`` before its action is recorded on the step (the caller
+        warns: a cut thought costs an extra call and often the action)."""
+        if completion.finish_reason == "length" and action_text is None:
+            step.details[MAX_TOKENS_REACHED] = True
 
     def _forced_step(self, prompt: str, steps: list[Step]) -> str | None:
         """At the step limit, ask once for ``Finish[`` and return the answer, if any.
@@ -278,7 +283,7 @@ class Agent:
                 result = ToolResult(f"The {kind} tool failed: {exc}", {"error": str(exc)})
         step.tool_latency_s = self.clock() - started
         step.tool_retries = retried[0]
-        step.details = dict(result.details)
+        step.details.update(result.details)
         return " ".join(result.observation.split())
 
     def _stop_rule(self, steps: list[Step]) -> str | None:

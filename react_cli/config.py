@@ -41,7 +41,7 @@ class Settings:
     prompt: str = "hotpotqa"
     max_steps: int = 8
     temperature: float = 0.0
-    max_tokens: int | None = None
+    max_tokens: int = 256  # per call: local servers default to as few as 16, cutting thoughts
     wiki: str = "https://en.wikipedia.org"
     variant: str | None = None
     contact: str | None = None
@@ -71,6 +71,7 @@ ENV_VARS: dict[str, tuple[str, ...]] = {
     "variant": ("REACT_CLI_VARIANT",),
     "contact": ("REACT_CLI_CONTACT",),
     "run_timeout_s": ("REACT_CLI_TIMEOUT",),
+    "max_tokens": ("REACT_CLI_MAX_TOKENS",),
 }
 
 _FIELD_TYPES = {f.name: f.type for f in fields(Settings)}
@@ -148,7 +149,7 @@ def _validate(settings: Settings) -> None:
     checks = [
         (settings.max_steps >= 1, "--max-steps must be at least 1"),
         (0 <= settings.temperature <= 2, "--temperature must be between 0 and 2"),
-        (settings.max_tokens is None or settings.max_tokens >= 1, "--max-tokens must be ≥ 1"),
+        (settings.max_tokens >= 1, "--max-tokens must be ≥ 1"),
         (settings.max_observation_chars >= 50, "max_observation_chars must be at least 50"),
         (settings.timeout_s > 0, "timeout_s must be positive"),
         (settings.wiki_timeout_s > 0, "wiki_timeout_s must be positive"),

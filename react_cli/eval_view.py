@@ -62,6 +62,12 @@ class ProgressView(EvalObserver):
         self.console.print(summary_table(summary))
 
 
+def _tokens(summary: dict[str, Any]) -> str:
+    if summary.get("tokens_estimated"):
+        return f"~{summary['avg_tokens']:,.0f} (estimated)"
+    return f"{summary['avg_tokens']:,.0f}"
+
+
 def summary_table(summary: dict[str, Any]) -> Table:
     """The final numbers of a run, one per line."""
     table = Table(title="react-cli eval", show_header=False, title_justify="left")
@@ -83,7 +89,7 @@ def summary_table(summary: dict[str, Any]) -> Table:
     rows += [
         ("failed", str(summary["failed"])),
         ("avg steps", f"{summary['avg_steps']:.2f}"),
-        ("avg tokens", f"{summary['avg_tokens']:.0f}"),
+        ("avg tokens", _tokens(summary)),
         ("avg latency", format_seconds(summary["avg_latency_s"])),
         ("stop reasons", stops or "-"),
         ("wall time", format_seconds(summary["wall_s"])),

@@ -27,8 +27,8 @@ from react_cli.config import Settings
 from react_cli.datasets import Dataset, Example
 from react_cli.errors import ReactCliError, UsageError
 from react_cli.prompts import PromptTemplate
-from react_cli.records import Completion, Model, TextSink
-from react_cli.run import run_config, run_question
+from react_cli.records import Completion, Model, TextSink, Usage
+from react_cli.run import reached_max_tokens, run_config, run_question
 from react_cli.scoring import best_scores, fever_label
 from react_cli.trace import now_utc, slug, write_json_atomic
 from react_cli.wiki.base import SearchOutcome, WikiBackend, WikiSession
@@ -84,6 +84,7 @@ class Tally:
     tokens: int = 0
     latency_s: float = 0.0
     failed: int = 0
+    estimated: bool = False  # some row's tokens are estimates (the endpoint reported none)
     stop_reasons: Counter[str] = field(default_factory=Counter)
 
     def add(self, row: dict[str, Any]) -> None:
@@ -94,6 +95,8 @@ class Tally:
         self.tokens += row["tokens"]
         self.latency_s += row["latency_s"]
         self.failed += row["stop_reason"] in HARD_FAILURES
+        usage = row.get("usage")  # rows written before usage was recorded have none
+        self.estimated |= isinstance(usage, dict) and usage.get("estimated") is True
         self.stop_reasons[row["stop_reason"]] += 1
 
     def metrics(self, fever: bool) -> dict[str, Any]:
@@ -108,6 +111,7 @@ class Tally:
             "avg_tokens": round(self.tokens / n, 2),
             "avg_latency_s": round(self.latency_s / n, 4),
             "total_tokens": self.tokens,
+            "tokens_estimated": self.estimated,
             "stop_reasons": dict(sorted(self.stop_reasons.items())),
         }
 
@@ -285,6 +289,7 @@ class EvalOutcome:
     summary: dict[str, Any]
     status: str  # finished, interrupted, or stopped (too many failures in a row)
     last_error: str | None = None
+    max_tokens_reached: int = 0  # questions with a reply stopped at max_tokens before its action
 
 
 @dataclass
@@ -345,6 +350,7 @@ class _Run:
         self.gave_up = False
         self.failures_in_a_row = 0
         self.last_error: str | None = None
+        self.max_tokens_reached = 0
         self._lock = threading.Lock()
         self.todo: queue.SimpleQueue[Example] = queue.SimpleQueue()
         self.events: queue.SimpleQueue[tuple[dict[str, Any], dict[str, Any]] | None] = (
@@ -439,15 +445,20 @@ class _Run:
         except Exception as exc:  # one question's crash must not end the batch
             detail = str(exc) if isinstance(exc, ReactCliError) else f"{type(exc).__name__}: {exc}"
             row.update(answer=None, em=0.0, f1=0.0, stop_reason="error", error=detail, steps=0)
-            row.update(tokens=0, latency_s=round(time.monotonic() - started, 4), trace=None)
+            row.update(tokens=0, usage=Usage().to_dict())
+            row.update(latency_s=round(time.monotonic() - started, 4), trace=None)
             return row
         result = outcome.result
         if result.stop_reason == "interrupted":
             return None
+        if reached_max_tokens(result):
+            with self._lock:
+                self.max_tokens_reached += 1
         em, f1, extra = score_row(example, result.answer, self.fever)
         row.update(answer=result.answer, **extra, em=em, f1=round(f1, 6))
         row.update(stop_reason=result.stop_reason, error=result.error, steps=len(result.steps))
-        row.update(tokens=result.usage.total_tokens, latency_s=round(result.duration_s, 4))
+        row.update(tokens=result.usage.total_tokens, usage=result.usage.to_dict())
+        row.update(latency_s=round(result.duration_s, 4))
         row["trace"] = name
         return row
 
@@ -488,4 +499,4 @@ def run_evaluation(
         run.stop.set()
         summary = store.close(status)
     observer.finished(summary)
-    return EvalOutcome(summary, status, last_error)
+    return EvalOutcome(summary, status, last_error, run.max_tokens_reached)

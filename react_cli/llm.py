@@ -38,7 +38,7 @@ from react_cli.records import Completion, TextSink, Usage
 APIS = ("chat", "completions")
 MAX_MESSAGE_CHARS = 300
 CONNECT_TIMEOUT_S = 10.0
-CHARS_PER_TOKEN = 16  # generous: real tokens average about 4 characters
+MAX_CHARS_PER_TOKEN = 16  # a size cap, not an estimate: generous, so no honest answer is cut
 DEFAULT_MAX_CHARS = 100_000  # when no max_tokens is set (long <think> blocks fit)
 BODY_OVERHEAD_BYTES = 64_000  # JSON around the text of a non-streamed answer
 _CUT_OFF = {
@@ -124,7 +124,7 @@ class OpenAIClient:
         self.max_tokens = max_tokens
         self.stream = stream
         self.timeout_s = timeout_s
-        self.max_chars = max_tokens * CHARS_PER_TOKEN if max_tokens else DEFAULT_MAX_CHARS
+        self.max_chars = max_tokens * MAX_CHARS_PER_TOKEN if max_tokens else DEFAULT_MAX_CHARS
         self.url = _endpoint_url(self.base_url, api)
         self.shown_url = redact_url(self.url)  # for messages and logs: no credentials, no query
         self._url_secrets = _url_secrets(self.url)
@@ -268,7 +268,7 @@ class OpenAIClient:
 
     def _read(
         self, response: requests.Response, echo: _Echo | None
-    ) -> tuple[str, Usage, str | None]:
+    ) -> tuple[str, Usage | None, str | None]:
         if "text/event-stream" in response.headers.get("Content-Type", ""):
             return self._read_stream(response, echo)
         try:  # also when streaming was asked for: some servers answer with one JSON body
@@ -308,10 +308,11 @@ class OpenAIClient:
 
     def _read_stream(
         self, response: requests.Response, echo: _Echo | None
-    ) -> tuple[str, Usage, str | None]:
+    ) -> tuple[str, Usage | None, str | None]:
         """Read SSE until [DONE] or until the cutter sees an invented Observation line."""
         cutter = ObservationCutter()
-        usage, finish, done, saw_choice = Usage(), None, False, False
+        usage: Usage | None = None
+        finish, done, saw_choice = None, False, False
         received = shown = 0
         try:
             for line in response.iter_lines():
@@ -326,7 +327,7 @@ class OpenAIClient:
                 except ValueError:
                     raise self._malformed(f"malformed stream chunk: {payload[:80]!r}") from None
                 if isinstance(chunk, dict) and chunk.get("usage"):
-                    usage = _usage(chunk)
+                    usage = _usage(chunk) or usage
                 choice = _first_choice(chunk)
                 if choice is None:
                     continue
@@ -450,9 +451,10 @@ def _first_choice(data: Any) -> dict[str, Any] | None:
     return None
 
 
-def _usage(data: dict[str, Any]) -> Usage:
-    usage = data.get("usage")
-    return Usage.from_dict(usage) if isinstance(usage, dict) else Usage()
+def _usage(data: dict[str, Any]) -> Usage | None:
+    """The reported usage; None when there is none (or it counts nothing)."""
+    usage = Usage.from_dict(data["usage"]) if isinstance(data.get("usage"), dict) else None
+    return usage if usage is not None and usage.total_tokens else None
 
 
 def _sse_data(line: bytes) -> str | None:

@@ -11,13 +11,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+CHARS_PER_TOKEN = 4
+"""The package's one rule of thumb for text without a tokenizer: about 4 characters a token."""
+
 
 @dataclass
 class Usage:
-    """Token counts as reported by the endpoint (zero when it reports none)."""
+    """Token counts as reported by the endpoint, or ``estimated`` from the text when it reports
+    none (llama.cpp and others when streaming), so a run that used tokens never shows 0."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    estimated: bool = False
 
     @property
     def total_tokens(self) -> int:
@@ -27,19 +32,35 @@ class Usage:
         return Usage(
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
+            self.estimated or other.estimated,
         )
 
-    def to_dict(self) -> dict[str, int]:
+    @classmethod
+    def estimate(cls, prompt: str, text: str) -> Usage:
+        """An estimate from the characters sent and received (:data:`CHARS_PER_TOKEN`)."""
+        return cls(_tokens_in(prompt), _tokens_in(text), estimated=True)
+
+    def to_dict(self) -> dict[str, Any]:
         return {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "total_tokens": self.total_tokens,
+            "estimated": self.estimated,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> Usage:
+        """Recorded usage; traces written before ``estimated`` existed hold reported counts."""
         data = data or {}
-        return cls(_count(data.get("prompt_tokens")), _count(data.get("completion_tokens")))
+        return cls(
+            _count(data.get("prompt_tokens")),
+            _count(data.get("completion_tokens")),
+            data.get("estimated") is True,
+        )
+
+
+def _tokens_in(text: str) -> int:
+    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
 
 
 @dataclass
@@ -47,11 +68,12 @@ class Completion:
     """One model call's result.
 
     ``text`` is the model's output exactly as received, already cut client-side before the
-    first invented ``Observation`` line; ``<think>`` blocks are still in it.
+    first invented ``Observation`` line; ``<think>`` blocks are still in it. ``finish_reason``
+    is the endpoint's (``"length"``: it stopped at ``max_tokens``).
     """
 
     text: str
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage | None = None  # None: the endpoint reported none (the loop then estimates)
     latency_s: float = 0.0
     retries: int = 0
     finish_reason: str | None = None

@@ -14,7 +14,8 @@ from typing import IO
 from rich.console import Console
 from rich.text import Text
 
-from react_cli.agent import RunObserver, RunResult, Step
+from react_cli.agent import MAX_TOKENS_REACHED, RunObserver, RunResult, Step
+from react_cli.wording import plural, token_text
 
 # CSI sequences, OSC sequences with their terminator (BEL or ST), other two-byte escapes. An
 # OSC without a terminator is not swallowed to the end of the text: its ESC alone is removed.
@@ -116,13 +117,15 @@ class Renderer(RunObserver):
         if step.tool_latency_s:
             parts.append(f"tool {format_seconds(step.tool_latency_s)}")
         if step.usage.total_tokens:
-            parts.append(f"{step.usage.total_tokens} tokens")
+            parts.append(token_text(step.usage))
         if step.retries:
-            parts.append(f"{step.retries} retries")
+            parts.append(plural(step.retries, "retry", "retries"))
         if step.tool_retries:
-            parts.append(f"{step.tool_retries} tool retries")
+            parts.append(plural(step.tool_retries, "tool retry", "tool retries"))
         if step.error == "parse_error":
             parts.append("no valid action")
+        if step.details.get(MAX_TOKENS_REACHED):
+            parts.append("stopped at max_tokens")
         if step.details.get("forced"):
             parts.append("forced answer")
         return "  (" + " · ".join(parts) + ")"
@@ -135,8 +138,8 @@ class Renderer(RunObserver):
             reason = f": {plain(result.error)}" if result.error else ""
             self.console.print(Text(f"No answer ({result.stop_reason}){reason}", style="bold red"))
         summary = (
-            f"stop: {result.stop_reason} · {len(result.steps)} steps · "
-            f"{result.usage.total_tokens} tokens · {format_seconds(result.duration_s)}"
+            f"stop: {result.stop_reason} · {plural(len(result.steps), 'step')} · "
+            f"{token_text(result.usage)} · {format_seconds(result.duration_s)}"
         )
         self.console.print(Text(summary, style="dim"))
 

@@ -212,7 +212,7 @@ class RecordedModel:
             self._end_like_the_recording(label, index)
         if first_call:  # the step's cost is booked on its first call
             return Completion(text, step.usage, step.latency_s, step.retries)
-        return Completion(text)
+        return Completion(text, Usage())
 
     def _end_like_the_recording(self, label: str, index: int) -> NoReturn:
         if (label, index) == self._failed_call:

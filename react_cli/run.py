@@ -12,7 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from react_cli.agent import Agent, Limits, RunObserver, RunResult
+from react_cli.agent import MAX_TOKENS_REACHED, Agent, Limits, RunObserver, RunResult
 from react_cli.config import Settings
 from react_cli.errors import UsageError
 from react_cli.http import redact_url
@@ -20,6 +20,7 @@ from react_cli.prompts import PromptTemplate
 from react_cli.records import Model, Tools, Usage
 from react_cli.trace import new_run_id, now_utc, trace_document, write_trace
 from react_cli.wiki.base import WikiBackend
+from react_cli.wording import plural
 
 if TYPE_CHECKING:
     from react_cli.http import RetryPolicy
@@ -106,6 +107,17 @@ def run_config(settings: Settings, template: PromptTemplate) -> dict[str, Any]:
         "wiki": redact_url(settings.wiki) if "://" in settings.wiki else settings.wiki,
         "variant": settings.variant,
     }
+
+
+def reached_max_tokens(result: RunResult) -> bool:
+    """Whether a reply of the run stopped at ``max_tokens`` before its action."""
+    return any(step.details.get(MAX_TOKENS_REACHED) for step in result.steps)
+
+
+def max_tokens_warning(max_tokens: int, questions: int | None = None) -> str:
+    """The one warning a command prints when replies stopped at ``max_tokens``."""
+    where = f" in {plural(questions, 'question')}" if questions else ""
+    return f"the model stopped at max_tokens={max_tokens}{where}; raise --max-tokens"
 
 
 @dataclass

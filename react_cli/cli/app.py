@@ -68,6 +68,13 @@ def print_error(message: str) -> None:
     print(f"Error: {one_line}", file=sys.stderr, flush=True)
 
 
+def print_warning(message: str) -> None:
+    """One ``warning: ...`` line on stderr: something to fix that did not stop the command."""
+    from react_cli.render import plain
+
+    print(f"warning: {' '.join(plain(message).split())}", file=sys.stderr, flush=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app, turn every known failure into one line and an exit code."""
     from typer.exceptions import Abort, TyperException

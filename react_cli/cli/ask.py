@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from react_cli.cli.app import app, debug_enabled, print_error, print_json
+from react_cli.cli.app import app, debug_enabled, print_error, print_json, print_warning
 from react_cli.cli.options import (
     ApiKeyOpt,
     ApiOpt,
@@ -145,6 +145,7 @@ def ask(
     except KeyboardInterrupt:
         _interrupted_before_the_run(text, settings, template, path, created, extra)
     from react_cli.render import plain
+    from react_cli.run import max_tokens_warning, reached_max_tokens
     from react_cli.trace import write_trace
 
     result = outcome.result
@@ -165,6 +166,8 @@ def ask(
     if path is not None:  # after the answer is out: a failing disk must not lose it
         sys.stdout.flush()
         write_trace(path, outcome.trace)
+    if reached_max_tokens(result):
+        print_warning(max_tokens_warning(settings.max_tokens))
     if result.stop_reason == "interrupted":
         print_error("interrupted" + (f"; trace written to {path}" if path else ""))
         raise typer.Exit(EXIT_INTERRUPTED)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from react_cli.cli.app import app, debug_enabled, print_error, print_json
+from react_cli.cli.app import app, debug_enabled, print_error, print_json, print_warning
 from react_cli.cli.options import (
     ApiKeyOpt,
     ApiOpt,
@@ -91,7 +91,7 @@ def eval_command(
     from react_cli.evaluate import Evaluation, prepare_out_dir, run_evaluation
     from react_cli.prompts import load_prompt
     from react_cli.render import make_console
-    from react_cli.run import build_backend, build_model, stderr_debug_log
+    from react_cli.run import build_backend, build_model, max_tokens_warning, stderr_debug_log
     from react_cli.trace import now_utc, slug
 
     if concurrency < 1 or wiki_concurrency < 1:
@@ -160,6 +160,8 @@ def eval_command(
         print_json(summary)
     else:
         print(directory / "summary.json")
+    if outcome.max_tokens_reached:
+        print_warning(max_tokens_warning(settings.max_tokens, outcome.max_tokens_reached))
     again = f"continue with --resume {directory}"
     if outcome.status == "interrupted":
         print_error(f"interrupted; {summary['n']} results kept in {directory} ({again})")
