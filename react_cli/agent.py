@@ -8,6 +8,7 @@ step and the loop continues; only stop rules end a run. A run's time limit is a
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +36,7 @@ STOP_REASONS = (
 TIME_SLACK_S = 0.1  # a request that failed this close to the deadline failed because of it
 FORCED_CUE = "Finish["
 MAX_TOKENS_REACHED = "max_tokens_reached"  # step detail: a reply stopped by max_tokens
+_NON_SPACE = re.compile(r"\S")
 
 
 @dataclass
@@ -106,6 +108,22 @@ def kept_text(text: str) -> str:
     text = strip_think(text)
     end = action_line_end(text)
     return (text if end is None else text[:end]).rstrip()
+
+
+def ignored_text(text: str, *, thought_call: bool) -> str:
+    """The end of a model output the loop does not keep: what follows the action's line, or,
+    for a ``Thought k:`` call without an action, what follows its first line (a base model's
+    invented next step or ``Question:`` block, an echoed instruction). A suffix of ``text``;
+    empty when everything is kept or ``<think>`` blocks make the split unclear."""
+    stripped = strip_think(text)
+    end = action_line_end(stripped)
+    if end is None:
+        first = _NON_SPACE.search(stripped)
+        if not thought_call or first is None:
+            return ""
+        end = stripped.find("\n", first.start())
+    tail = stripped[end:] if end >= 0 else ""
+    return tail if tail.strip() and text.endswith(tail) else ""
 
 
 def _first_line(text: str) -> str:
@@ -198,7 +216,12 @@ class Agent:
             shown.append(text)
             self.observer.model_text(text)
 
-        completion = self.model.complete(prompt, stop, show)
+        started = self.clock()
+        try:
+            completion = self.model.complete(prompt, stop, show)
+        except LLMError:  # the failed call's time (retries included) is the step's too
+            step.latency_s += self.clock() - started
+            raise
         if not shown and completion.text:  # a non-streaming model: show the text at once
             self.observer.model_text(completion.text)
         # Some servers report no usage (e.g. when streaming): an estimate, marked as one.

@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from react_cli.evaluate import EvalObserver
+from react_cli.records import RetryWait
 from react_cli.render import format_seconds, plain
 
 
@@ -48,6 +49,10 @@ class ProgressView(EvalObserver):
             transient=False,
         )
         self.task = self.progress.add_task("eval", total=None, scores="")
+
+    def retry_waiting(self, wait: RetryWait) -> None:
+        """A ``records.RetryObserver`` (called from worker threads): above the bar, dimmed."""
+        self.console.print(Text(str(wait), style="dim"))
 
     def started(self, total: int, done: int, summary: dict[str, Any]) -> None:
         scores = score_text(summary) if summary["n"] else ""

@@ -31,9 +31,16 @@ from react_cli.errors import (
     LLMResponseError,
     UsageError,
 )
-from react_cli.http import RetryPolicy, make_session, redact_url, retries_of, user_agent
+from react_cli.http import (
+    RetryPolicy,
+    failure_reason,
+    make_session,
+    redact_url,
+    retries_of,
+    user_agent,
+)
 from react_cli.parser import ObservationCutter, cut_at_observation
-from react_cli.records import Completion, TextSink, Usage
+from react_cli.records import Completion, RetryObserver, RetryWait, TextSink, Usage
 
 APIS = ("chat", "completions")
 MAX_MESSAGE_CHARS = 300
@@ -49,26 +56,16 @@ _CUT_OFF = {
     ),
 }
 _MENTIONS_STOP = re.compile(r"\bstop(?:_sequences?)?\b", re.IGNORECASE)
-# Substrings of requests/urllib3 error texts, most specific first, and how we say them.
-_REASONS = (
-    ("refused", "connection refused"),
-    ("connect timeout", "timed out connecting"),
-    ("timed out", "timed out waiting for the answer"),
-    ("resolve", "cannot resolve the host name"),
-    ("getaddrinfo", "cannot resolve the host name"),
-    ("ssl", "TLS/SSL error"),
-    ("remotedisconnected", "the server closed the connection without answering"),
-    ("ended prematurely", "the connection broke off mid-answer"),
-    ("reset", "the connection was reset"),
-)
 
 
 class _Transient(Exception):
-    """A failure after the 200 that a fresh request may fix; ``error`` is raised if none does."""
+    """A failure after the 200 that a fresh request may fix; ``error`` is raised if none does,
+    ``reason`` says it in a few words for the retry notice."""
 
-    def __init__(self, error: LLMError) -> None:
+    def __init__(self, error: LLMError, reason: str) -> None:
         super().__init__(str(error))
         self.error = error
+        self.reason = reason
 
 
 class _Echo:
@@ -114,6 +111,7 @@ class OpenAIClient:
         policy: RetryPolicy | None = None,
         session: requests.Session | None = None,
         debug_log: Callable[[str], None] | None = None,
+        on_retry: RetryObserver | None = None,
     ) -> None:
         if api not in APIS:
             raise UsageError(f"unknown API {api!r}: use one of {', '.join(APIS)}")
@@ -133,8 +131,9 @@ class OpenAIClient:
         self._api_key = api_key or None
         self._policy = policy or RetryPolicy()
         self._owns_session = session is None
-        self._session = session or make_session(user_agent(), self._policy)
+        self._session = session or make_session(user_agent(), self._policy, on_retry=on_retry)
         self._debug_log = debug_log
+        self._on_retry = on_retry
 
     def close(self) -> None:
         if self._owns_session:
@@ -157,7 +156,7 @@ class OpenAIClient:
                 try:
                     text, usage, finish = self._read(response, echo)
                 except _Transient as failure:
-                    error = failure.error
+                    error, reason = failure.error, failure.reason
                 else:
                     return Completion(text, usage, time.monotonic() - started, retries, finish)
             wait = self._backoff(reissues)
@@ -168,6 +167,8 @@ class OpenAIClient:
             if reissues >= self._policy.retries or out_of_time:
                 raise type(error)(f"{error} (after {reissues} re-issued requests)")
             self._log(f"re-issuing the request after: {error}")
+            if self._on_retry is not None:
+                self._on_retry(RetryWait(wait, reason, reissues + 1, self._policy.retries))
             time.sleep(wait)
             reissues += 1
             retries += 1
@@ -274,7 +275,7 @@ class OpenAIClient:
         try:  # also when streaming was asked for: some servers answer with one JSON body
             raw = self._read_body(response)
         except requests.RequestException as exc:
-            raise _Transient(self._broke_off(exc)) from None
+            raise _Transient(self._broke_off(exc), self._reason(exc)) from None
         try:
             data = json.loads(raw)
         except ValueError:
@@ -352,9 +353,9 @@ class OpenAIClient:
                         f"the run's time limit ran out while {self.shown_url} was still answering"
                     )
         except requests.RequestException as exc:
-            raise _Transient(self._broke_off(exc)) from None
+            raise _Transient(self._broke_off(exc), self._reason(exc)) from None
         if finish is None:  # every complete answer names why it ended
-            raise _Transient(self._malformed(_CUT_OFF[done]))
+            raise _Transient(self._malformed(_CUT_OFF[done]), "the stream was cut off")
         if not saw_choice:
             raise self._malformed("a stream without choices")
         tail = cutter.flush()[: max(0, self.max_chars - shown)]
@@ -390,11 +391,7 @@ class OpenAIClient:
         )
 
     def _reason(self, exc: requests.RequestException) -> str:
-        text = str(exc).lower()
-        for needle, reason in _REASONS:
-            if needle in text:
-                return reason
-        return self._clean(f"{type(exc).__name__}: {exc}")
+        return failure_reason(exc) or self._clean(f"{type(exc).__name__}: {exc}")
 
     def _redact(self, text: str) -> str:
         """Never the API key or the URL's credentials and query, even when a server or an

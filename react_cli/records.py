@@ -79,6 +79,23 @@ class Completion:
     finish_reason: str | None = None
 
 
+@dataclass(frozen=True)
+class RetryWait:
+    """A wait before a retry, announced as it starts so a slow run never looks hung."""
+
+    seconds: float
+    reason: str  # what failed: "HTTP 429", "connection refused", "Wikipedia maxlag", ...
+    attempt: int  # this retry's number, from 1
+    attempts: int  # the most retries allowed
+
+    def __str__(self) -> str:
+        return f"retrying in {self.seconds:.1f} s: {self.reason} ({self.attempt}/{self.attempts})"
+
+
+RetryObserver = Callable[[RetryWait], None]
+"""Told of each retry wait as it starts; passed explicitly to every client that retries."""
+
+
 TextSink = Callable[[str], None]
 """Receives model text as it streams in (only text that survives the Observation cut)."""
 

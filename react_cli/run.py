@@ -17,7 +17,7 @@ from react_cli.config import Settings
 from react_cli.errors import UsageError
 from react_cli.http import redact_url
 from react_cli.prompts import PromptTemplate
-from react_cli.records import Model, Tools, Usage
+from react_cli.records import Model, RetryObserver, RetryWait, Tools, Usage
 from react_cli.trace import new_run_id, now_utc, trace_document, write_trace
 from react_cli.wiki.base import WikiBackend
 from react_cli.wording import plural
@@ -32,6 +32,11 @@ def stderr_debug_log(line: str) -> None:
     print(f"debug: {line}", file=sys.stderr, flush=True)
 
 
+def stderr_retry_notice(wait: RetryWait) -> None:
+    """Each retry wait on stderr as it starts, so a slow run never looks hung."""
+    print(wait, file=sys.stderr, flush=True)
+
+
 def retry_policy(settings: Settings) -> RetryPolicy:
     """The retry policy both the model client and the Wikipedia backend use."""
     from react_cli.http import RetryPolicy
@@ -44,7 +49,9 @@ def retry_policy(settings: Settings) -> RetryPolicy:
     )
 
 
-def build_model(settings: Settings, debug_log: DebugLog | None = None) -> Model:
+def build_model(
+    settings: Settings, debug_log: DebugLog | None = None, on_retry: RetryObserver | None = None
+) -> Model:
     from react_cli.llm import OpenAIClient
 
     if not settings.model:
@@ -63,10 +70,13 @@ def build_model(settings: Settings, debug_log: DebugLog | None = None) -> Model:
         timeout_s=settings.timeout_s,
         policy=retry_policy(settings),
         debug_log=debug_log,
+        on_retry=on_retry,
     )
 
 
-def build_backend(settings: Settings, debug_log: DebugLog | None = None) -> WikiBackend:
+def build_backend(
+    settings: Settings, debug_log: DebugLog | None = None, on_retry: RetryObserver | None = None
+) -> WikiBackend:
     """The Wikipedia backend ``--wiki`` names; one may serve many sessions (and threads)."""
     from react_cli.wiki import open_backend
 
@@ -77,13 +87,16 @@ def build_backend(settings: Settings, debug_log: DebugLog | None = None) -> Wiki
         timeout_s=settings.wiki_timeout_s,
         variant=settings.variant,
         debug_log=debug_log,
+        on_retry=on_retry,
     )
 
 
-def build_tools(settings: Settings, debug_log: DebugLog | None = None) -> Tools:
+def build_tools(
+    settings: Settings, debug_log: DebugLog | None = None, on_retry: RetryObserver | None = None
+) -> Tools:
     from react_cli.wiki.base import WikiSession
 
-    backend = build_backend(settings, debug_log)
+    backend = build_backend(settings, debug_log, on_retry)
     return WikiSession(backend, max_observation_chars=settings.max_observation_chars)
 
 

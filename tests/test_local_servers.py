@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from conftest import CliResult
 from eval_fakes import PerQuestion, finish
-from fake_mediawiki import FakeMediaWiki
+from fake_mediawiki import FakeMediaWiki, Fault
 from fake_openai import FakeOpenAI, Reply, scripted
-from inproc import Runner
+from inproc import Runner, retry_notices
 
 QUESTION = "Which magazine was started first, Arthur's Magazine or First for Women?"
 # Thoughts of a real length: each far longer than 16 tokens (64 characters).
@@ -181,3 +181,56 @@ def test_eval_rows_and_summary_mark_estimates(
     summary = json.loads((out / "summary.json").read_text())
     assert summary["tokens_estimated"] is True
     assert re.search(r"avg tokens\W+~[\d,]+ \(estimated\)", result.stderr)
+
+
+# --- retries are shown as they start ----------------------------------------------------------
+
+
+def test_each_model_retry_is_announced_on_stderr(cli: Runner, wiki: FakeMediaWiki) -> None:
+    """Not only with -v: a 429 twice, then the run answers."""
+    with FakeOpenAI([Reply(status=429), Reply(status=429), *scripted(*GOOD_RUN)]) as llm:
+        result = ask(cli, llm, wiki)
+    assert result.code == 0 and result.stdout == "Arthur's Magazine\n"
+    assert result.stderr.splitlines() == [
+        "retrying in 0.0 s: HTTP 429 (1/2)",
+        "retrying in 0.0 s: HTTP 429 (2/2)",
+    ]
+    assert cli.trace()["steps"][0]["retries"] == 2
+
+
+def test_a_broken_stream_reissue_is_announced(cli: Runner, wiki: FakeMediaWiki) -> None:
+    with FakeOpenAI([Reply(GOOD_RUN[0], fault="cut_stream"), *scripted(*GOOD_RUN)]) as llm:
+        result = ask(cli, llm, wiki)
+    assert result.code == 0, result.stderr
+    assert retry_notices(result.stderr) == ["retrying in 0.0 s: the stream was cut off (1/2)"]
+
+
+def test_wikipedia_retries_and_maxlag_waits_are_announced(cli: Runner, wiki: FakeMediaWiki) -> None:
+    wiki.faults.extend([Fault(status=503), Fault(api_error="maxlag", headers={"Retry-After": "0"})])
+    with FakeOpenAI(scripted(*GOOD_RUN)) as llm:
+        result = ask(cli, llm, wiki)
+    assert result.code == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        "retrying in 0.0 s: HTTP 503 (1/2)",
+        "retrying in 0.0 s: 127.0.0.1 is lagging (maxlag) (1/3)".replace(
+            "127.0.0.1", wiki.url.split("//")[1]
+        ),
+    ]
+    assert cli.trace()["steps"][0]["tool_retries"] == 2
+
+
+def test_a_failure_is_printed_once_with_the_time_it_took(cli: Runner, wiki: FakeMediaWiki) -> None:
+    """-v: the retries, the failed step with its real model time, one Error line."""
+    with FakeOpenAI([Reply(status=503, headers={"Retry-After": "1"})]) as llm:
+        result = ask(cli, llm, wiki, "-v")
+    assert result.code == 1
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error: ")]
+    assert len(errors) == 1 and result.stderr.endswith(errors[0] + "\n")
+    message = errors[0].removeprefix("Error: no answer: ")
+    assert result.stderr.count("kept failing with HTTP 503") == 1, result.stderr
+    assert len(retry_notices(result.stderr)) == 2
+    meta = re.search(r"\(model (\d+\.\d+) s · failed\)", result.stderr)
+    assert meta and float(meta.group(1)) >= 0.4  # two waits of 0.2 s (Retry-After, capped)
+    assert "No answer (llm_error)\n" in result.stderr
+    trace = cli.trace()
+    assert trace["steps"][0]["latency_s"] >= 0.4 and trace["error"] == message

@@ -124,14 +124,21 @@ def ask(
             path = trace or default_trace_path(home_dir(), created, text)
             check_writable(path)  # before paying for a run whose trace would be lost
         from react_cli.render import Renderer, make_console
-        from react_cli.run import build_model, build_tools, run_question, stderr_debug_log
+        from react_cli.run import (
+            build_model,
+            build_tools,
+            run_question,
+            stderr_debug_log,
+            stderr_retry_notice,
+        )
 
         debug_log = stderr_debug_log if debug or debug_enabled() else None
-        llm = build_model(settings, debug_log)
-        tools = build_tools(settings, debug_log)
+        observer = Renderer(make_console(), live=True) if verbose else None
+        notices = observer.retry_waiting if observer else stderr_retry_notice
+        llm = build_model(settings, debug_log, notices)
+        tools = build_tools(settings, debug_log, notices)
         if fork:
             llm, tools = fork.model(llm), fork.tools(tools)
-        observer = Renderer(make_console()) if verbose else None
         outcome = run_question(
             text,
             settings=settings,

@@ -127,8 +127,9 @@ def eval_command(
     )
     template = load_prompt(settings.prompt)
     debug_log = stderr_debug_log if debug or debug_enabled() else None
-    clients = [build_model(settings, debug_log)]  # fails on a missing model before any output
-    backend = build_backend(settings, debug_log)
+    view = ProgressView(make_console())
+    clients = [build_model(settings, debug_log, view.retry_waiting)]  # fails before any output
+    backend = build_backend(settings, debug_log, view.retry_waiting)
     directory = resume or out
     if directory is None:
         stamp = now_utc().strftime("%Y%m%dT%H%M%SZ")
@@ -151,9 +152,11 @@ def eval_command(
     )
     outcome = run_evaluation(
         evaluation,
-        model_factory=lambda: clients.pop() if clients else build_model(settings, debug_log),
+        model_factory=lambda: (
+            clients.pop() if clients else build_model(settings, debug_log, view.retry_waiting)
+        ),
         backend=backend,
-        observer=ProgressView(make_console()),
+        observer=view,
     )
     summary = outcome.summary
     if as_json:

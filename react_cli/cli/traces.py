@@ -90,12 +90,13 @@ def _rerun(
     from react_cli.replay import compare
     from react_cli.replay import rerun as rerun_run
 
+    observer = Renderer(make_console()) if verbose else None
     tools = None
     if live_tools:
-        from react_cli.run import build_tools
+        from react_cli.run import build_tools, stderr_retry_notice
 
-        tools = build_tools(run_settings(wiki=wiki))
-    observer = Renderer(make_console()) if verbose else None
+        notices = observer.retry_waiting if observer else stderr_retry_notice
+        tools = build_tools(run_settings(wiki=wiki), on_retry=notices)
     now = rerun_run(recorded, tools=tools, observer=observer)
     differences = compare(recorded.result, now)
     if as_json:

@@ -32,10 +32,11 @@ wiki_app = typer.Typer(
 def _wiki_session(
     wiki: str | None, lang: str | None, variant: str | None, debug: bool = False
 ) -> Tools:
-    from react_cli.run import build_tools, stderr_debug_log
+    from react_cli.run import build_tools, stderr_debug_log, stderr_retry_notice
 
     settings = run_settings(wiki=wiki_flags(wiki, lang), variant=variant)
-    return build_tools(settings, stderr_debug_log if debug or debug_enabled() else None)
+    debug_log = stderr_debug_log if debug or debug_enabled() else None
+    return build_tools(settings, debug_log, stderr_retry_notice)
 
 
 def _observe(result: ToolResult, as_json: bool) -> None:
