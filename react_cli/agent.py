@@ -67,6 +67,7 @@ class RunResult:
     usage: Usage
     duration_s: float
     error: str | None = None
+    failure: ReactCliError | None = None  # the endpoint error that ended the run, if one did
 
     @property
     def forced(self) -> bool:
@@ -146,6 +147,7 @@ class Agent:
         self.clock = clock
         self.prompts: list[str] = []  # every prompt sent, in order (for tests and debugging)
         self.budget_tokens = 0  # tokens counted against --max-total-tokens
+        self._failure: LLMError | None = None
 
     def run(self, prompt: str, question: str) -> RunResult:
         """Run the loop from ``prompt`` (the template with the question filled in)."""
@@ -173,6 +175,7 @@ class Agent:
             usage=sum((s.usage for s in steps), Usage()),
             duration_s=self.clock() - started,
             error=error,
+            failure=self._failure,
         )
         self.observer.run_finished(result)
         return result
@@ -203,6 +206,7 @@ class Agent:
                     return "finish", answer, None
             return "max_steps", None, None
         except LLMError as exc:
+            self._failure = exc
             if steps:
                 steps[-1].error = str(exc)
                 self.observer.step_finished(steps[-1])

@@ -12,6 +12,7 @@ import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,16 @@ from react_cli.errors import UsageError
 
 HOME_ENV = "REACT_CLI_HOME"
 CONFIG_NAME = "config.toml"
-APIS = ("chat", "completions")
+
+
+class Api(str, Enum):
+    """Which OpenAI endpoint a run calls."""
+
+    CHAT = "chat"
+    COMPLETIONS = "completions"
+
+
+APIS = tuple(api.value for api in Api)
 
 
 def home_dir(env: Mapping[str, str] = os.environ) -> Path:
@@ -58,6 +68,8 @@ class Settings:
     retries: int = 4
     retry_backoff_s: float = 0.5  # backoff base, doubled per retry (jitter up to half of it)
     max_retry_after_s: float = 30.0  # the longest Retry-After we honour
+    price_input: float | None = None  # per million prompt tokens (no built-in price list)
+    price_output: float | None = None  # per million completion tokens
 
 
 # Environment variables read for each setting (first one set wins).
@@ -73,6 +85,39 @@ ENV_VARS: dict[str, tuple[str, ...]] = {
     "run_timeout_s": ("REACT_CLI_TIMEOUT",),
     "max_tokens": ("REACT_CLI_MAX_TOKENS",),
 }
+
+PRICES_TABLE = "prices"  # [prices] "model name" = { input = 0.15, output = 0.60 }
+
+
+class Source(str, Enum):
+    """Where a setting's value came from, highest precedence first."""
+
+    FLAG = "flag"
+    ENV = "env"
+    FILE = "file"
+    DEFAULT = "default"
+
+
+@dataclass(frozen=True)
+class Origin:
+    """A setting's source and, for env and file, which variable or table gave it."""
+
+    source: Source
+    name: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.source.value} {self.name}" if self.name else self.source.value
+
+    def describe(self) -> str:
+        """How an error message names it: ``environment variable REACT_CLI_API``."""
+        names = {
+            Source.FLAG: "option",
+            Source.ENV: "environment variable",
+            Source.FILE: "config file",
+            Source.DEFAULT: "default",
+        }
+        return f"{names[self.source]} {self.name}".rstrip()
+
 
 _FIELD_TYPES = {f.name: f.type for f in fields(Settings)}
 LANG_CODE = re.compile(r"[a-z][a-z0-9]{1,2}(?:-[a-z0-9]{2,8})*")
@@ -111,10 +156,38 @@ def load_config_file(path: Path) -> dict[str, Any]:
         raise UsageError(f"config file {path}: {exc}") from None
     except UnicodeDecodeError as exc:  # TOML must be UTF-8
         raise UsageError(f"config file {path}: not UTF-8 text ({exc.reason})") from None
-    unknown = sorted(set(data) - set(_FIELD_TYPES))
+    unknown = sorted(set(data) - set(_FIELD_TYPES) - {PRICES_TABLE})
     if unknown:
-        raise UsageError(f"config file {path}: unknown setting(s): {', '.join(unknown)}")
+        named = ", ".join(_with_suggestion(key) for key in unknown)
+        raise UsageError(f"config file {path}: unknown setting(s): {named}")
     return data
+
+
+def _with_suggestion(key: str) -> str:
+    """``modle (did you mean model?)`` for a misspelt setting name."""
+    import difflib
+
+    close = difflib.get_close_matches(key, [*_FIELD_TYPES, PRICES_TABLE], n=1)
+    return f"{key} (did you mean {close[0]}?)" if close else key
+
+
+def _model_prices(table: Any, model: str | None, path: Path) -> dict[str, float]:
+    """``price_input``/``price_output`` from the ``[prices]`` entry of the run's model."""
+    if not isinstance(table, dict) or not all(isinstance(v, dict) for v in table.values()):
+        raise UsageError(
+            f'config file {path}: [{PRICES_TABLE}] maps model names to {{ input = 0.15, '
+            'output = 0.60 }} (per million tokens)'
+        )
+    entry = table.get(model) if model else None
+    if entry is None:
+        return {}
+    unknown = sorted(set(entry) - {"input", "output"})
+    if unknown:
+        raise UsageError(
+            f"config file {path}: [{PRICES_TABLE}] {model!r}: unknown key(s) "
+            f"{', '.join(unknown)} (use input and output)"
+        )
+    return {f"price_{key}": value for key, value in entry.items()}
 
 
 def _coerce(name: str, value: Any, origin: str) -> Any:
@@ -143,9 +216,10 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
         raise UsageError(f"{origin}: invalid value {value!r} for {name}") from None
 
 
-def _validate(settings: Settings) -> None:
+def _validate(settings: Settings, origins: Mapping[str, Origin]) -> None:
     if settings.api not in APIS:
-        raise UsageError(f"--api must be one of {', '.join(APIS)}, not {settings.api!r}")
+        where = origins["api"].describe() if origins["api"].source != Source.FLAG else "--api"
+        raise UsageError(f"{where} must be one of {', '.join(APIS)}, not {settings.api!r}")
     checks = [
         (settings.max_steps >= 1, "--max-steps must be at least 1"),
         (0 <= settings.temperature <= 2, "--temperature must be between 0 and 2"),
@@ -167,6 +241,10 @@ def _validate(settings: Settings) -> None:
             settings.max_total_tokens is None or settings.max_total_tokens >= 1,
             "--max-total-tokens must be ≥ 1",
         ),
+        (
+            all(p is None or p >= 0 for p in (settings.price_input, settings.price_output)),
+            "prices must be ≥ 0",
+        ),
     ]
     for ok, message in checks:
         if not ok:
@@ -183,23 +261,43 @@ def resolve(
     config_path: Path | None = None,
 ) -> Settings:
     """Merge the four sources; ``flags`` holds only options the user actually gave."""
+    return resolve_with_origins(flags, env, config_path)[0]
+
+
+def resolve_with_origins(
+    flags: Mapping[str, Any],
+    env: Mapping[str, str] = os.environ,
+    config_path: Path | None = None,
+) -> tuple[Settings, dict[str, Origin]]:
+    """:func:`resolve`, plus where each setting came from (for ``react-cli config``)."""
     path = config_path if config_path is not None else home_dir(env) / CONFIG_NAME
     values: dict[str, Any] = {}
-    for name, value in load_config_file(path).items():
-        values[name] = _coerce(name, value, f"config file {path}")
+    origins = {name: Origin(Source.DEFAULT) for name in _FIELD_TYPES}
+    data = load_config_file(path)
+    for name, value in data.items():
+        if name != PRICES_TABLE:
+            values[name] = _coerce(name, value, f"config file {path}")
+            origins[name] = Origin(Source.FILE)
     for name, names in ENV_VARS.items():
         for var in names:
             if env.get(var):
                 values[name] = _coerce(name, env[var], f"environment variable {var}")
+                origins[name] = Origin(Source.ENV, var)
                 break
     for name, value in flags.items():
         if value is not None:
             values[name] = _coerce(name, value, f"option for {name}")
+            origins[name] = Origin(Source.FLAG)
+    if PRICES_TABLE in data:
+        model_prices = _model_prices(data[PRICES_TABLE], values.get("model"), path)
+        for name, value in model_prices.items():
+            values[name] = _coerce(name, value, f"config file {path} [{PRICES_TABLE}]")
+            origins[name] = Origin(Source.FILE, f"[{PRICES_TABLE}]")
     settings = Settings(**values)
     if settings.base_url.endswith("/"):
         values["base_url"] = settings.base_url.rstrip("/")
     if settings.variant is None:
         values["variant"] = default_variant(settings.wiki)
     settings = Settings(**values)
-    _validate(settings)
-    return settings
+    _validate(settings, origins)
+    return settings, origins

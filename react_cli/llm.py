@@ -254,7 +254,8 @@ class OpenAIClient:
             )
         if status == 404:
             raise LLMNotFoundError(
-                f"not found (HTTP 404) at {where}: check the model name and the base URL{said}"
+                f"not found (HTTP 404) at {where}: check the model name ('react-cli models' "
+                f"lists them) and the base URL{said}"
             )
         if status < 500 and status != 429:
             raise LLMRequestError(

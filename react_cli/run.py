@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from react_cli.agent import MAX_TOKENS_REACHED, Agent, Limits, RunObserver, RunResult
 from react_cli.config import Settings
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from react_cli.http import RetryPolicy
 
 DebugLog = Callable[[str], None]
+OPENAI_HOST = "api.openai.com"
 
 
 def stderr_debug_log(line: str) -> None:
@@ -49,6 +51,12 @@ def retry_policy(settings: Settings) -> RetryPolicy:
     )
 
 
+def check_key(settings: Settings) -> None:
+    """OpenAI itself always needs a key: say so at once, not after retries fail."""
+    if not settings.api_key and urlsplit(settings.base_url).hostname == OPENAI_HOST:
+        raise UsageError("no API key: set OPENAI_API_KEY, or --base-url for a local server")
+
+
 def build_model(
     settings: Settings, debug_log: DebugLog | None = None, on_retry: RetryObserver | None = None
 ) -> Model:
@@ -59,6 +67,7 @@ def build_model(
             "no model configured: pass -m/--model, set REACT_CLI_MODEL, "
             'or put model = "..." in the config file'
         )
+    check_key(settings)
     return OpenAIClient(
         base_url=settings.base_url,
         model=settings.model,

@@ -166,7 +166,7 @@ def test_question_from_stdin(home: Path, wiki: FakeMediaWiki) -> None:
     ("args", "message"),
     [
         (["ask", "   "], "the question is empty"),
-        (["ask", "q", "--api", "rpc"], "--api must be one of chat, completions"),
+        (["ask", "q", "--api", "rpc"], "Invalid value for '--api'"),
         (["ask", "q", "--max-steps", "0"], "--max-steps must be at least 1"),
         (["ask", "q", "--max-steps", "many"], "Invalid value for '--max-steps'"),
         (["ask", "q", "--prompt", "nope"], "no prompt named 'nope'"),
@@ -176,7 +176,7 @@ def test_question_from_stdin(home: Path, wiki: FakeMediaWiki) -> None:
     ],
 )
 def test_usage_errors_exit_2_with_one_line(home: Path, args: list[str], message: str) -> None:
-    result = run_cli(args, cli_env(home, REACT_CLI_MODEL="m"))
+    result = run_cli(args, cli_env(home, REACT_CLI_MODEL="m", OPENAI_API_KEY="sk-test"))
     assert result.code == 2, result.stderr
     assert result.stdout == ""
     lines = result.stderr.strip().splitlines()

@@ -11,9 +11,20 @@ import sys
 from typing import Annotated
 
 import typer
+from typer.core import TyperArgument
 
 from react_cli import __version__
 from react_cli.errors import EXIT_INTERRUPTED, EXIT_NO_ANSWER, EXIT_OK, ReactCliError
+
+HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
+
+
+def _argument_metavar_only(self: TyperArgument, ctx: object) -> None:
+    """Help shows an argument as its metavar alone (``QUESTION``), the style every option
+    follows, instead of typer's ``QUESTION <str>``."""
+
+
+TyperArgument.display_type_rich = _argument_metavar_only  # type: ignore[assignment, method-assign]
 
 app = typer.Typer(
     name="react-cli",
@@ -21,6 +32,7 @@ app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
+    context_settings=HELP_OPTIONS,
 )
 
 

@@ -32,19 +32,20 @@ from react_cli.cli.options import (
     run_settings,
     wiki_flags,
 )
-from react_cli.errors import EXIT_INTERRUPTED, EXIT_NO_ANSWER, UsageError
+from react_cli.errors import EXIT_INTERRUPTED, EXIT_NO_ANSWER, LLMConfigError, UsageError
 
 if TYPE_CHECKING:
     from react_cli.config import Settings
     from react_cli.prompts import PromptTemplate
 
 
-@app.command()
+@app.command(short_help="Answer a question; the answer alone goes to stdout.")
 def ask(
     question: Annotated[
-        str | None,
+        list[str] | None,
         typer.Argument(
-            metavar="QUESTION", help="The question; '-' or omitted reads it from stdin."
+            metavar="QUESTION",
+            help="The question (several words are joined); '-' or omitted reads stdin.",
         ),
     ] = None,
     model: ModelOpt = None,
@@ -65,7 +66,8 @@ def ask(
         bool, typer.Option("-v", "--verbose", help="Show the trajectory on stderr.")
     ] = False,
     trace: Annotated[
-        Path | None, typer.Option(help="Write the trace here instead of the home directory.")
+        Path | None,
+        typer.Option(metavar="PATH", help="Write the trace here instead of the home directory."),
     ] = None,
     no_trace: Annotated[bool, typer.Option("--no-trace", help="Write no trace.")] = False,
     as_json: Annotated[
@@ -75,13 +77,20 @@ def ask(
     debug: DebugOpt = False,
     from_trace: Annotated[
         Path | None,
-        typer.Option(help="Fork this trace: replay its steps before --from-step, then go live."),
+        typer.Option(
+            metavar="TRACE", help="Fork this trace: replay its steps before --from-step, then live."
+        ),
     ] = None,
     from_step: Annotated[
-        int | None, typer.Option(help="The step K a fork continues live from (1 = first).")
+        int | None,
+        typer.Option(metavar="N", help="The step a fork continues live from (1 = the first)."),
     ] = None,
 ) -> None:
-    """Answer QUESTION: the answer alone on stdout, the trajectory (-v) on stderr."""
+    """Answer QUESTION: the answer alone on stdout, the trajectory (-v) on stderr.
+
+    Exit codes: 0 answered; 1 no answer (step limit, endpoint failure, ...); 2 usage or
+    configuration error (no model, no key, rejected key, unknown model); 130 interrupted.
+    """
     from react_cli.config import home_dir
     from react_cli.prompts import load_prompt
 
@@ -107,12 +116,14 @@ def ask(
     if from_trace is not None or from_step is not None:
         from react_cli.replay import Fork
 
-        if question is not None:
+        if from_trace is None:
+            raise UsageError("--from-step forks a saved run: give --from-trace TRACE too")
+        if question:
             raise UsageError("a fork asks the trace's question: give no QUESTION")
         fork = Fork.open(from_trace, from_step)
     # A fork keeps the recorded prompt unless --prompt asks for another one.
     template = fork.recorded.template() if fork and prompt is None else load_prompt(settings.prompt)
-    text = fork.recorded.result.question if fork else read_question(question)
+    text = fork.recorded.result.question if fork else read_question(question or None)
     created = datetime.now(timezone.utc)
     extra = fork.trace_extra() if fork else None
     path: Path | None = None
@@ -178,6 +189,8 @@ def ask(
     if result.stop_reason == "interrupted":
         print_error("interrupted" + (f"; trace written to {path}" if path else ""))
         raise typer.Exit(EXIT_INTERRUPTED)
+    if isinstance(result.failure, LLMConfigError):  # a key or a model name to fix: exit 2
+        raise result.failure
     if result.answer is None:
         print_error(
             f"no answer: {describe_stop(result.stop_reason, settings.max_steps, result.error)}"
