@@ -4,6 +4,7 @@ then the summary as a table. Dataset text never appears here, only numbers and o
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
@@ -67,10 +68,20 @@ class ProgressView(EvalObserver):
         self.console.print(summary_table(summary))
 
 
+NONE = "—"  # no figure yet: no question has finished
+
+
+def _number(value: float | None, form: str | Callable[[float], str]) -> str:
+    if value is None:
+        return NONE
+    return form(value) if callable(form) else form.format(value)
+
+
 def _tokens(summary: dict[str, Any]) -> str:
-    if summary.get("tokens_estimated"):
-        return f"~{summary['avg_tokens']:,.0f} (estimated)"
-    return f"{summary['avg_tokens']:,.0f}"
+    average = _number(summary["avg_tokens"], "{:,.0f}")
+    if summary.get("tokens_estimated") and average != NONE:
+        return f"~{average} (estimated)"
+    return average
 
 
 def summary_table(summary: dict[str, Any]) -> Table:
@@ -86,17 +97,15 @@ def summary_table(summary: dict[str, Any]) -> Table:
         ("status", summary["status"]),
         ("questions", str(summary["n"])),
     ]
-    if "accuracy" in summary:
-        rows.append(("accuracy", f"{summary['accuracy']:.4f}"))
-    else:
-        rows += [("EM", f"{summary['em']:.4f}"), ("F1", f"{summary['f1']:.4f}")]
+    scores = ["accuracy"] if "accuracy" in summary else ["EM", "F1"]
+    rows += [(name, _number(summary[name.lower()], "{:.4f}")) for name in scores]
     stops = ", ".join(f"{reason} {count}" for reason, count in summary["stop_reasons"].items())
     rows += [
         ("failed", str(summary["failed"])),
-        ("avg steps", f"{summary['avg_steps']:.2f}"),
+        ("avg steps", _number(summary["avg_steps"], "{:.2f}")),
         ("avg tokens", _tokens(summary)),
-        ("avg latency", format_seconds(summary["avg_latency_s"])),
-        ("stop reasons", stops or "-"),
+        ("avg latency", _number(summary["avg_latency_s"], format_seconds)),
+        ("stop reasons", stops or NONE),
         ("wall time", format_seconds(summary["wall_s"])),
     ]
     for name, value in rows:

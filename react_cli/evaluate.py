@@ -25,7 +25,7 @@ from typing import Any
 
 from react_cli.config import Settings
 from react_cli.datasets import Dataset, Example
-from react_cli.errors import ReactCliError, UsageError
+from react_cli.errors import LLMConfigError, ReactCliError, UsageError
 from react_cli.prompts import PromptTemplate
 from react_cli.records import Completion, Model, TextSink, Usage
 from react_cli.run import reached_max_tokens, run_config, run_question
@@ -41,6 +41,64 @@ HARD_FAILURES = frozenset({"llm_error", "error"})
 """Stop reasons of questions that failed rather than were answered badly; resume retries them."""
 MAX_CONSECUTIVE_FAILURES = 5
 _POLL_S = 0.2
+
+
+# Settings a run's summary records (its "config"), by the name ``config.Settings`` gives them.
+_RECORDED_SETTINGS = {
+    "model": "model",
+    "base_url": "base_url",
+    "api": "api",
+    "temperature": "temperature",
+    "max_steps": "max_steps",
+    "max_tokens": "max_tokens",
+    "max_total_tokens": "max_total_tokens",
+    "max_parse_errors": "max_parse_errors",
+    "max_repeats": "max_repeats",
+    "max_tool_errors": "max_tool_errors",
+    "stream": "stream",
+    "timeout_s": "run_timeout_s",
+    "force_answer": "force_answer",
+    "wiki": "wiki",
+    "variant": "variant",
+}
+SELECTION = ("offset", "limit", "shuffle_seed", "paper_subset")
+
+
+def earlier_run(directory: Path) -> dict[str, Any]:
+    """The summary of the run ``--resume DIR`` continues; UsageError if DIR holds none."""
+    try:
+        summary = json.loads((directory / SUMMARY).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        if not directory.is_dir():
+            raise UsageError(f"--resume {directory}: no such folder") from None
+        raise UsageError(f"--resume {directory}: no {SUMMARY} there, not an eval folder") from None
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--resume {directory}: cannot read {SUMMARY}: {exc}") from None
+    if not isinstance(summary, dict) or not isinstance(summary.get("dataset"), dict):
+        raise UsageError(f"--resume {directory}: {SUMMARY} is not an eval summary")
+    return summary
+
+
+def recorded_settings(summary: dict[str, Any]) -> dict[str, Any]:
+    """The settings an earlier run was made with, as ``config.resolve`` flags."""
+    config = summary.get("config")
+    config = config if isinstance(config, dict) else {}
+    settings = {
+        name: config[key]
+        for key, name in _RECORDED_SETTINGS.items()
+        if config.get(key) is not None
+    }
+    prompt = config.get("prompt")
+    if isinstance(prompt, dict) and isinstance(prompt.get("name"), str):
+        settings["prompt"] = prompt["name"]
+    return settings
+
+
+def resume_command(directory: Path) -> str:
+    """The command that continues a run, as the user can paste it."""
+    import shlex
+
+    return f"react-cli eval --resume {shlex.quote(str(directory))}"
 
 
 class EvalStopped(KeyboardInterrupt):
@@ -100,16 +158,20 @@ class Tally:
         self.stop_reasons[row["stop_reason"]] += 1
 
     def metrics(self, fever: bool) -> dict[str, Any]:
-        """Scores as fractions from 0 to 1, averages per question, counts per stop reason."""
-        n = self.n or 1
-        scores = {"accuracy": self.em / n} if fever else {"em": self.em / n, "f1": self.f1 / n}
+        """Scores as fractions from 0 to 1, averages per question, counts per stop reason;
+        scores and averages are None (not 0) before any question has finished."""
+
+        def mean(total: float, digits: int) -> float | None:
+            return round(total / self.n, digits) if self.n else None
+
+        scores = {"accuracy": self.em} if fever else {"em": self.em, "f1": self.f1}
         return {
             "n": self.n,
-            **{key: round(value, 6) for key, value in scores.items()},
+            **{key: mean(value, 6) for key, value in scores.items()},
             "failed": self.failed,
-            "avg_steps": round(self.steps / n, 4),
-            "avg_tokens": round(self.tokens / n, 2),
-            "avg_latency_s": round(self.latency_s / n, 4),
+            "avg_steps": mean(self.steps, 4),
+            "avg_tokens": mean(self.tokens, 2),
+            "avg_latency_s": mean(self.latency_s, 4),
             "total_tokens": self.tokens,
             "tokens_estimated": self.estimated,
             "stop_reasons": dict(sorted(self.stop_reasons.items())),
@@ -132,7 +194,7 @@ def prepare_out_dir(directory: Path, resume: bool) -> None:
     if directory.is_dir() and any(directory.iterdir()):
         if (directory / RESULTS).exists() or (directory / SUMMARY).exists():
             raise UsageError(
-                f"{directory} holds an earlier run: continue it with --resume {directory}"
+                f"{directory} holds an earlier run: continue it with: {resume_command(directory)}"
             )
         raise UsageError(f"--out {directory} is not empty")
     try:
@@ -287,9 +349,10 @@ class EvalObserver:
 @dataclass
 class EvalOutcome:
     summary: dict[str, Any]
-    status: str  # finished, interrupted, or stopped (too many failures in a row)
+    status: str  # finished, interrupted, or stopped (failures in a row, or a configuration error)
     last_error: str | None = None
     max_tokens_reached: int = 0  # questions with a reply stopped at max_tokens before its action
+    config_error: LLMConfigError | None = None  # the endpoint refused the key or the model
 
 
 @dataclass
@@ -351,6 +414,7 @@ class _Run:
         self.failures_in_a_row = 0
         self.last_error: str | None = None
         self.max_tokens_reached = 0
+        self.config_error: LLMConfigError | None = None
         self._lock = threading.Lock()
         self.todo: queue.SimpleQueue[Example] = queue.SimpleQueue()
         self.events: queue.SimpleQueue[tuple[dict[str, Any], dict[str, Any]] | None] = (
@@ -401,7 +465,7 @@ class _Run:
                 self.last_error = row["error"]
             else:
                 self.failures_in_a_row = 0
-            if self.failures_in_a_row >= MAX_CONSECUTIVE_FAILURES:
+            if self.failures_in_a_row >= MAX_CONSECUTIVE_FAILURES or self.config_error:
                 self.gave_up = True
                 self.stop.set()
         return summary
@@ -451,9 +515,10 @@ class _Run:
         result = outcome.result
         if result.stop_reason == "interrupted":
             return None
-        if reached_max_tokens(result):
-            with self._lock:
-                self.max_tokens_reached += 1
+        with self._lock:
+            self.max_tokens_reached += reached_max_tokens(result)
+            if isinstance(result.failure, LLMConfigError) and self.config_error is None:
+                self.config_error = result.failure  # no other question can do better: stop
         em, f1, extra = score_row(example, result.answer, self.fever)
         row.update(answer=result.answer, **extra, em=em, f1=round(f1, 6))
         row.update(stop_reason=result.stop_reason, error=result.error, steps=len(result.steps))
@@ -499,4 +564,4 @@ def run_evaluation(
         run.stop.set()
         summary = store.close(status)
     observer.finished(summary)
-    return EvalOutcome(summary, status, last_error, run.max_tokens_reached)
+    return EvalOutcome(summary, status, last_error, run.max_tokens_reached, run.config_error)

@@ -30,6 +30,7 @@ from react_cli.cli.options import (
 
 config_app = typer.Typer(
     help="Show the settings, where each comes from, and the config file's path.",
+    short_help="Show the settings and where each comes from.",
     rich_markup_mode=None,
     context_settings=HELP_OPTIONS,
 )
