@@ -10,13 +10,15 @@ import math
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from enum import Enum
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from react_cli.errors import UsageError
+from react_cli.records import Prices
 
 HOME_ENV = "REACT_CLI_HOME"
 CONFIG_NAME = "config.toml"
@@ -71,6 +73,12 @@ class Settings:
     price_input: float | None = None  # per million prompt tokens (no built-in price list)
     price_output: float | None = None  # per million completion tokens
 
+    def prices(self) -> Prices | None:
+        """The configured prices, None when there are none (a missing one counts 0)."""
+        if self.price_input is None and self.price_output is None:
+            return None
+        return Prices(self.price_input or 0.0, self.price_output or 0.0)
+
 
 # Environment variables read for each setting (first one set wins).
 ENV_VARS: dict[str, tuple[str, ...]] = {
@@ -120,17 +128,38 @@ class Origin:
 
 
 _FIELD_TYPES = {f.name: f.type for f in fields(Settings)}
-LANG_CODE = re.compile(r"[a-z][a-z0-9]{1,2}(?:-[a-z0-9]{2,8})*")
+LANGUAGES_FILE = Path(__file__).resolve().parent / "data" / "wikipedia-languages.txt"
 VARIANT_CODE = re.compile(r"[a-z]{2,3}(?:-[a-z0-9]{2,8})*")
 ZH_DEFAULT_VARIANT = "zh-cn"
+# Paths of a MediaWiki URL that are not its root: the API, index.php, or a page.
+_NOT_A_ROOT = re.compile(r"/w(?:/(?:api|index)\.php)?/?$|/wiki(?:/.*)?$")
 
 
 def lang_host(lang: str) -> str:
     """The live Wikipedia of a language code: ``zh`` -> ``https://zh.wikipedia.org``."""
     code = lang.strip().lower()
-    if not LANG_CODE.fullmatch(code):
-        raise UsageError(f"--lang must be a Wikipedia language code such as en or zh, not {lang!r}")
+    known = wikipedia_languages()
+    if code not in known:
+        raise UsageError(
+            f"--lang {_with_suggestion(lang, known)} is not a Wikipedia language: "
+            "give a code such as en, de or zh"
+        )
     return f"https://{code}.wikipedia.org"
+
+
+def wikipedia_languages() -> frozenset[str]:
+    """The language editions of Wikipedia (package data; see the file for its source)."""
+    lines = LANGUAGES_FILE.read_text(encoding="utf-8").splitlines()
+    return frozenset(line for line in lines if line and not line.startswith("#"))
+
+
+def wiki_root(wiki: str) -> str:
+    """A MediaWiki URL given as its API or a page (``https://host/w/api.php``, ``.../wiki/X``)
+    is the host root the backend wants; any other value is left as it is."""
+    parts = urlsplit(wiki)
+    if parts.scheme in ("http", "https") and parts.netloc and _NOT_A_ROOT.match(parts.path):
+        return f"{parts.scheme}://{parts.netloc}"
+    return wiki
 
 
 def default_variant(wiki: str) -> str | None:
@@ -163,11 +192,11 @@ def load_config_file(path: Path) -> dict[str, Any]:
     return data
 
 
-def _with_suggestion(key: str) -> str:
-    """``modle (did you mean model?)`` for a misspelt setting name."""
+def _with_suggestion(key: str, known: Iterable[str] = (*_FIELD_TYPES, PRICES_TABLE)) -> str:
+    """``modle (did you mean model?)`` for a misspelt name."""
     import difflib
 
-    close = difflib.get_close_matches(key, [*_FIELD_TYPES, PRICES_TABLE], n=1)
+    close = difflib.get_close_matches(key, list(known), n=1)
     return f"{key} (did you mean {close[0]}?)" if close else key
 
 
@@ -296,6 +325,7 @@ def resolve_with_origins(
     settings = Settings(**values)
     if settings.base_url.endswith("/"):
         values["base_url"] = settings.base_url.rstrip("/")
+    values["wiki"] = wiki_root(settings.wiki)
     if settings.variant is None:
         values["variant"] = default_variant(settings.wiki)
     settings = Settings(**values)

@@ -20,8 +20,9 @@ from rich.table import Table
 from rich.text import Text
 
 from react_cli.evaluate import EvalObserver
-from react_cli.records import RetryWait
+from react_cli.records import Cost, RetryWait
 from react_cli.render import format_seconds, plain
+from react_cli.wording import cost_text
 
 
 def score_text(summary: dict[str, Any]) -> str:
@@ -84,6 +85,11 @@ def _tokens(summary: dict[str, Any]) -> str:
     return average
 
 
+def _cost(summary: dict[str, Any]) -> str:
+    estimated = bool(summary.get("tokens_estimated"))
+    return cost_text(Cost(summary["total_cost"], estimated)).removeprefix("cost ")
+
+
 def summary_table(summary: dict[str, Any]) -> Table:
     """The final numbers of a run, one per line."""
     table = Table(title="react-cli eval", show_header=False, title_justify="left")
@@ -104,6 +110,7 @@ def summary_table(summary: dict[str, Any]) -> Table:
         ("failed", str(summary["failed"])),
         ("avg steps", _number(summary["avg_steps"], "{:.2f}")),
         ("avg tokens", _tokens(summary)),
+        *([("cost", _cost(summary))] if summary.get("total_cost") is not None else []),
         ("avg latency", _number(summary["avg_latency_s"], format_seconds)),
         ("stop reasons", stops or NONE),
         ("wall time", format_seconds(summary["wall_s"])),

@@ -143,6 +143,7 @@ class Tally:
     latency_s: float = 0.0
     failed: int = 0
     estimated: bool = False  # some row's tokens are estimates (the endpoint reported none)
+    cost: float | None = None  # None until a row has one (prices are configured)
     stop_reasons: Counter[str] = field(default_factory=Counter)
 
     def add(self, row: dict[str, Any]) -> None:
@@ -155,6 +156,9 @@ class Tally:
         self.failed += row["stop_reason"] in HARD_FAILURES
         usage = row.get("usage")  # rows written before usage was recorded have none
         self.estimated |= isinstance(usage, dict) and usage.get("estimated") is True
+        cost = row.get("cost")
+        if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+            self.cost = (self.cost or 0.0) + cost
         self.stop_reasons[row["stop_reason"]] += 1
 
     def metrics(self, fever: bool) -> dict[str, Any]:
@@ -174,6 +178,7 @@ class Tally:
             "avg_latency_s": mean(self.latency_s, 4),
             "total_tokens": self.tokens,
             "tokens_estimated": self.estimated,
+            "total_cost": None if self.cost is None else round(self.cost, 6),
             "stop_reasons": dict(sorted(self.stop_reasons.items())),
         }
 
@@ -509,7 +514,7 @@ class _Run:
         except Exception as exc:  # one question's crash must not end the batch
             detail = str(exc) if isinstance(exc, ReactCliError) else f"{type(exc).__name__}: {exc}"
             row.update(answer=None, em=0.0, f1=0.0, stop_reason="error", error=detail, steps=0)
-            row.update(tokens=0, usage=Usage().to_dict())
+            row.update(tokens=0, usage=Usage().to_dict(), cost=None)
             row.update(latency_s=round(time.monotonic() - started, 4), trace=None)
             return row
         result = outcome.result
@@ -523,6 +528,8 @@ class _Run:
         row.update(answer=result.answer, **extra, em=em, f1=round(f1, 6))
         row.update(stop_reason=result.stop_reason, error=result.error, steps=len(result.steps))
         row.update(tokens=result.usage.total_tokens, usage=result.usage.to_dict())
+        prices = evaluation.settings.prices()
+        row["cost"] = None if prices is None else prices.cost(result.usage).to_dict()["amount"]
         row.update(latency_s=round(result.duration_s, 4))
         row["trace"] = name
         return row

@@ -23,7 +23,6 @@ from react_cli.deadline import time_left
 from react_cli.records import RetryObserver, RetryWait
 from react_cli.retrycount import note_retries
 
-PROJECT_URL = "https://github.com/react-cli/react-cli"
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 # Substrings of requests/urllib3 error texts, most specific first, and how we say them.
 _REASONS = (
@@ -46,9 +45,10 @@ def failure_reason(exc: BaseException) -> str | None:
 
 
 def user_agent(contact: str | None = None) -> str:
-    """A Wikimedia-policy User-Agent: tool/version (URL; contact) library/version."""
-    where = f"{PROJECT_URL}; {contact}" if contact else PROJECT_URL
-    return f"react-cli/{__version__} ({where}) requests/{requests.__version__}"
+    """A Wikimedia-policy User-Agent: tool/version (contact) library/version. The project has
+    no web page to name, so without the user's ``contact`` there is none (never a made-up URL)."""
+    where = f" ({contact})" if contact else ""
+    return f"react-cli/{__version__}{where} requests/{requests.__version__}"
 
 
 class BoundedRetry(Retry):

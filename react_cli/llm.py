@@ -16,7 +16,7 @@ import random
 import re
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import urlsplit, urlunsplit
 
 import requests
@@ -44,6 +44,8 @@ from react_cli.records import Completion, RetryObserver, RetryWait, TextSink, Us
 
 APIS = ("chat", "completions")
 MAX_MESSAGE_CHARS = 300
+MODEL_HINT = "check the model name ('react-cli models' lists them) and the base URL"
+URL_HINT = "check the base URL (an OpenAI-compatible one usually ends in /v1)"
 CONNECT_TIMEOUT_S = 10.0
 MAX_CHARS_PER_TOKEN = 16  # a size cap, not an estimate: generous, so no honest answer is cut
 DEFAULT_MAX_CHARS = 100_000  # when no max_tokens is set (long <think> blocks fit)
@@ -245,18 +247,21 @@ class OpenAIClient:
             self._log("endpoint rejected stop; retrying without it (cutting client-side)")
             return
         where = f"{self.shown_url} (model {self.model!r})"
+        self._refuse(response, message, where, MODEL_HINT)
+
+    def _refuse(self, response: requests.Response, message: str, where: str, hint: str) -> NoReturn:
+        """The LLMError for an error status: a configuration error (401/403, 404 with
+        ``hint``), a rejected request, or a server that kept failing."""
+        status = response.status_code
         said = f": {message}" if message else ""
         if status in (401, 403):
             key = "rejected the API key" if self._api_key else "requires an API key"
             raise LLMAuthError(
-                f"the endpoint {key} (HTTP {status}) at {self.shown_url}{said}; "
+                f"the endpoint {key} (HTTP {status}) at {where}{said}; "
                 "set OPENAI_API_KEY or --api-key"
             )
         if status == 404:
-            raise LLMNotFoundError(
-                f"not found (HTTP 404) at {where}: check the model name ('react-cli models' "
-                f"lists them) and the base URL{said}"
-            )
+            raise LLMNotFoundError(f"not found (HTTP 404) at {where}: {hint}{said}")
         if status < 500 and status != 429:
             raise LLMRequestError(
                 f"the endpoint rejected the request (HTTP {status}) at {where}{said}"
@@ -267,6 +272,32 @@ class OpenAIClient:
         raise LLMConnectionError(
             f"{where} kept failing with HTTP {status} after {retried} retries{said}"
         )
+
+    def list_models(self) -> list[dict[str, Any]]:
+        """``GET {base_url}/models``: what the endpoint serves, to find the name for ``-m``;
+        failures raise the same errors as a completion."""
+        url = _endpoint_url(self.base_url, "models")
+        shown = redact_url(url)
+        headers = {**self._headers(), "Accept": "application/json"}
+        try:
+            response = self._session.get(
+                url,
+                headers=headers,
+                timeout=(min(CONNECT_TIMEOUT_S, self.timeout_s), self.timeout_s),
+            )
+        except requests.RequestException as exc:
+            raise LLMConnectionError(f"cannot reach {shown}: {self._reason(exc)}") from None
+        with response:
+            if response.status_code >= 400:
+                self._refuse(response, self._clean(_server_message(response.text)), shown, URL_HINT)
+            try:
+                data = json.loads(self._read_body(response))
+            except (ValueError, requests.RequestException):
+                data = None
+        models = data.get("data") if isinstance(data, dict) else None
+        if not isinstance(models, list):
+            raise LLMResponseError(f"{shown} answered HTTP 200 without a list of models")
+        return [model for model in models if isinstance(model, dict)]
 
     def _read(
         self, response: requests.Response, echo: _Echo | None
@@ -415,10 +446,10 @@ class OpenAIClient:
 
 
 def _endpoint_url(base_url: str, api: str) -> str:
-    """The completion endpoint under ``base_url``; a query string (``?api-version=...``) stays
-    at the end, where the server looks for it."""
+    """The endpoint of ``api`` (chat, completions or models) under ``base_url``; a query string
+    (``?api-version=...``) stays at the end, where the server looks for it."""
     parts = urlsplit(base_url)
-    path = parts.path.rstrip("/") + ("/chat/completions" if api == "chat" else "/completions")
+    path = parts.path.rstrip("/") + ("/chat/completions" if api == "chat" else f"/{api}")
     return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
 
 

@@ -59,6 +59,29 @@ class Usage:
         )
 
 
+@dataclass(frozen=True)
+class Cost:
+    """What a run cost in the user's currency; ``estimated`` when its tokens were."""
+
+    amount: float
+    estimated: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"amount": round(self.amount, 6), "estimated": self.estimated}
+
+
+@dataclass(frozen=True)
+class Prices:
+    """A model's prices per million tokens, as configured (react-cli ships no price list)."""
+
+    input: float = 0.0
+    output: float = 0.0
+
+    def cost(self, usage: Usage) -> Cost:
+        amount = usage.prompt_tokens * self.input + usage.completion_tokens * self.output
+        return Cost(amount / 1_000_000, usage.estimated)
+
+
 def _tokens_in(text: str) -> int:
     return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
 

@@ -16,8 +16,8 @@ from rich.text import Text
 
 from react_cli.agent import MAX_TOKENS_REACHED, RunObserver, RunResult, Step, ignored_text
 from react_cli.parser import parse_step
-from react_cli.records import RetryWait
-from react_cli.wording import plural, token_text
+from react_cli.records import Prices, RetryWait
+from react_cli.wording import cost_text, plural, token_text
 
 # CSI sequences, OSC sequences with their terminator (BEL or ST), other two-byte escapes. An
 # OSC without a terminator is not swallowed to the end of the text: its ESC alone is removed.
@@ -73,9 +73,12 @@ class Renderer(RunObserver):
     command prints the run's failure itself, so it is not repeated here.
     """
 
-    def __init__(self, console: Console, *, live: bool = False) -> None:
+    def __init__(
+        self, console: Console, *, live: bool = False, prices: Prices | None = None
+    ) -> None:
         self.console = console
         self.live = live
+        self.prices = prices  # with them, the run's cost ends the summary line
         self._line_open = False
         self._after_label = False
         self._held = ""  # an escape sequence split across streamed chunks, until it completes
@@ -243,6 +246,8 @@ class Renderer(RunObserver):
         parts = [f"stop: {result.stop_reason}", plural(len(result.steps), "step")]
         if result.usage.total_tokens:
             parts.append(token_text(result.usage))
+        if self.prices is not None:
+            parts.append(cost_text(self.prices.cost(result.usage)))
         parts.append(format_seconds(result.duration_s))
         self.console.print(Text(" · ".join(parts), style="dim"))
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from react_cli.records import Usage
+from react_cli.records import Cost, Usage
 
 
 def plural(count: int, noun: str, nouns: str | None = None) -> str:
@@ -15,3 +15,9 @@ def token_text(usage: Usage) -> str:
     if usage.estimated:
         return f"~{usage.total_tokens:,} tokens (estimated)"
     return f"{usage.total_tokens:,} tokens"
+
+
+def cost_text(cost: Cost) -> str:
+    """``cost 0.0123``, or ``cost ~0.0123 (estimated)`` (the currency is the prices')."""
+    amount = f"{cost.amount:.6f}".rstrip("0").rstrip(".")
+    return f"cost ~{amount} (estimated)" if cost.estimated else f"cost {amount}"

@@ -8,8 +8,9 @@ timeouts, SSE parsing) is exercised. Each request is answered by the next script
         ...
         assert fake.requests[0].json["stop"] == ["\\nObservation"]
 
-Served paths: ``/v1/chat/completions`` and ``/v1/completions`` (anything else gets a 404 JSON
-error without consuming a reply). The request's ``stream`` flag picks SSE or a plain JSON body;
+Served paths: ``/v1/chat/completions`` and ``/v1/completions``, and ``GET /v1/models`` (the
+``models`` names, or the next reply if it is an error); anything else gets a 404 JSON error
+without consuming a reply. The request's ``stream`` flag picks SSE or a plain JSON body;
 ``stop`` is applied like a real server (cut at the earliest stop sequence, which is excluded)
 unless ``Reply.ignore_stop``; ``default_max_tokens`` makes it honour ``max_tokens`` like a
 real server, with that default when a request sends none. A finished list of replies keeps
@@ -29,6 +30,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 PATHS = ("/v1/chat/completions", "/v1/completions")
+MODELS_PATH = "/v1/models"
 STALL_S = 60.0  # how long "stall_stream" hangs; stop() wakes it early
 POLL_S = 0.02  # serve_forever poll: how long stop() may wait for the accept loop
 
@@ -86,6 +88,7 @@ class FakeOpenAI:
         *,
         chunk_size: int = 4,
         default_max_tokens: int | None = None,
+        models: tuple[str, ...] = ("test-model",),
     ) -> None:
         if isinstance(replies, list) and not replies:
             raise ValueError("FakeOpenAI needs at least one Reply")
@@ -93,6 +96,7 @@ class FakeOpenAI:
         self._served = 0
         self.chunk_size = chunk_size
         self.default_max_tokens = default_max_tokens
+        self.models = models
         self.requests: list[RecordedRequest] = []
         self.url = ""
         self._lock = threading.Lock()
@@ -152,6 +156,25 @@ class _Handler(BaseHTTPRequestHandler):
         # The client may hang up early, e.g. once it cut the stream at an invented Observation.
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             self._answer()
+
+    def do_GET(self) -> None:
+        """``/v1/models``: the fake's ``models``, or the next reply when it is an error."""
+        fake = self.server.fake
+        fake._record(
+            RecordedRequest(self.path, {k.lower(): v for k, v in self.headers.items()}, None)
+        )
+        self.close_connection = True
+        if self.path.partition("?")[0] != MODELS_PATH:
+            self._send(404, _error_body(f"unknown path {self.path}"), {})
+            return
+        reply = fake._next_reply({})
+        if reply.body is not None or reply.status != 200:
+            self._send(
+                reply.status, reply.body or _error_body(f"HTTP {reply.status}"), reply.headers
+            )
+            return
+        data = [{"id": name, "object": "model", "owned_by": "me"} for name in fake.models]
+        self._send(200, json.dumps({"object": "list", "data": data}), reply.headers)
 
     def _answer(self) -> None:
         fake = self.server.fake

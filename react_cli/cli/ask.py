@@ -144,7 +144,9 @@ def ask(
         )
 
         debug_log = stderr_debug_log if debug or debug_enabled() else None
-        observer = Renderer(make_console(), live=True) if verbose else None
+        observer = (
+            Renderer(make_console(), live=True, prices=settings.prices()) if verbose else None
+        )
         notices = observer.retry_waiting if observer else stderr_retry_notice
         llm = build_model(settings, debug_log, notices)
         tools = build_tools(settings, debug_log, notices)
@@ -168,13 +170,18 @@ def ask(
 
     result = outcome.result
     if as_json:
+        config = outcome.trace["config"]
         summary = {
+            "question": result.question,
+            "model": config["model"],
+            "endpoint": config["base_url"],  # without credentials or query string
             "answer": result.answer,
             "stop_reason": result.stop_reason,
             "forced": result.forced,
             "error": result.error,
             "steps": outcome.trace["steps"],
             "usage": outcome.trace["usage"],
+            "cost": outcome.trace["cost"],
             "duration_s": outcome.trace["duration_s"],
             "trace": str(path) if path else None,
         }
