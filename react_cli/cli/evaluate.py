@@ -29,7 +29,7 @@ from react_cli.cli.options import (
     settings_flags,
     wiki_flags,
 )
-from react_cli.datasets import DataFormat
+from react_cli.datasets import FORMATS, DataFormat
 from react_cli.errors import EXIT_INTERRUPTED, EXIT_NO_ANSWER, UsageError
 from react_cli.wording import plural
 
@@ -51,7 +51,10 @@ def eval_command(
         ),
     ] = None,
     data_format: Annotated[
-        DataFormat | None, typer.Option("--format", help="The dataset format [detected].")
+        DataFormat | None,
+        typer.Option(
+            "--format", metavar=f"[{'|'.join(FORMATS)}]", help="The dataset format [detected]."
+        ),
     ] = None,
     limit: Annotated[int | None, typer.Option(metavar="N", help="Run at most N questions.")] = None,
     offset: Annotated[

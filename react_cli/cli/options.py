@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from react_cli.cli.app import DEBUG_ENV
-from react_cli.config import Api
+from react_cli.config import APIS, Api
 from react_cli.errors import UsageError
 
 if TYPE_CHECKING:
@@ -59,7 +59,10 @@ ApiKeyOpt = Annotated[
 
 ApiOpt = Annotated[
     Api | None,
-    typer.Option(help="The endpoint: chat/completions or completions [env REACT_CLI_API; chat]."),
+    typer.Option(
+        metavar=f"[{'|'.join(APIS)}]",
+        help="The endpoint: chat/completions or completions [env REACT_CLI_API; chat].",
+    ),
 ]
 
 
