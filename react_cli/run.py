@@ -100,10 +100,6 @@ def build_backend(
     """The Wikipedia backend ``--wiki`` names; one may serve many sessions (and threads)."""
     from react_cli.wiki import open_backend
 
-    hint = contact_hint(settings, home_dir())
-    if hint:
-        print(f"hint: {hint}", file=sys.stderr, flush=True)
-
     return open_backend(
         settings.wiki,
         contact=settings.contact,
@@ -132,6 +128,13 @@ def contact_hint(settings: Settings, home: Path) -> str | None:
         "Wikipedia asks tools for a contact address: add contact = \"you@example.org\" to "
         f"{home / CONFIG_NAME} (or set REACT_CLI_CONTACT); shown once"
     )
+
+
+def show_contact_hint(settings: Settings) -> None:
+    """On stderr, when a run is about to call Wikipedia: :func:`contact_hint`, if due."""
+    hint = contact_hint(settings, home_dir())
+    if hint:
+        print(f"hint: {hint}", file=sys.stderr, flush=True)
 
 
 def build_tools(

@@ -27,10 +27,8 @@ from react_cli.cli.options import (
     TimeoutOpt,
     VariantOpt,
     WikiOpt,
-    lang_prompt,
     read_question,
-    run_settings,
-    wiki_flags,
+    run_flags,
 )
 from react_cli.errors import EXIT_INTERRUPTED, EXIT_NO_ANSWER, LLMConfigError, UsageError
 
@@ -91,27 +89,13 @@ def ask(
     Exit codes: 0 answered; 1 no answer (step limit, endpoint failure, ...); 2 usage or
     configuration error (no model, no key, rejected key, unknown model); 130 interrupted.
     """
-    from react_cli.config import home_dir
+    options = dict(locals())
+    from react_cli.config import home_dir, resolve
     from react_cli.prompts import load_prompt
 
     if trace is not None and no_trace:
         raise UsageError("--trace and --no-trace contradict each other")
-    settings = run_settings(
-        model=model,
-        base_url=base_url,
-        api_key=api_key,
-        api=api,
-        prompt=lang_prompt(lang, prompt),
-        max_steps=max_steps,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        max_total_tokens=max_total_tokens,
-        run_timeout_s=timeout,
-        force_answer=force_answer,
-        wiki=wiki_flags(wiki, lang),
-        variant=variant,
-        no_stream=no_stream,
-    )
+    settings = resolve(run_flags(options))
     fork = None
     if from_trace is not None or from_step is not None:
         from react_cli.replay import Fork
@@ -139,6 +123,7 @@ def ask(
             build_model,
             build_tools,
             run_question,
+            show_contact_hint,
             stderr_debug_log,
             stderr_retry_notice,
         )
@@ -152,6 +137,7 @@ def ask(
         tools = build_tools(settings, debug_log, notices)
         if fork:
             llm, tools = fork.model(llm), fork.tools(tools)
+        show_contact_hint(settings)
         outcome = run_question(
             text,
             settings=settings,

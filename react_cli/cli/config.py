@@ -23,9 +23,7 @@ from react_cli.cli.options import (
     TimeoutOpt,
     VariantOpt,
     WikiOpt,
-    lang_prompt,
-    settings_flags,
-    wiki_flags,
+    run_flags,
 )
 
 config_app = typer.Typer(
@@ -64,26 +62,12 @@ def config_show(
     Sources, highest first: flag, env (the variable), file (the config file), default.
     Secrets are masked and URLs shown without credentials or query string.
     """
+    options = dict(locals())
     if ctx.invoked_subcommand is not None:
         return
     from react_cli.config import CONFIG_NAME, home_dir, resolve_with_origins
 
-    flags = settings_flags(
-        model=model,
-        base_url=base_url,
-        api_key=api_key,
-        api=api,
-        prompt=lang_prompt(lang, prompt),
-        max_steps=max_steps,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        max_total_tokens=max_total_tokens,
-        run_timeout_s=timeout,
-        force_answer=force_answer,
-        wiki=wiki_flags(wiki, lang),
-        variant=variant,
-        no_stream=no_stream,
-    )
+    flags = run_flags(options)
     home = home_dir()
     path = home / CONFIG_NAME
     settings, origins = resolve_with_origins(flags)

@@ -25,9 +25,7 @@ from react_cli.cli.options import (
     TimeoutOpt,
     VariantOpt,
     WikiOpt,
-    lang_prompt,
-    settings_flags,
-    wiki_flags,
+    run_flags,
 )
 from react_cli.datasets import FORMATS, DataFormat
 from react_cli.errors import EXIT_INTERRUPTED, EXIT_NO_ANSWER, UsageError
@@ -38,7 +36,6 @@ if TYPE_CHECKING:
 
 DEFAULT_CONCURRENCY = 4
 DEFAULT_WIKI_CONCURRENCY = 2
-
 
 
 @app.command("eval", short_help="Score a model on a dataset (HotpotQA, FEVER or JSONL).")
@@ -114,6 +111,7 @@ def eval_command(
     configuration error (the endpoint refused the key or the model: the run stops at once);
     130 interrupted (results kept).
     """
+    options = dict(locals())
     from react_cli.config import home_dir, resolve
     from react_cli.datasets import load_dataset, select
     from react_cli.eval_view import ProgressView
@@ -126,7 +124,13 @@ def eval_command(
     )
     from react_cli.prompts import load_prompt
     from react_cli.render import make_console
-    from react_cli.run import build_backend, build_model, max_tokens_warning, stderr_debug_log
+    from react_cli.run import (
+        build_backend,
+        build_model,
+        max_tokens_warning,
+        show_contact_hint,
+        stderr_debug_log,
+    )
     from react_cli.trace import now_utc, slug
 
     if out is not None and resume is not None and out != resume:
@@ -154,25 +158,9 @@ def eval_command(
     }
     selection.update(offset=selection["offset"] or 0, paper_subset=paper_subset)
     examples = select(data.examples, **selection)
-    prompt = lang_prompt(lang, prompt)
-    if prompt is None and data.format == "fever" and not earlier:
-        prompt = "fever"
-    flags = settings_flags(
-        model=model,
-        base_url=base_url,
-        api_key=api_key,
-        api=api,
-        prompt=prompt,
-        max_steps=max_steps,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        max_total_tokens=max_total_tokens,
-        run_timeout_s=timeout,
-        force_answer=force_answer,
-        wiki=wiki_flags(wiki, lang),
-        variant=variant,
-        no_stream=no_stream,
-    )
+    flags = run_flags(options)
+    if "prompt" not in flags and data.format == "fever" and not earlier:
+        flags["prompt"] = "fever"
     settings = _resumed_settings(flags, earlier) if earlier else resolve(flags)
     template = load_prompt(settings.prompt)
     debug_log = stderr_debug_log if debug or debug_enabled() else None
@@ -194,6 +182,7 @@ def eval_command(
         concurrency=concurrency,
         wiki_concurrency=wiki_concurrency,
     )
+    show_contact_hint(settings)
     outcome = run_evaluation(
         evaluation,
         model_factory=lambda: (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -161,6 +162,39 @@ def settings_flags(**flags: Any) -> dict[str, Any]:
         stream=False if no_stream else None,
         force_answer=True if force_answer else None,
     )
+
+
+RUN_OPTIONS = (
+    "model",
+    "base_url",
+    "api_key",
+    "api",
+    "prompt",
+    "lang",
+    "max_steps",
+    "temperature",
+    "max_tokens",
+    "max_total_tokens",
+    "timeout",
+    "force_answer",
+    "wiki",
+    "variant",
+    "no_stream",
+)
+"""The parameters (by these names) of every command that takes the agent's run options."""
+
+
+def run_flags(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings a command's run options give; ``options`` maps its parameter names to
+    their values (its ``locals()`` on entry). --lang names a wiki and, if shipped, a prompt."""
+    given = {name: options[name] for name in RUN_OPTIONS}
+    lang = given.pop("lang")
+    given.update(
+        prompt=lang_prompt(lang, given["prompt"]),
+        wiki=wiki_flags(given["wiki"], lang),
+        run_timeout_s=given.pop("timeout"),
+    )
+    return settings_flags(**given)
 
 
 def run_settings(**flags: Any) -> Settings:

@@ -77,7 +77,8 @@ def replay(
         raise UsageError("--step-delay applies to rendering only, not to --json or --rerun")
     if trace and len(trace) > 1 and rerunning:
         raise UsageError("--rerun takes one TRACE at a time")
-    paths = [select_trace(home_dir(), path, nth) for path in trace or [None]]
+    chosen: list[Path | None] = list(trace) if trace else [None]
+    paths = [select_trace(home_dir(), path, nth) for path in chosen]
     runs = [load_run(path) for path in paths]  # every file readable before anything is shown
     if rerunning:
         _rerun(runs[0], live_tools=live_tools, wiki=wiki, verbose=verbose, as_json=as_json)

@@ -34,11 +34,13 @@ wiki_app.callback(invoke_without_command=True)(help_when_bare)
 def _wiki_session(
     wiki: str | None, lang: str | None, variant: str | None, debug: bool = False
 ) -> Tools:
-    from react_cli.run import build_tools, stderr_debug_log, stderr_retry_notice
+    from react_cli.run import build_tools, show_contact_hint, stderr_debug_log, stderr_retry_notice
 
     settings = run_settings(wiki=wiki_flags(wiki, lang), variant=variant)
     debug_log = stderr_debug_log if debug or debug_enabled() else None
-    return build_tools(settings, debug_log, stderr_retry_notice)
+    tools = build_tools(settings, debug_log, stderr_retry_notice)
+    show_contact_hint(settings)
+    return tools
 
 
 def _observe(result: ToolResult, as_json: bool) -> None:
