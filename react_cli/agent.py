@@ -87,6 +87,9 @@ class RunObserver:
 
     def model_text(self, text: str) -> None: ...
 
+    def model_done(self) -> None:
+        """The model call that sent the text so far has returned (a tool may run next)."""
+
     def step_finished(self, step: Step) -> None: ...
 
     def run_finished(self, result: RunResult) -> None: ...
@@ -228,6 +231,7 @@ class Agent:
             raise
         if not shown and completion.text:  # a non-streaming model: show the text at once
             self.observer.model_text(completion.text)
+        self.observer.model_done()
         # Some servers report no usage (e.g. when streaming): an estimate, marked as one.
         usage = completion.usage or Usage.estimate(prompt, completion.text)
         step.usage = step.usage + usage

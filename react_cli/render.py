@@ -122,6 +122,9 @@ class Renderer(RunObserver):
         self._text += text
         self._advance()
 
+    def model_done(self) -> None:
+        self._end_reply()
+
     def retry_waiting(self, wait: RetryWait) -> None:
         """A ``records.RetryObserver``: the wait on its own line, dimmed."""
         self._end_line()
@@ -258,8 +261,10 @@ def replay_run(renderer: Renderer, result: RunResult) -> None:
     for step in result.steps:
         renderer.step_started(step.index)
         renderer.model_text(step.raw)
+        renderer.model_done()
         if step.followup_raw is not None:
             renderer.action_requested(step.index)
             renderer.model_text(step.followup_raw)
+            renderer.model_done()
         renderer.step_finished(step)
     renderer.run_finished(result)

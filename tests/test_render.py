@@ -8,7 +8,7 @@ import pytest
 from rich.console import Console
 
 from react_cli.agent import RunResult, Step
-from react_cli.records import Usage
+from react_cli.records import RetryWait, Usage
 from react_cli.render import Renderer, make_console, replay_run
 
 
@@ -123,3 +123,17 @@ def test_piped_observations_stay_one_line() -> None:
     obs = "word " * 100
     shown = shown_run([" t\nAction 1: Search[X]"], obs=obs.strip())
     assert f"Observation 1: {obs.strip()}\n" in shown
+
+
+def test_a_reply_ends_before_its_tool_runs() -> None:
+    """The action line (no newline after it) is printed when the model call returns, so
+    retry notices of the tool call come after it, not before."""
+    out = io.StringIO()
+    renderer = Renderer(make_console(out))
+    renderer.step_started(1)
+    renderer.model_text(" t\nAction 1: Search[X]")
+    renderer.model_done()
+    renderer.retry_waiting(RetryWait(1.0, "HTTP 503", 1, 4))
+    assert (
+        out.getvalue() == "Thought 1: t\nAction 1: Search[X]\nretrying in 1.0 s: HTTP 503 (1/4)\n"
+    )
