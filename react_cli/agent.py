@@ -18,6 +18,7 @@ from react_cli.errors import LLMError, ReactCliError
 from react_cli.parser import VALID_ACTIONS_HINT, action_line_end, parse_step, strip_think
 from react_cli.records import Completion, Model, ToolResult, Tools, Usage
 from react_cli.retrycount import counting_retries
+from react_cli.wording import plural
 
 # The model must stop before writing the tool's answer; a base model that finished its step
 # often goes on with a whole new few-shot example, so a new Question/Claim line stops it too.
@@ -169,7 +170,8 @@ class Agent:
             error = f"the time limit ({self.limits.timeout_s:g} s) was reached"
         elif stop_reason == "tool_errors":
             failed = self.limits.max_tool_errors
-            error = f"{steps[-1].details['error']} ({failed} failed tool calls in a row)"
+            calls = plural(failed, "failed tool call")
+            error = f"{steps[-1].details['error']} ({calls} in a row)"
         result = RunResult(
             question=question,
             answer=answer,

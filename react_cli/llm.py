@@ -41,6 +41,7 @@ from react_cli.http import (
 )
 from react_cli.parser import ObservationCutter, cut_at_observation
 from react_cli.records import Completion, RetryObserver, RetryWait, TextSink, Usage
+from react_cli.wording import plural
 
 APIS = ("chat", "completions")
 MAX_MESSAGE_CHARS = 300
@@ -167,7 +168,7 @@ class OpenAIClient:
                 left is not None and wait >= left
             )
             if reissues >= self._policy.retries or out_of_time:
-                raise type(error)(f"{error} (after {reissues} re-issued requests)")
+                raise type(error)(f"{error} (after {plural(reissues, 're-issued request')})")
             self._log(f"re-issuing the request after: {error}")
             if self._on_retry is not None:
                 self._on_retry(RetryWait(wait, reason, reissues + 1, self._policy.retries))
@@ -270,7 +271,8 @@ class OpenAIClient:
         if retried < self._policy.retries and time_left() is not None:
             said += "; no time left to retry within the run's time limit"
         raise LLMConnectionError(
-            f"{where} kept failing with HTTP {status} after {retried} retries{said}"
+            f"{where} kept failing with HTTP {status} after "
+            f"{plural(retried, 'retry', 'retries')}{said}"
         )
 
     def list_models(self) -> list[dict[str, Any]]:

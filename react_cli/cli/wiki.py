@@ -137,5 +137,8 @@ def wiki_build_zim(
     if not corpus.is_file():
         raise UsageError(f"corpus not found: {str(corpus)!r}")
     report = build_zim(corpus, out, language=language, name=title or "", force=force)
-    skipped = f", {report.duplicates} repeated titles skipped" if report.duplicates else ""
-    print(f"{out}: {report.articles} articles{skipped}; use --wiki zim:{out}")
+    from react_cli.wording import plural
+
+    repeated = plural(report.duplicates, "repeated title")
+    skipped = f", {repeated} skipped" if report.duplicates else ""
+    print(f"{out}: {plural(report.articles, 'article')}{skipped}; use --wiki zim:{out}")
