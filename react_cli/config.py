@@ -14,24 +14,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from react_cli.environment import ENV_VARS, HOME_ENV
 from react_cli.errors import UsageError
-from react_cli.records import Prices
 
-HOME_ENV = "REACT_CLI_HOME"
+if TYPE_CHECKING:
+    from react_cli.records import Prices
+
 CONFIG_NAME = "config.toml"
-
-
-class Api(str, Enum):
-    """Which OpenAI endpoint a run calls."""
-
-    CHAT = "chat"
-    COMPLETIONS = "completions"
-
-
-APIS = tuple(api.value for api in Api)
+APIS = ("chat", "completions")
 
 
 def home_dir(env: Mapping[str, str] = os.environ) -> Path:
@@ -75,24 +68,13 @@ class Settings:
 
     def prices(self) -> Prices | None:
         """The configured prices, None when there are none (a missing one counts 0)."""
+        from react_cli.records import Prices
+
         if self.price_input is None and self.price_output is None:
             return None
         return Prices(self.price_input or 0.0, self.price_output or 0.0)
 
 
-# Environment variables read for each setting (first one set wins).
-ENV_VARS: dict[str, tuple[str, ...]] = {
-    "model": ("REACT_CLI_MODEL",),
-    "base_url": ("OPENAI_BASE_URL", "OPENAI_API_BASE"),
-    "api_key": ("OPENAI_API_KEY",),
-    "api": ("REACT_CLI_API",),
-    "prompt": ("REACT_CLI_PROMPT",),
-    "wiki": ("REACT_CLI_WIKI",),
-    "variant": ("REACT_CLI_VARIANT",),
-    "contact": ("REACT_CLI_CONTACT",),
-    "run_timeout_s": ("REACT_CLI_TIMEOUT",),
-    "max_tokens": ("REACT_CLI_MAX_TOKENS",),
-}
 
 PRICES_TABLE = "prices"  # [prices] "model name" = { input = 0.15, output = 0.60 }
 

@@ -15,23 +15,13 @@ from __future__ import annotations
 import json
 import random
 from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
 from react_cli.errors import UsageError
 from react_cli.scoring import fever_label
 
-
-class DataFormat(str, Enum):
-    """The dataset formats ``eval`` reads (detected, or forced with ``--format``)."""
-
-    HOTPOTQA = "hotpotqa"
-    FEVER = "fever"
-    JSONL = "jsonl"
-
-
-FORMATS = tuple(form.value for form in DataFormat)
+FORMATS = ("hotpotqa", "fever", "jsonl")
 PAPER_SEED = 233
 PAPER_POOL = 7405  # ReAct's notebooks shuffle range(7405) (the HotpotQA dev size) for both tasks
 PAPER_COUNT = 500

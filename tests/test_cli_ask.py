@@ -166,7 +166,7 @@ def test_question_from_stdin(home: Path, wiki: FakeMediaWiki) -> None:
     ("args", "message"),
     [
         (["ask", "   "], "the question is empty"),
-        (["ask", "q", "--api", "rpc"], "Invalid value for '--api'"),
+        (["ask", "q", "--api", "rpc"], "--api must be one of chat, completions, not 'rpc'"),
         (["ask", "q", "--max-steps", "0"], "--max-steps must be at least 1"),
         (["ask", "q", "--max-steps", "many"], "Invalid value for '--max-steps'"),
         (["ask", "q", "--prompt", "nope"], "no prompt named 'nope'"),

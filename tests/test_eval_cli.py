@@ -221,7 +221,7 @@ def test_resume_refuses_other_settings(home: Path, wiki: FakeMediaWiki, tmp_path
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--format", "csv"], "Invalid value for '--format'"),
+        (["--format", "csv"], "--format must be one of hotpotqa, fever, jsonl"),
         (["--paper-subset"], "--paper-subset needs the full dev set"),
         (["--concurrency", "0"], "--concurrency and --wiki-concurrency must be at least 1"),
         (["--limit", "0"], "--limit must be at least 1"),

@@ -14,6 +14,7 @@ import typer
 from typer.core import TyperArgument
 
 from react_cli import __version__
+from react_cli.environment import DEBUG_ENV, ENV_VARS, HOME_ENV
 from react_cli.errors import EXIT_INTERRUPTED, EXIT_NO_ANSWER, EXIT_OK, ReactCliError
 
 HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
@@ -26,13 +27,11 @@ def _argument_metavar_only(self: TyperArgument, ctx: object) -> None:
 
 TyperArgument.display_type_rich = _argument_metavar_only  # type: ignore[assignment, method-assign]
 
-DEBUG_ENV = "REACT_CLI_DEBUG"
 _FLAGS = {"run_timeout_s": "--timeout", "contact": "contact (no flag): who Wikipedia should email"}
 
 
 def _environment_help() -> str:
     """Every environment variable react-cli reads, for the end of ``react-cli --help``."""
-    from react_cli.config import ENV_VARS, HOME_ENV
 
     rows = [(HOME_ENV, "the home directory: config.toml, traces/, evals/")]
     for name, names in ENV_VARS.items():

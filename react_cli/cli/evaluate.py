@@ -27,9 +27,7 @@ from react_cli.cli.options import (
     WikiOpt,
     run_flags,
 )
-from react_cli.datasets import FORMATS, DataFormat
 from react_cli.errors import EXIT_INTERRUPTED, EXIT_NO_ANSWER, UsageError
-from react_cli.wording import plural
 
 if TYPE_CHECKING:
     from react_cli.config import Settings
@@ -48,9 +46,11 @@ def eval_command(
         ),
     ] = None,
     data_format: Annotated[
-        DataFormat | None,
+        str | None,
         typer.Option(
-            "--format", metavar=f"[{'|'.join(FORMATS)}]", help="The dataset format [detected]."
+            "--format",
+            metavar="[hotpotqa|fever|jsonl]",  # datasets.FORMATS, checked by load_dataset
+            help="The dataset format [detected].",
         ),
     ] = None,
     limit: Annotated[int | None, typer.Option(metavar="N", help="Run at most N questions.")] = None,
@@ -132,6 +132,7 @@ def eval_command(
         stderr_debug_log,
     )
     from react_cli.trace import now_utc, slug
+    from react_cli.wording import plural
 
     if out is not None and resume is not None and out != resume:
         raise UsageError("--out and --resume name different folders; --resume DIR is enough")
@@ -149,7 +150,7 @@ def eval_command(
         wiki_concurrency = _int(config.get("wiki_concurrency")) or DEFAULT_WIKI_CONCURRENCY
     if concurrency < 1 or wiki_concurrency < 1:
         raise UsageError("--concurrency and --wiki-concurrency must be at least 1")
-    form = data_format.value if data_format else recorded.get("format")
+    form = data_format or recorded.get("format")
     data = load_dataset(dataset, form if isinstance(form, str) else None)
     paper_subset = paper_subset or recorded.get("paper_subset") is True
     given = {"offset": offset, "limit": limit, "shuffle_seed": shuffle_seed}

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from react_cli.cli.app import DEBUG_ENV
-from react_cli.config import APIS, Api
 from react_cli.errors import UsageError
 
 if TYPE_CHECKING:
@@ -59,9 +58,9 @@ ApiKeyOpt = Annotated[
 
 
 ApiOpt = Annotated[
-    Api | None,
+    str | None,
     typer.Option(
-        metavar=f"[{'|'.join(APIS)}]",
+        metavar="[chat|completions]",  # checked by config.resolve, which names the source
         help="The endpoint: chat/completions or completions [env REACT_CLI_API; chat].",
     ),
 ]
@@ -155,8 +154,6 @@ def settings_flags(**flags: Any) -> dict[str, Any]:
     """The settings the options a command was given set (None or off = not given)."""
     no_stream = flags.pop("no_stream", False)
     force_answer = flags.pop("force_answer", False)
-    if isinstance(flags.get("api"), Api):
-        flags["api"] = flags["api"].value
     return _flags(
         **flags,
         stream=False if no_stream else None,

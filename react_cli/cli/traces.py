@@ -14,7 +14,6 @@ from react_cli.cli.options import (
     run_settings,
 )
 from react_cli.errors import EXIT_NO_ANSWER, UsageError
-from react_cli.wording import plural
 
 if TYPE_CHECKING:
     from react_cli.replay import Recorded
@@ -103,6 +102,7 @@ def _rerun(
     from react_cli.render import Renderer, make_console, plain
     from react_cli.replay import compare
     from react_cli.replay import rerun as rerun_run
+    from react_cli.wording import plural
 
     observer = Renderer(make_console()) if verbose else None
     tools = None
