@@ -64,7 +64,7 @@ class BoundedRetry(Retry):
     attempts: int = 0  # the retries allowed at first (``total`` counts down)
     on_wait: RetryObserver | None = None
 
-    def get_retry_after(self, response):  # type: ignore[no-untyped-def]
+    def get_retry_after(self, response: BaseHTTPResponse) -> float | None:
         retry_after = super().get_retry_after(response)
         if retry_after is None:
             return None

@@ -234,3 +234,20 @@ def test_a_failure_is_printed_once_with_the_time_it_took(cli: Runner, wiki: Fake
     assert "No answer (llm_error)\n" in result.stderr
     trace = cli.trace()
     assert trace["steps"][0]["latency_s"] >= 0.4 and trace["error"] == message
+
+
+def test_text_the_parser_ignores_is_dimmed_never_a_step(cli: Runner, wiki: FakeMediaWiki) -> None:
+    """A base model writes the next step itself (a server that ignores stop): -v shows it as
+    (ignored), the loop runs one Search only, and the trace keeps it in raw."""
+    invented = "\nThought 2: It was 1844.\nAction 2: Finish[1844]"
+    replies = [Reply(GOOD_RUN[0] + invented, ignore_stop=True), *scripted(*GOOD_RUN[1:])]
+    with FakeOpenAI(replies) as llm:
+        result = ask(cli, llm, wiki, "-v")
+    assert result.code == 0 and result.stdout == "Arthur's Magazine\n", result.stderr
+    assert (
+        "Action 1: Search[Arthur's Magazine]\n(ignored) Thought 2: It was 1844.\n" in result.stderr
+    )
+    assert "Action 2: Finish[1844]\nObservation 1:" in result.stderr  # dimmed, then the tool
+    step = cli.trace()["steps"][0]
+    assert step["raw"].endswith(invented) and step["action"] == "Search[Arthur's Magazine]"
+    assert "Thought 2: It was 1844" not in llm.requests[1].json["messages"][0]["content"]

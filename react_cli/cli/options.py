@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from react_cli.cli.app import DEBUG_ENV
+from react_cli.environment import DEBUG_ENV
 from react_cli.errors import UsageError
 
 if TYPE_CHECKING:
