@@ -8,15 +8,17 @@ step and the loop continues; only stop rules end a run. A run's time limit is a
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from react_cli.deadline import deadline_after, time_left
 from react_cli.errors import LLMError, ReactCliError
-from react_cli.parser import VALID_ACTIONS_HINT, parse_step, strip_think
+from react_cli.parser import VALID_ACTIONS_HINT, action_line_end, parse_step, strip_think
 from react_cli.records import Completion, Model, ToolResult, Tools, Usage
 from react_cli.retrycount import counting_retries
+from react_cli.wording import plural
 
 # The model must stop before writing the tool's answer; a base model that finished its step
 # often goes on with a whole new few-shot example, so a new Question/Claim line stops it too.
@@ -34,7 +36,8 @@ STOP_REASONS = (
 )
 TIME_SLACK_S = 0.1  # a request that failed this close to the deadline failed because of it
 FORCED_CUE = "Finish["
-CHARS_PER_TOKEN = 4
+MAX_TOKENS_REACHED = "max_tokens_reached"  # step detail: a reply stopped by max_tokens
+_NON_SPACE = re.compile(r"\S")
 
 
 @dataclass
@@ -65,6 +68,7 @@ class RunResult:
     usage: Usage
     duration_s: float
     error: str | None = None
+    failure: ReactCliError | None = None  # the endpoint error that ended the run, if one did
 
     @property
     def forced(self) -> bool:
@@ -84,6 +88,9 @@ class RunObserver:
 
     def model_text(self, text: str) -> None: ...
 
+    def model_done(self) -> None:
+        """The model call that sent the text so far has returned (a tool may run next)."""
+
     def step_finished(self, step: Step) -> None: ...
 
     def run_finished(self, result: RunResult) -> None: ...
@@ -102,17 +109,26 @@ class Limits:
 
 def kept_text(text: str) -> str:
     """The part of a model output that goes back into the prompt: reasoning blocks removed,
-    cut after the first line holding an action (later lines are unrequested extra steps)."""
-    lines = strip_think(text).split("\n")
-    for i, line in enumerate(lines):
-        if parse_step(line).action_text is not None:
-            return "\n".join(lines[: i + 1]).rstrip()
-    return "\n".join(lines).rstrip()
+    cut after the line holding the parsed action (later lines are unrequested extra steps)."""
+    text = strip_think(text)
+    end = action_line_end(text)
+    return (text if end is None else text[:end]).rstrip()
 
 
-def estimate_tokens(text: str) -> int:
-    """A rough token count (about 4 characters per token) for servers that report none."""
-    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+def ignored_text(text: str, *, thought_call: bool) -> str:
+    """The end of a model output the loop does not keep: what follows the action's line, or,
+    for a ``Thought k:`` call without an action, what follows its first line (a base model's
+    invented next step or ``Question:`` block, an echoed instruction). A suffix of ``text``;
+    empty when everything is kept or ``<think>`` blocks make the split unclear."""
+    stripped = strip_think(text)
+    end = action_line_end(stripped)
+    if end is None:
+        first = _NON_SPACE.search(stripped)
+        if not thought_call or first is None:
+            return ""
+        end = stripped.find("\n", first.start())
+    tail = stripped[end:] if end >= 0 else ""
+    return tail if tail.strip() and text.endswith(tail) else ""
 
 
 def _first_line(text: str) -> str:
@@ -135,6 +151,7 @@ class Agent:
         self.clock = clock
         self.prompts: list[str] = []  # every prompt sent, in order (for tests and debugging)
         self.budget_tokens = 0  # tokens counted against --max-total-tokens
+        self._failure: LLMError | None = None
 
     def run(self, prompt: str, question: str) -> RunResult:
         """Run the loop from ``prompt`` (the template with the question filled in)."""
@@ -153,7 +170,8 @@ class Agent:
             error = f"the time limit ({self.limits.timeout_s:g} s) was reached"
         elif stop_reason == "tool_errors":
             failed = self.limits.max_tool_errors
-            error = f"{steps[-1].details['error']} ({failed} failed tool calls in a row)"
+            calls = plural(failed, "failed tool call")
+            error = f"{steps[-1].details['error']} ({calls} in a row)"
         result = RunResult(
             question=question,
             answer=answer,
@@ -162,6 +180,7 @@ class Agent:
             usage=sum((s.usage for s in steps), Usage()),
             duration_s=self.clock() - started,
             error=error,
+            failure=self._failure,
         )
         self.observer.run_finished(result)
         return result
@@ -192,6 +211,7 @@ class Agent:
                     return "finish", answer, None
             return "max_steps", None, None
         except LLMError as exc:
+            self._failure = exc
             if steps:
                 steps[-1].error = str(exc)
                 self.observer.step_finished(steps[-1])
@@ -205,14 +225,19 @@ class Agent:
             shown.append(text)
             self.observer.model_text(text)
 
-        completion = self.model.complete(prompt, stop, show)
+        started = self.clock()
+        try:
+            completion = self.model.complete(prompt, stop, show)
+        except LLMError:  # the failed call's time (retries included) is the step's too
+            step.latency_s += self.clock() - started
+            raise
         if not shown and completion.text:  # a non-streaming model: show the text at once
             self.observer.model_text(completion.text)
-        step.usage = step.usage + completion.usage
-        # Some servers report no usage (e.g. when streaming): the budget then counts an estimate.
-        self.budget_tokens += completion.usage.total_tokens or estimate_tokens(
-            prompt + completion.text
-        )
+        self.observer.model_done()
+        # Some servers report no usage (e.g. when streaming): an estimate, marked as one.
+        usage = completion.usage or Usage.estimate(prompt, completion.text)
+        step.usage = step.usage + usage
+        self.budget_tokens += usage.total_tokens
         step.latency_s += completion.latency_s
         step.retries += completion.retries
         return completion
@@ -221,8 +246,10 @@ class Agent:
         """One round; returns the grown prompt and the answer if the model finished."""
         k = step.index
         prompt += f"Thought {k}:"
-        step.raw = self._call(prompt, STOP_SEQUENCES, step).text
+        completion = self._call(prompt, STOP_SEQUENCES, step)
+        step.raw = completion.text
         parsed = parse_step(step.raw)
+        self._note_length_stop(completion, parsed.action_text, step)
         step.thought = parsed.thought
         action, action_text = parsed.action, parsed.action_text
         if action_text is not None:
@@ -231,8 +258,10 @@ class Agent:
             # As in the paper: keep the thought, then ask for the action alone.
             prompt += f"{_first_line(step.raw)}\nAction {k}:"
             self.observer.action_requested(k)
-            step.followup_raw = self._call(prompt, ["\n"], step).text
+            completion = self._call(prompt, ["\n"], step)
+            step.followup_raw = completion.text
             followup = parse_step(step.followup_raw)
+            self._note_length_stop(completion, followup.action_text, step)
             action, action_text = followup.action, followup.action_text
             prompt += kept_text(step.followup_raw)
         step.action = action_text or None
@@ -245,6 +274,13 @@ class Agent:
             step.observation = self._run_tool(action.kind, action.argument, step)
         prompt += f"\nObservation {k}: {step.observation}\n"
         return prompt, None
+
+    @staticmethod
+    def _note_length_stop(completion: Completion, action_text: str | None, step: Step) -> None:
+        """A reply cut by ``max_tokens`` before its action is recorded on the step (the caller
+        warns: a cut thought costs an extra call and often the action)."""
+        if completion.finish_reason == "length" and action_text is None:
+            step.details[MAX_TOKENS_REACHED] = True
 
     def _forced_step(self, prompt: str, steps: list[Step]) -> str | None:
         """At the step limit, ask once for ``Finish[`` and return the answer, if any.
@@ -280,7 +316,7 @@ class Agent:
                 result = ToolResult(f"The {kind} tool failed: {exc}", {"error": str(exc)})
         step.tool_latency_s = self.clock() - started
         step.tool_retries = retried[0]
-        step.details = dict(result.details)
+        step.details.update(result.details)
         return " ".join(result.observation.split())
 
     def _stop_rule(self, steps: list[Step]) -> str | None:

@@ -10,15 +10,20 @@ import math
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
+from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
+from react_cli.environment import ENV_VARS, HOME_ENV
 from react_cli.errors import UsageError
 from react_cli.untrusted import BadInput, clean_text, not_regular, read_text
 
-HOME_ENV = "REACT_CLI_HOME"
+if TYPE_CHECKING:
+    from react_cli.records import Prices
+
 CONFIG_NAME = "config.toml"
 APIS = ("chat", "completions")
 MAX_CONFIG_BYTES = 1 << 20
@@ -43,7 +48,7 @@ class Settings:
     prompt: str = "hotpotqa"
     max_steps: int = 8
     temperature: float = 0.0
-    max_tokens: int | None = None
+    max_tokens: int = 256  # per call: local servers default to as few as 16, cutting thoughts
     wiki: str = "https://en.wikipedia.org"
     variant: str | None = None
     contact: str | None = None
@@ -60,20 +65,50 @@ class Settings:
     retries: int = 4
     retry_backoff_s: float = 0.5  # backoff base, doubled per retry (jitter up to half of it)
     max_retry_after_s: float = 30.0  # the longest Retry-After we honour
+    price_input: float | None = None  # per million prompt tokens (no built-in price list)
+    price_output: float | None = None  # per million completion tokens
+
+    def prices(self) -> Prices | None:
+        """The configured prices, None when there are none (a missing one counts 0)."""
+        from react_cli.records import Prices
+
+        if self.price_input is None and self.price_output is None:
+            return None
+        return Prices(self.price_input or 0.0, self.price_output or 0.0)
 
 
-# Environment variables read for each setting (first one set wins).
-ENV_VARS: dict[str, tuple[str, ...]] = {
-    "model": ("REACT_CLI_MODEL",),
-    "base_url": ("OPENAI_BASE_URL", "OPENAI_API_BASE"),
-    "api_key": ("OPENAI_API_KEY",),
-    "api": ("REACT_CLI_API",),
-    "prompt": ("REACT_CLI_PROMPT",),
-    "wiki": ("REACT_CLI_WIKI",),
-    "variant": ("REACT_CLI_VARIANT",),
-    "contact": ("REACT_CLI_CONTACT",),
-    "run_timeout_s": ("REACT_CLI_TIMEOUT",),
-}
+PRICES_TABLE = "prices"  # [prices] "model name" = { input = 0.15, output = 0.60 }
+
+
+class Source(str, Enum):
+    """Where a setting's value came from, highest precedence first."""
+
+    FLAG = "flag"
+    ENV = "env"
+    FILE = "file"
+    DEFAULT = "default"
+
+
+@dataclass(frozen=True)
+class Origin:
+    """A setting's source and, for env and file, which variable or table gave it."""
+
+    source: Source
+    name: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.source.value} {self.name}" if self.name else self.source.value
+
+    def describe(self) -> str:
+        """How an error message names it: ``environment variable REACT_CLI_API``."""
+        names = {
+            Source.FLAG: "option",
+            Source.ENV: "environment variable",
+            Source.FILE: "config file",
+            Source.DEFAULT: "default",
+        }
+        return f"{names[self.source]} {self.name}".rstrip()
+
 
 _FIELD_TYPES = {f.name: f.type for f in fields(Settings)}
 _PATHS = frozenset({"prompt", "wiki"})
@@ -105,17 +140,38 @@ _FLAGS = {
     "max_total_tokens": "--max-total-tokens",
     "run_timeout_s": "--timeout",
 }
-LANG_CODE = re.compile(r"[a-z][a-z0-9]{1,2}(?:-[a-z0-9]{2,8})*")
+LANGUAGES_FILE = Path(__file__).resolve().parent / "data" / "wikipedia-languages.txt"
 VARIANT_CODE = re.compile(r"[a-z]{2,3}(?:-[a-z0-9]{2,8})*")
 ZH_DEFAULT_VARIANT = "zh-cn"
+# Paths of a MediaWiki URL that are not its root: the API, index.php, or a page.
+_NOT_A_ROOT = re.compile(r"/w(?:/(?:api|index)\.php)?/?$|/wiki(?:/.*)?$")
 
 
 def lang_host(lang: str) -> str:
     """The live Wikipedia of a language code: ``zh`` -> ``https://zh.wikipedia.org``."""
     code = lang.strip().lower()
-    if not LANG_CODE.fullmatch(code):
-        raise UsageError(f"--lang must be a Wikipedia language code such as en or zh, not {lang!r}")
+    known = wikipedia_languages()
+    if code not in known:
+        raise UsageError(
+            f"--lang {_with_suggestion(lang, known)} is not a Wikipedia language: "
+            "give a code such as en, de or zh"
+        )
     return f"https://{code}.wikipedia.org"
+
+
+def wikipedia_languages() -> frozenset[str]:
+    """The language editions of Wikipedia (package data; see the file for its source)."""
+    lines = LANGUAGES_FILE.read_text(encoding="utf-8").splitlines()
+    return frozenset(line for line in lines if line and not line.startswith("#"))
+
+
+def wiki_root(wiki: str) -> str:
+    """A MediaWiki URL given as its API or a page (``https://host/w/api.php``, ``.../wiki/X``)
+    is the host root the backend wants; any other value is left as it is."""
+    parts = urlsplit(wiki)
+    if parts.scheme in ("http", "https") and parts.netloc and _NOT_A_ROOT.match(parts.path):
+        return f"{parts.scheme}://{parts.netloc}"
+    return wiki
 
 
 def default_variant(wiki: str) -> str | None:
@@ -150,10 +206,38 @@ def load_config_file(path: Path) -> dict[str, Any]:
         raise UsageError(f"config file {path}: {exc}") from None
     except ValueError:  # int() refuses integers of more than 4,300 digits
         raise UsageError(f"config file {path}: a number too long to read") from None
-    unknown = sorted(set(data) - set(_FIELD_TYPES))
+    unknown = sorted(set(data) - set(_FIELD_TYPES) - {PRICES_TABLE})
     if unknown:
-        raise UsageError(f"config file {path}: unknown setting(s): {', '.join(unknown)}")
+        named = ", ".join(_with_suggestion(key) for key in unknown)
+        raise UsageError(f"config file {path}: unknown setting(s): {named}")
     return data
+
+
+def _with_suggestion(key: str, known: Iterable[str] = (*_FIELD_TYPES, PRICES_TABLE)) -> str:
+    """``modle (did you mean model?)`` for a misspelt name."""
+    import difflib
+
+    close = difflib.get_close_matches(key, list(known), n=1)
+    return f"{key} (did you mean {close[0]}?)" if close else key
+
+
+def _model_prices(table: Any, model: str | None, path: Path) -> dict[str, float]:
+    """``price_input``/``price_output`` from the ``[prices]`` entry of the run's model."""
+    if not isinstance(table, dict) or not all(isinstance(v, dict) for v in table.values()):
+        raise UsageError(
+            f"config file {path}: [{PRICES_TABLE}] maps model names to {{ input = 0.15, "
+            "output = 0.60 }} (per million tokens)"
+        )
+    entry = table.get(model) if model else None
+    if entry is None:
+        return {}
+    unknown = sorted(set(entry) - {"input", "output"})
+    if unknown:
+        raise UsageError(
+            f"config file {path}: [{PRICES_TABLE}] {model!r}: unknown key(s) "
+            f"{', '.join(unknown)} (use input and output)"
+        )
+    return {f"price_{key}": value for key, value in entry.items()}
 
 
 def _coerce(name: str, value: Any, origin: str) -> Any:
@@ -186,13 +270,14 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
         raise UsageError(f"{origin}: invalid value{shown} for {name}") from None
 
 
-def _validate(settings: Settings) -> None:
+def _validate(settings: Settings, origins: Mapping[str, Origin]) -> None:
     if settings.api not in APIS:
-        raise UsageError(f"--api must be one of {', '.join(APIS)}, not {settings.api!r}")
+        where = origins["api"].describe() if origins["api"].source != Source.FLAG else "--api"
+        raise UsageError(f"{where} must be one of {', '.join(APIS)}, not {settings.api!r}")
     checks = [
         (settings.max_steps >= 1, "--max-steps must be at least 1"),
         (0 <= settings.temperature <= 2, "--temperature must be between 0 and 2"),
-        (settings.max_tokens is None or settings.max_tokens >= 1, "--max-tokens must be ≥ 1"),
+        (settings.max_tokens >= 1, "--max-tokens must be ≥ 1"),
         (settings.max_observation_chars >= 50, "max_observation_chars must be at least 50"),
         (settings.timeout_s > 0, "timeout_s must be positive"),
         (settings.wiki_timeout_s > 0, "wiki_timeout_s must be positive"),
@@ -209,6 +294,10 @@ def _validate(settings: Settings) -> None:
         (
             settings.max_total_tokens is None or settings.max_total_tokens >= 1,
             "--max-total-tokens must be ≥ 1",
+        ),
+        (
+            all(p is None or p >= 0 for p in (settings.price_input, settings.price_output)),
+            "prices must be ≥ 0",
         ),
     ]
     for ok, message in checks:
@@ -270,23 +359,44 @@ def resolve(
     config_path: Path | None = None,
 ) -> Settings:
     """Merge the four sources; ``flags`` holds only options the user actually gave."""
+    return resolve_with_origins(flags, env, config_path)[0]
+
+
+def resolve_with_origins(
+    flags: Mapping[str, Any],
+    env: Mapping[str, str] = os.environ,
+    config_path: Path | None = None,
+) -> tuple[Settings, dict[str, Origin]]:
+    """:func:`resolve`, plus where each setting came from (for ``react-cli config``)."""
     path = config_path if config_path is not None else home_dir(env) / CONFIG_NAME
     values: dict[str, Any] = {}
-    for name, value in load_config_file(path).items():
-        values[name] = _coerce(name, value, f"config file {path}")
+    origins = {name: Origin(Source.DEFAULT) for name in _FIELD_TYPES}
+    data = load_config_file(path)
+    for name, value in data.items():
+        if name != PRICES_TABLE:
+            values[name] = _coerce(name, value, f"config file {path}")
+            origins[name] = Origin(Source.FILE)
     for name, names in ENV_VARS.items():
         for var in names:
             if env.get(var):
                 values[name] = _coerce(name, env[var], f"environment variable {var}")
+                origins[name] = Origin(Source.ENV, var)
                 break
     for name, value in flags.items():
         if value is not None:
             values[name] = _coerce(name, value, f"option for {name}")
+            origins[name] = Origin(Source.FLAG)
+    if PRICES_TABLE in data:
+        model_prices = _model_prices(data[PRICES_TABLE], values.get("model"), path)
+        for name, value in model_prices.items():
+            values[name] = _coerce(name, value, f"config file {path} [{PRICES_TABLE}]")
+            origins[name] = Origin(Source.FILE, f"[{PRICES_TABLE}]")
     settings = Settings(**values)
     if settings.base_url.endswith("/"):
         values["base_url"] = settings.base_url.rstrip("/")
+    values["wiki"] = wiki_root(settings.wiki)
     if settings.variant is None:
         values["variant"] = default_variant(settings.wiki)
     settings = Settings(**values)
-    _validate(settings)
-    return settings
+    _validate(settings, origins)
+    return settings, origins

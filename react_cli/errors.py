@@ -4,7 +4,8 @@ Every failure a user can meet is a ``ReactCliError``; ``cli.py`` maps it to a on
 ``Error: ...`` on stderr and to the exception's ``exit_code``:
 
 - ``UsageError`` (2): bad option value, missing model or endpoint, empty question.
-- ``LLMError`` (1): the model endpoint failed after retries or refused the request.
+- ``LLMError`` (1): the model endpoint failed after retries or refused the request;
+  ``LLMConfigError`` (2) when it refused the configuration (401/403 key, 404 model or URL).
 - ``WikiError`` (1): a Wikipedia backend failed. Inside a run the agent turns it into an
   observation instead, so this only escapes from direct tool commands.
 - ``TraceError`` (1): a trace file is missing, truncated, not JSON or of an unknown version.
@@ -35,11 +36,17 @@ class LLMError(ReactCliError):
     """The model endpoint failed (after retries) or refused the request."""
 
 
-class LLMAuthError(LLMError):
+class LLMConfigError(LLMError):
+    """The endpoint refused the run's configuration: no retry or other question can help."""
+
+    exit_code = EXIT_USAGE
+
+
+class LLMAuthError(LLMConfigError):
     """401/403: the API key is missing, wrong or not allowed."""
 
 
-class LLMNotFoundError(LLMError):
+class LLMNotFoundError(LLMConfigError):
     """404: the model name or the base URL is wrong."""
 
 

@@ -4,6 +4,7 @@ then the summary as a table. Dataset text never appears here, only numbers and o
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
@@ -19,7 +20,9 @@ from rich.table import Table
 from rich.text import Text
 
 from react_cli.evaluate import EvalObserver
+from react_cli.records import Cost, RetryWait
 from react_cli.render import format_seconds, plain
+from react_cli.wording import cost_text
 
 
 def score_text(summary: dict[str, Any]) -> str:
@@ -49,6 +52,10 @@ class ProgressView(EvalObserver):
         )
         self.task = self.progress.add_task("eval", total=None, scores="")
 
+    def retry_waiting(self, wait: RetryWait) -> None:
+        """A ``records.RetryObserver`` (called from worker threads): above the bar, dimmed."""
+        self.console.print(Text(str(wait), style="dim"))
+
     def started(self, total: int, done: int, summary: dict[str, Any]) -> None:
         scores = score_text(summary) if summary["n"] else ""
         self.progress.update(self.task, total=total, completed=done, scores=scores)
@@ -60,6 +67,27 @@ class ProgressView(EvalObserver):
     def finished(self, summary: dict[str, Any]) -> None:
         self.progress.stop()
         self.console.print(summary_table(summary))
+
+
+NONE = "—"  # no figure yet: no question has finished
+
+
+def _number(value: float | None, form: str | Callable[[float], str]) -> str:
+    if value is None:
+        return NONE
+    return form(value) if callable(form) else form.format(value)
+
+
+def _tokens(summary: dict[str, Any]) -> str:
+    average = _number(summary["avg_tokens"], "{:,.0f}")
+    if summary.get("tokens_estimated") and average != NONE:
+        return f"~{average} (estimated)"
+    return average
+
+
+def _cost(summary: dict[str, Any]) -> str:
+    estimated = bool(summary.get("tokens_estimated"))
+    return cost_text(Cost(summary["total_cost"], estimated)).removeprefix("cost ")
 
 
 def summary_table(summary: dict[str, Any]) -> Table:
@@ -75,17 +103,16 @@ def summary_table(summary: dict[str, Any]) -> Table:
         ("status", summary["status"]),
         ("questions", str(summary["n"])),
     ]
-    if "accuracy" in summary:
-        rows.append(("accuracy", f"{summary['accuracy']:.4f}"))
-    else:
-        rows += [("EM", f"{summary['em']:.4f}"), ("F1", f"{summary['f1']:.4f}")]
+    scores = ["accuracy"] if "accuracy" in summary else ["EM", "F1"]
+    rows += [(name, _number(summary[name.lower()], "{:.4f}")) for name in scores]
     stops = ", ".join(f"{reason} {count}" for reason, count in summary["stop_reasons"].items())
     rows += [
         ("failed", str(summary["failed"])),
-        ("avg steps", f"{summary['avg_steps']:.2f}"),
-        ("avg tokens", f"{summary['avg_tokens']:.0f}"),
-        ("avg latency", format_seconds(summary["avg_latency_s"])),
-        ("stop reasons", stops or "-"),
+        ("avg steps", _number(summary["avg_steps"], "{:.2f}")),
+        ("avg tokens", _tokens(summary)),
+        *([("cost", _cost(summary))] if summary.get("total_cost") is not None else []),
+        ("avg latency", _number(summary["avg_latency_s"], format_seconds)),
+        ("stop reasons", stops or NONE),
         ("wall time", format_seconds(summary["wall_s"])),
     ]
     for name, value in rows:

@@ -24,11 +24,11 @@ from typing import Any, TypeVar
 from react_cli import interrupts
 from react_cli.config import Settings
 from react_cli.datasets import Dataset, Example
-from react_cli.errors import ReactCliError, StoreError, UsageError
+from react_cli.errors import LLMConfigError, ReactCliError, StoreError, UsageError
 from react_cli.evalfiles import RowFile, lock_folder, read_rows, read_summary
 from react_cli.prompts import PromptTemplate
-from react_cli.records import Completion, Model, TextSink
-from react_cli.run import run_config, run_question
+from react_cli.records import Completion, Model, TextSink, Usage
+from react_cli.run import reached_max_tokens, run_config, run_question
 from react_cli.scoring import best_scores, fever_label
 from react_cli.trace import now_utc, slug, write_atomic, write_json_atomic
 from react_cli.untrusted import dump_json
@@ -43,6 +43,59 @@ HARD_FAILURES = frozenset({"llm_error", "error"})
 MAX_CONSECUTIVE_FAILURES = 5
 _POLL_S = 0.2
 T = TypeVar("T")
+
+
+# Settings a run's summary records (its "config"), by the name ``config.Settings`` gives them.
+_RECORDED_SETTINGS = {
+    "model": "model",
+    "base_url": "base_url",
+    "api": "api",
+    "temperature": "temperature",
+    "max_steps": "max_steps",
+    "max_tokens": "max_tokens",
+    "max_total_tokens": "max_total_tokens",
+    "max_parse_errors": "max_parse_errors",
+    "max_repeats": "max_repeats",
+    "max_tool_errors": "max_tool_errors",
+    "stream": "stream",
+    "timeout_s": "run_timeout_s",
+    "force_answer": "force_answer",
+    "wiki": "wiki",
+    "variant": "variant",
+}
+SELECTION = ("offset", "limit", "shuffle_seed", "paper_subset")
+
+
+def earlier_run(directory: Path) -> dict[str, Any]:
+    """The summary of the run ``--resume DIR`` continues; UsageError if DIR holds none."""
+    if not directory.is_dir():
+        raise UsageError(f"--resume {directory}: no such folder")
+    summary = read_summary(directory / SUMMARY)
+    if summary is None:
+        raise UsageError(f"--resume {directory}: no {SUMMARY} there, not an eval folder")
+    if not isinstance(summary.get("dataset"), dict):
+        raise UsageError(f"--resume {directory}: {SUMMARY} is not an eval summary")
+    return summary
+
+
+def recorded_settings(summary: dict[str, Any]) -> dict[str, Any]:
+    """The settings an earlier run was made with, as ``config.resolve`` flags."""
+    config = summary.get("config")
+    config = config if isinstance(config, dict) else {}
+    settings = {
+        name: config[key] for key, name in _RECORDED_SETTINGS.items() if config.get(key) is not None
+    }
+    prompt = config.get("prompt")
+    if isinstance(prompt, dict) and isinstance(prompt.get("name"), str):
+        settings["prompt"] = prompt["name"]
+    return settings
+
+
+def resume_command(directory: Path) -> str:
+    """The command that continues a run, as the user can paste it."""
+    import shlex
+
+    return f"react-cli eval --resume {shlex.quote(str(directory))}"
 
 
 class EvalStopped(KeyboardInterrupt):
@@ -86,6 +139,8 @@ class Tally:
     tokens: int = 0
     latency_s: float = 0.0
     failed: int = 0
+    estimated: bool = False  # some row's tokens are estimates (the endpoint reported none)
+    cost: float | None = None  # None until a row has one (prices are configured)
     stop_reasons: Counter[str] = field(default_factory=Counter)
 
     def add(self, row: dict[str, Any]) -> None:
@@ -96,20 +151,31 @@ class Tally:
         self.tokens += row["tokens"]
         self.latency_s += row["latency_s"]
         self.failed += row["stop_reason"] in HARD_FAILURES
+        usage = row.get("usage")  # rows written before usage was recorded have none
+        self.estimated |= isinstance(usage, dict) and usage.get("estimated") is True
+        cost = row.get("cost")
+        if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+            self.cost = (self.cost or 0.0) + cost
         self.stop_reasons[row["stop_reason"]] += 1
 
     def metrics(self, fever: bool) -> dict[str, Any]:
-        """Scores as fractions from 0 to 1, averages per question, counts per stop reason."""
-        n = self.n or 1
-        scores = {"accuracy": self.em / n} if fever else {"em": self.em / n, "f1": self.f1 / n}
+        """Scores as fractions from 0 to 1, averages per question, counts per stop reason;
+        scores and averages are None (not 0) before any question has finished."""
+
+        def mean(total: float, digits: int) -> float | None:
+            return round(total / self.n, digits) if self.n else None
+
+        scores = {"accuracy": self.em} if fever else {"em": self.em, "f1": self.f1}
         return {
             "n": self.n,
-            **{key: round(value, 6) for key, value in scores.items()},
+            **{key: mean(value, 6) for key, value in scores.items()},
             "failed": self.failed,
-            "avg_steps": round(self.steps / n, 4),
-            "avg_tokens": round(self.tokens / n, 2),
-            "avg_latency_s": round(self.latency_s / n, 4),
+            "avg_steps": mean(self.steps, 4),
+            "avg_tokens": mean(self.tokens, 2),
+            "avg_latency_s": mean(self.latency_s, 4),
             "total_tokens": self.tokens,
+            "tokens_estimated": self.estimated,
+            "total_cost": None if self.cost is None else round(self.cost, 6),
             "stop_reasons": dict(sorted(self.stop_reasons.items())),
         }
 
@@ -130,7 +196,7 @@ def prepare_out_dir(directory: Path, resume: bool) -> None:
     if directory.is_dir() and any(directory.iterdir()):
         if (directory / RESULTS).exists() or (directory / SUMMARY).exists():
             raise UsageError(
-                f"{directory} holds an earlier run: continue it with --resume {directory}"
+                f"{directory} holds an earlier run: continue it with: {resume_command(directory)}"
             )
         raise UsageError(f"--out {directory} is not empty")
     try:
@@ -309,8 +375,11 @@ class EvalObserver:
 @dataclass
 class EvalOutcome:
     summary: dict[str, Any]
-    status: str  # finished, interrupted, stopped (too many failures in a row), failed (store)
+    status: str  # finished, interrupted, stopped (failures in a row, or a configuration
+    # error), failed (the store could not be written)
     last_error: str | None = None
+    max_tokens_reached: int = 0  # questions with a reply stopped at max_tokens before its action
+    config_error: LLMConfigError | None = None  # the endpoint refused the key or the model
 
 
 @dataclass
@@ -372,6 +441,8 @@ class _Run:
         self.failure: str | None = None  # why the run could not go on (the store failed)
         self.failures_in_a_row = 0
         self.last_error: str | None = None
+        self.max_tokens_reached = 0
+        self.config_error: LLMConfigError | None = None
         self._lock = threading.Lock()
         self.todo: queue.SimpleQueue[Example] = queue.SimpleQueue()
         self.events: queue.SimpleQueue[tuple[dict[str, Any], dict[str, Any]] | None] = (
@@ -424,7 +495,7 @@ class _Run:
                 self.last_error = row["error"]
             else:
                 self.failures_in_a_row = 0
-            if self.failures_in_a_row >= MAX_CONSECUTIVE_FAILURES:
+            if self.failures_in_a_row >= MAX_CONSECUTIVE_FAILURES or self.config_error:
                 self.gave_up = True
                 self.stop.set()
         return summary
@@ -475,12 +546,19 @@ class _Run:
             em, f1, extra = score_row(example, result.answer, self.fever)
         except Exception as exc:  # one question's crash is its row, never the batch's end
             row.update(answer=None, em=0.0, f1=0.0, stop_reason="error", error=_describe(exc))
-            row.update(steps=0, tokens=0, latency_s=round(time.monotonic() - started, 4))
-            row["trace"] = None
+            row.update(steps=0, tokens=0, usage=Usage().to_dict(), cost=None)
+            row.update(latency_s=round(time.monotonic() - started, 4), trace=None)
             return row
+        with self._lock:
+            self.max_tokens_reached += reached_max_tokens(result)
+            if isinstance(result.failure, LLMConfigError) and self.config_error is None:
+                self.config_error = result.failure  # no other question can do better: stop
         row.update(answer=result.answer, **extra, em=em, f1=round(f1, 6))
         row.update(stop_reason=result.stop_reason, error=result.error, steps=len(result.steps))
-        row.update(tokens=result.usage.total_tokens, latency_s=round(result.duration_s, 4))
+        row.update(tokens=result.usage.total_tokens, usage=result.usage.to_dict())
+        prices = evaluation.settings.prices()
+        row["cost"] = None if prices is None else prices.cost(result.usage).to_dict()["amount"]
+        row.update(latency_s=round(result.duration_s, 4))
         row["trace"] = name
         return row
 
@@ -537,7 +615,7 @@ def run_evaluation(
                 run.stop.set()
             summary = _final_summary(store, status)
     observer.finished(summary)
-    return EvalOutcome(summary, status, last_error)
+    return EvalOutcome(summary, status, last_error, run.max_tokens_reached, run.config_error)
 
 
 def _final_summary(store: ResultsStore, status: str) -> dict[str, Any]:

@@ -7,6 +7,7 @@ same everywhere and bounded in count and in total waiting time.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
@@ -14,20 +15,40 @@ from urllib.parse import urlsplit, urlunsplit
 import requests
 from requests.adapters import HTTPAdapter
 from urllib3.exceptions import MaxRetryError, ResponseError
+from urllib3.response import BaseHTTPResponse
 from urllib3.util.retry import Retry
 
 from react_cli import __version__
 from react_cli.deadline import time_left
+from react_cli.records import RetryObserver, RetryWait
 from react_cli.retrycount import note_retries
 
-PROJECT_URL = "https://github.com/react-cli/react-cli"
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+# Substrings of requests/urllib3 error texts, most specific first, and how we say them.
+_REASONS = (
+    ("refused", "connection refused"),
+    ("connect timeout", "timed out connecting"),
+    ("timed out", "timed out waiting for the answer"),
+    ("resolve", "cannot resolve the host name"),
+    ("getaddrinfo", "cannot resolve the host name"),
+    ("ssl", "TLS/SSL error"),
+    ("remotedisconnected", "the server closed the connection without answering"),
+    ("ended prematurely", "the connection broke off mid-answer"),
+    ("reset", "the connection was reset"),
+)
+
+
+def failure_reason(exc: BaseException) -> str | None:
+    """A network failure in a few plain words (never its text, which may hold a URL)."""
+    text = str(exc).lower()
+    return next((reason for needle, reason in _REASONS if needle in text), None)
 
 
 def user_agent(contact: str | None = None) -> str:
-    """A Wikimedia-policy User-Agent: tool/version (URL; contact) library/version."""
-    where = f"{PROJECT_URL}; {contact}" if contact else PROJECT_URL
-    return f"react-cli/{__version__} ({where}) requests/{requests.__version__}"
+    """A Wikimedia-policy User-Agent: tool/version (contact) library/version. The project has
+    no web page to name, so without the user's ``contact`` there is none (never a made-up URL)."""
+    where = f" ({contact})" if contact else ""
+    return f"react-cli/{__version__}{where} requests/{requests.__version__}"
 
 
 class BoundedRetry(Retry):
@@ -40,8 +61,10 @@ class BoundedRetry(Retry):
     """
 
     max_wait_s: float = 30.0
+    attempts: int = 0  # the retries allowed at first (``total`` counts down)
+    on_wait: RetryObserver | None = None
 
-    def get_retry_after(self, response):  # type: ignore[no-untyped-def]
+    def get_retry_after(self, response: BaseHTTPResponse) -> float | None:
         retry_after = super().get_retry_after(response)
         if retry_after is None:
             return None
@@ -50,7 +73,28 @@ class BoundedRetry(Retry):
     def new(self, **kw):  # type: ignore[no-untyped-def]
         retry = super().new(**kw)
         retry.max_wait_s = self.max_wait_s
+        retry.attempts = self.attempts
+        retry.on_wait = self.on_wait
         return retry
+
+    def sleep(self, response: BaseHTTPResponse | None = None) -> None:
+        """urllib3's wait (Retry-After, else backoff), announced to ``on_wait`` as it starts."""
+        wait = None
+        if self.respect_retry_after_header and response is not None:
+            wait = self.get_retry_after(response)
+        if not wait:
+            wait = self.get_backoff_time()
+        if self.on_wait is not None and self.history:
+            self.on_wait(RetryWait(wait, self._last_failure(), len(self.history), self.attempts))
+        if wait > 0:
+            time.sleep(wait)
+
+    def _last_failure(self) -> str:
+        last = self.history[-1]
+        if last.status:
+            return f"HTTP {last.status}"
+        error = last.error or Exception("no answer")
+        return failure_reason(error) or type(error).__name__
 
     def increment(  # type: ignore[no-untyped-def, override]
         self, method=None, url=None, response=None, error=None, _pool=None, _stacktrace=None
@@ -75,7 +119,7 @@ class RetryPolicy:
     backoff_jitter_s: float = 0.25
     max_retry_after_s: float = 30.0
 
-    def to_urllib3(self) -> Retry:
+    def to_urllib3(self) -> BoundedRetry:
         retry = BoundedRetry(
             total=self.retries,
             connect=self.retries,
@@ -91,6 +135,7 @@ class RetryPolicy:
             raise_on_status=False,
         )
         retry.max_wait_s = self.max_retry_after_s
+        retry.attempts = self.retries
         return retry
 
 
@@ -102,14 +147,18 @@ def make_session(
     agent: str,
     policy: RetryPolicy | None = None,
     debug_log: Callable[[str], None] | None = None,
+    on_retry: RetryObserver | None = None,
 ) -> requests.Session:
     """A requests session with the retry policy mounted for http and https.
 
     With ``debug_log``, every request and its answer are logged in one line each (headers
-    included, Authorization redacted, URL credentials dropped).
+    included, Authorization redacted, URL credentials dropped); ``on_retry`` hears of each
+    retry wait as it starts.
     """
     session = requests.Session()
-    adapter = HTTPAdapter(max_retries=(policy or RetryPolicy()).to_urllib3(), pool_maxsize=16)
+    retry = (policy or RetryPolicy()).to_urllib3()
+    retry.on_wait = on_retry
+    adapter = HTTPAdapter(max_retries=retry, pool_maxsize=16)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     session.headers["User-Agent"] = agent

@@ -16,7 +16,7 @@ import random
 import re
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import urlsplit, urlunsplit
 
 import requests
@@ -31,14 +31,24 @@ from react_cli.errors import (
     LLMResponseError,
     UsageError,
 )
-from react_cli.http import RetryPolicy, make_session, redact_url, retries_of, user_agent
+from react_cli.http import (
+    RetryPolicy,
+    failure_reason,
+    make_session,
+    redact_url,
+    retries_of,
+    user_agent,
+)
 from react_cli.parser import ObservationCutter, cut_at_observation
-from react_cli.records import Completion, TextSink, Usage
+from react_cli.records import Completion, RetryObserver, RetryWait, TextSink, Usage
+from react_cli.wording import plural
 
 APIS = ("chat", "completions")
 MAX_MESSAGE_CHARS = 300
+MODEL_HINT = "check the model name ('react-cli models' lists them) and the base URL"
+URL_HINT = "check the base URL (an OpenAI-compatible one usually ends in /v1)"
 CONNECT_TIMEOUT_S = 10.0
-CHARS_PER_TOKEN = 16  # generous: real tokens average about 4 characters
+MAX_CHARS_PER_TOKEN = 16  # a size cap, not an estimate: generous, so no honest answer is cut
 DEFAULT_MAX_CHARS = 100_000  # when no max_tokens is set (long <think> blocks fit)
 BODY_OVERHEAD_BYTES = 64_000  # JSON around the text of a non-streamed answer
 _CUT_OFF = {
@@ -49,26 +59,16 @@ _CUT_OFF = {
     ),
 }
 _MENTIONS_STOP = re.compile(r"\bstop(?:_sequences?)?\b", re.IGNORECASE)
-# Substrings of requests/urllib3 error texts, most specific first, and how we say them.
-_REASONS = (
-    ("refused", "connection refused"),
-    ("connect timeout", "timed out connecting"),
-    ("timed out", "timed out waiting for the answer"),
-    ("resolve", "cannot resolve the host name"),
-    ("getaddrinfo", "cannot resolve the host name"),
-    ("ssl", "TLS/SSL error"),
-    ("remotedisconnected", "the server closed the connection without answering"),
-    ("ended prematurely", "the connection broke off mid-answer"),
-    ("reset", "the connection was reset"),
-)
 
 
 class _Transient(Exception):
-    """A failure after the 200 that a fresh request may fix; ``error`` is raised if none does."""
+    """A failure after the 200 that a fresh request may fix; ``error`` is raised if none does,
+    ``reason`` says it in a few words for the retry notice."""
 
-    def __init__(self, error: LLMError) -> None:
+    def __init__(self, error: LLMError, reason: str) -> None:
         super().__init__(str(error))
         self.error = error
+        self.reason = reason
 
 
 class _Echo:
@@ -114,6 +114,7 @@ class OpenAIClient:
         policy: RetryPolicy | None = None,
         session: requests.Session | None = None,
         debug_log: Callable[[str], None] | None = None,
+        on_retry: RetryObserver | None = None,
     ) -> None:
         if api not in APIS:
             raise UsageError(f"unknown API {api!r}: use one of {', '.join(APIS)}")
@@ -124,7 +125,7 @@ class OpenAIClient:
         self.max_tokens = max_tokens
         self.stream = stream
         self.timeout_s = timeout_s
-        self.max_chars = max_tokens * CHARS_PER_TOKEN if max_tokens else DEFAULT_MAX_CHARS
+        self.max_chars = max_tokens * MAX_CHARS_PER_TOKEN if max_tokens else DEFAULT_MAX_CHARS
         self.url = _endpoint_url(self.base_url, api)
         self.shown_url = redact_url(self.url)  # for messages and logs: no credentials, no query
         self._url_secrets = _url_secrets(self.url)
@@ -133,8 +134,9 @@ class OpenAIClient:
         self._api_key = api_key or None
         self._policy = policy or RetryPolicy()
         self._owns_session = session is None
-        self._session = session or make_session(user_agent(), self._policy)
+        self._session = session or make_session(user_agent(), self._policy, on_retry=on_retry)
         self._debug_log = debug_log
+        self._on_retry = on_retry
 
     def close(self) -> None:
         if self._owns_session:
@@ -157,7 +159,7 @@ class OpenAIClient:
                 try:
                     text, usage, finish = self._read(response, echo)
                 except _Transient as failure:
-                    error = failure.error
+                    error, reason = failure.error, failure.reason
                 else:
                     return Completion(text, usage, time.monotonic() - started, retries, finish)
             wait = self._backoff(reissues)
@@ -166,8 +168,10 @@ class OpenAIClient:
                 left is not None and wait >= left
             )
             if reissues >= self._policy.retries or out_of_time:
-                raise type(error)(f"{error} (after {reissues} re-issued requests)")
+                raise type(error)(f"{error} (after {plural(reissues, 're-issued request')})")
             self._log(f"re-issuing the request after: {error}")
+            if self._on_retry is not None:
+                self._on_retry(RetryWait(wait, reason, reissues + 1, self._policy.retries))
             time.sleep(wait)
             reissues += 1
             retries += 1
@@ -244,17 +248,21 @@ class OpenAIClient:
             self._log("endpoint rejected stop; retrying without it (cutting client-side)")
             return
         where = f"{self.shown_url} (model {self.model!r})"
+        self._refuse(response, message, where, MODEL_HINT)
+
+    def _refuse(self, response: requests.Response, message: str, where: str, hint: str) -> NoReturn:
+        """The LLMError for an error status: a configuration error (401/403, 404 with
+        ``hint``), a rejected request, or a server that kept failing."""
+        status = response.status_code
         said = f": {message}" if message else ""
         if status in (401, 403):
             key = "rejected the API key" if self._api_key else "requires an API key"
             raise LLMAuthError(
-                f"the endpoint {key} (HTTP {status}) at {self.shown_url}{said}; "
+                f"the endpoint {key} (HTTP {status}) at {where}{said}; "
                 "set OPENAI_API_KEY or --api-key"
             )
         if status == 404:
-            raise LLMNotFoundError(
-                f"not found (HTTP 404) at {where}: check the model name and the base URL{said}"
-            )
+            raise LLMNotFoundError(f"not found (HTTP 404) at {where}: {hint}{said}")
         if status < 500 and status != 429:
             raise LLMRequestError(
                 f"the endpoint rejected the request (HTTP {status}) at {where}{said}"
@@ -263,18 +271,45 @@ class OpenAIClient:
         if retried < self._policy.retries and time_left() is not None:
             said += "; no time left to retry within the run's time limit"
         raise LLMConnectionError(
-            f"{where} kept failing with HTTP {status} after {retried} retries{said}"
+            f"{where} kept failing with HTTP {status} after "
+            f"{plural(retried, 'retry', 'retries')}{said}"
         )
+
+    def list_models(self) -> list[dict[str, Any]]:
+        """``GET {base_url}/models``: what the endpoint serves, to find the name for ``-m``;
+        failures raise the same errors as a completion."""
+        url = _endpoint_url(self.base_url, "models")
+        shown = redact_url(url)
+        headers = {**self._headers(), "Accept": "application/json"}
+        try:
+            response = self._session.get(
+                url,
+                headers=headers,
+                timeout=(min(CONNECT_TIMEOUT_S, self.timeout_s), self.timeout_s),
+            )
+        except requests.RequestException as exc:
+            raise LLMConnectionError(f"cannot reach {shown}: {self._reason(exc)}") from None
+        with response:
+            if response.status_code >= 400:
+                self._refuse(response, self._clean(_server_message(response.text)), shown, URL_HINT)
+            try:
+                data = json.loads(self._read_body(response))
+            except (ValueError, requests.RequestException):
+                data = None
+        models = data.get("data") if isinstance(data, dict) else None
+        if not isinstance(models, list):
+            raise LLMResponseError(f"{shown} answered HTTP 200 without a list of models")
+        return [model for model in models if isinstance(model, dict)]
 
     def _read(
         self, response: requests.Response, echo: _Echo | None
-    ) -> tuple[str, Usage, str | None]:
+    ) -> tuple[str, Usage | None, str | None]:
         if "text/event-stream" in response.headers.get("Content-Type", ""):
             return self._read_stream(response, echo)
         try:  # also when streaming was asked for: some servers answer with one JSON body
             raw = self._read_body(response)
         except requests.RequestException as exc:
-            raise _Transient(self._broke_off(exc)) from None
+            raise _Transient(self._broke_off(exc), self._reason(exc)) from None
         try:
             data = json.loads(raw)
         except ValueError:
@@ -308,10 +343,11 @@ class OpenAIClient:
 
     def _read_stream(
         self, response: requests.Response, echo: _Echo | None
-    ) -> tuple[str, Usage, str | None]:
+    ) -> tuple[str, Usage | None, str | None]:
         """Read SSE until [DONE] or until the cutter sees an invented Observation line."""
         cutter = ObservationCutter()
-        usage, finish, done, saw_choice = Usage(), None, False, False
+        usage: Usage | None = None
+        finish, done, saw_choice = None, False, False
         received = shown = 0
         try:
             for line in response.iter_lines():
@@ -326,7 +362,7 @@ class OpenAIClient:
                 except ValueError:
                     raise self._malformed(f"malformed stream chunk: {payload[:80]!r}") from None
                 if isinstance(chunk, dict) and chunk.get("usage"):
-                    usage = _usage(chunk)
+                    usage = _usage(chunk) or usage
                 choice = _first_choice(chunk)
                 if choice is None:
                     continue
@@ -351,9 +387,9 @@ class OpenAIClient:
                         f"the run's time limit ran out while {self.shown_url} was still answering"
                     )
         except requests.RequestException as exc:
-            raise _Transient(self._broke_off(exc)) from None
+            raise _Transient(self._broke_off(exc), self._reason(exc)) from None
         if finish is None:  # every complete answer names why it ended
-            raise _Transient(self._malformed(_CUT_OFF[done]))
+            raise _Transient(self._malformed(_CUT_OFF[done]), "the stream was cut off")
         if not saw_choice:
             raise self._malformed("a stream without choices")
         tail = cutter.flush()[: max(0, self.max_chars - shown)]
@@ -389,11 +425,7 @@ class OpenAIClient:
         )
 
     def _reason(self, exc: requests.RequestException) -> str:
-        text = str(exc).lower()
-        for needle, reason in _REASONS:
-            if needle in text:
-                return reason
-        return self._clean(f"{type(exc).__name__}: {exc}")
+        return failure_reason(exc) or self._clean(f"{type(exc).__name__}: {exc}")
 
     def _redact(self, text: str) -> str:
         """Never the API key or the URL's credentials and query, even when a server or an
@@ -416,10 +448,10 @@ class OpenAIClient:
 
 
 def _endpoint_url(base_url: str, api: str) -> str:
-    """The completion endpoint under ``base_url``; a query string (``?api-version=...``) stays
-    at the end, where the server looks for it."""
+    """The endpoint of ``api`` (chat, completions or models) under ``base_url``; a query string
+    (``?api-version=...``) stays at the end, where the server looks for it."""
     parts = urlsplit(base_url)
-    path = parts.path.rstrip("/") + ("/chat/completions" if api == "chat" else "/completions")
+    path = parts.path.rstrip("/") + ("/chat/completions" if api == "chat" else f"/{api}")
     return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
 
 
@@ -450,9 +482,10 @@ def _first_choice(data: Any) -> dict[str, Any] | None:
     return None
 
 
-def _usage(data: dict[str, Any]) -> Usage:
-    usage = data.get("usage")
-    return Usage.from_dict(usage) if isinstance(usage, dict) else Usage()
+def _usage(data: dict[str, Any]) -> Usage | None:
+    """The reported usage; None when there is none (or it counts nothing)."""
+    usage = Usage.from_dict(data["usage"]) if isinstance(data.get("usage"), dict) else None
+    return usage if usage is not None and usage.total_tokens else None
 
 
 def _sse_data(line: bytes) -> str | None:

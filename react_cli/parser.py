@@ -151,9 +151,10 @@ class ParsedStep:
 def parse_step(text: str) -> ParsedStep:
     """Split a model continuation after ``Thought k:`` into thought and first action.
 
-    The first "action site" decides: an ``Action`` label (any emphasis, colon or step
-    number) or a line that starts with ``Search[``/``Lookup[``/``Finish[``. The thought is
-    everything before it, as one line; the action must follow the label directly.
+    One "action site" decides: an ``Action`` label (any emphasis, colon or step number) or a
+    line that starts with ``Search[``/``Lookup[``/``Finish[``; a site at the start of a line
+    wins over an inline label (see :func:`_first_action_site`). The thought is everything
+    before it, as one line; the action must follow the label directly.
     """
     if not text:
         return ParsedStep("", None, None)
@@ -179,13 +180,26 @@ def parse_action(text: str) -> Action | None:
 
 
 def _first_action_site(text: str) -> tuple[int, int] | None:
-    """(where the thought ends, where the action text begins) for the earliest action site."""
-    sites: list[tuple[int, int]] = []
-    for pattern in (_LINE_ACTION_LABEL, _INLINE_ACTION_LABEL, _LINE_ACTION):
-        match = pattern.search(text)
-        if match:
-            sites.append((match.start(), match.end()))
-    return min(sites) if sites else None
+    """(where the thought ends, where the action text begins) for the chosen action site.
+
+    As in every original ReAct implementation, an action starts a line: the earliest
+    line-start site wins, even over an earlier inline ``Action:`` inside a thought
+    ("... so I will finish. Action: finish[a sentence].\nAction: finish[X]"). An inline
+    label counts only when no line starts with an action.
+    """
+    for patterns in ((_LINE_ACTION_LABEL, _LINE_ACTION), (_INLINE_ACTION_LABEL,)):
+        sites = [(m.start(), m.end()) for m in (p.search(text) for p in patterns) if m]
+        if sites:
+            return min(sites)
+    return None
+
+
+def action_line_end(text: str) -> int | None:
+    """Where the line holding the chosen action site ends in ``text`` (``<think>`` blocks
+    already stripped); None when there is no action site. Text after it is not part of the step.
+    """
+    site = _first_action_site(cut_at_observation(text))
+    return None if site is None else _line_end(text, site[1])
 
 
 def _read_action(text: str, pos: int) -> tuple[Action | None, str | None]:

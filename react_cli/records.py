@@ -11,13 +11,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+CHARS_PER_TOKEN = 4
+"""The package's one rule of thumb for text without a tokenizer: about 4 characters a token."""
+
 
 @dataclass
 class Usage:
-    """Token counts as reported by the endpoint (zero when it reports none)."""
+    """Token counts as reported by the endpoint, or ``estimated`` from the text when it reports
+    none (llama.cpp and others when streaming), so a run that used tokens never shows 0."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    estimated: bool = False
 
     @property
     def total_tokens(self) -> int:
@@ -27,19 +32,58 @@ class Usage:
         return Usage(
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
+            self.estimated or other.estimated,
         )
 
-    def to_dict(self) -> dict[str, int]:
+    @classmethod
+    def estimate(cls, prompt: str, text: str) -> Usage:
+        """An estimate from the characters sent and received (:data:`CHARS_PER_TOKEN`)."""
+        return cls(_tokens_in(prompt), _tokens_in(text), estimated=True)
+
+    def to_dict(self) -> dict[str, Any]:
         return {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "total_tokens": self.total_tokens,
+            "estimated": self.estimated,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> Usage:
+        """Recorded usage; traces written before ``estimated`` existed hold reported counts."""
         data = data or {}
-        return cls(_count(data.get("prompt_tokens")), _count(data.get("completion_tokens")))
+        return cls(
+            _count(data.get("prompt_tokens")),
+            _count(data.get("completion_tokens")),
+            data.get("estimated") is True,
+        )
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What a run cost in the user's currency; ``estimated`` when its tokens were."""
+
+    amount: float
+    estimated: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"amount": round(self.amount, 6), "estimated": self.estimated}
+
+
+@dataclass(frozen=True)
+class Prices:
+    """A model's prices per million tokens, as configured (react-cli ships no price list)."""
+
+    input: float = 0.0
+    output: float = 0.0
+
+    def cost(self, usage: Usage) -> Cost:
+        amount = usage.prompt_tokens * self.input + usage.completion_tokens * self.output
+        return Cost(amount / 1_000_000, usage.estimated)
+
+
+def _tokens_in(text: str) -> int:
+    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
 
 
 @dataclass
@@ -47,14 +91,32 @@ class Completion:
     """One model call's result.
 
     ``text`` is the model's output exactly as received, already cut client-side before the
-    first invented ``Observation`` line; ``<think>`` blocks are still in it.
+    first invented ``Observation`` line; ``<think>`` blocks are still in it. ``finish_reason``
+    is the endpoint's (``"length"``: it stopped at ``max_tokens``).
     """
 
     text: str
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage | None = None  # None: the endpoint reported none (the loop then estimates)
     latency_s: float = 0.0
     retries: int = 0
     finish_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class RetryWait:
+    """A wait before a retry, announced as it starts so a slow run never looks hung."""
+
+    seconds: float
+    reason: str  # what failed: "HTTP 429", "connection refused", "Wikipedia maxlag", ...
+    attempt: int  # this retry's number, from 1
+    attempts: int  # the most retries allowed
+
+    def __str__(self) -> str:
+        return f"retrying in {self.seconds:.1f} s: {self.reason} ({self.attempt}/{self.attempts})"
+
+
+RetryObserver = Callable[[RetryWait], None]
+"""Told of each retry wait as it starts; passed explicitly to every client that retries."""
 
 
 TextSink = Callable[[str], None]

@@ -14,7 +14,10 @@ from typing import IO
 from rich.console import Console
 from rich.text import Text
 
-from react_cli.agent import RunObserver, RunResult, Step
+from react_cli.agent import MAX_TOKENS_REACHED, RunObserver, RunResult, Step, ignored_text
+from react_cli.parser import parse_step
+from react_cli.records import Prices, RetryWait
+from react_cli.wording import cost_text, plural, token_text
 
 # CSI sequences, OSC sequences with their terminator (BEL or ST), other two-byte escapes. An
 # OSC without a terminator is not swallowed to the end of the text: its ESC alone is removed.
@@ -52,8 +55,16 @@ def format_seconds(seconds: float) -> str:
     return f"{seconds:.2f} s" if seconds < 60 else f"{int(seconds // 60)} min {seconds % 60:.0f} s"
 
 
+# A label the model echoed after the one we printed ("Thought 1: Thought 1: I need ...").
+_ECHOED_LABEL = re.compile(
+    r"\s*[*_]*(?P<word>thought|action)[ \t*_]*(?:\d+[ \t*_]*)?[:：][*_]*", re.IGNORECASE
+)
+ECHO_WINDOW = 24  # characters held at the start of a reply until an echoed label is ruled out
+MIN_WRAP_WIDTH = 20
+
+
 def step_meta(step: Step) -> str:
-    """What a step cost and how it went, on one line: ``model 0.52 s · tool 0.10 s · 1657 tokens``.
+    """What a step cost and how it went, on one line: ``model 0.52 s · tool 0.10 s · 1,657 tokens``.
 
     The terminal shows it after each step, the exported pages too.
     """
@@ -61,31 +72,58 @@ def step_meta(step: Step) -> str:
     if step.tool_latency_s:
         parts.append(f"tool {format_seconds(step.tool_latency_s)}")
     if step.usage.total_tokens:
-        parts.append(f"{step.usage.total_tokens} tokens")
+        parts.append(token_text(step.usage))
     if step.retries:
-        parts.append(f"{step.retries} retries")
+        parts.append(plural(step.retries, "retry", "retries"))
     if step.tool_retries:
-        parts.append(f"{step.tool_retries} tool retries")
+        parts.append(plural(step.tool_retries, "tool retry", "tool retries"))
     if step.error == "parse_error":
         parts.append("no valid action")
+    elif step.error:
+        parts.append("failed")
+    if step.details.get(MAX_TOKENS_REACHED):
+        parts.append("stopped at max_tokens")
     if step.details.get("forced"):
         parts.append("forced answer")
     return " · ".join(parts)
 
 
 class Renderer(RunObserver):
-    """Prints Thought/Action/Observation as they happen (or as recorded, for replay)."""
+    """Prints Thought/Action/Observation as they happen (or as recorded, for replay).
 
-    def __init__(self, console: Console) -> None:
+    Model text streams as it arrives, except what the loop may not keep: after the first line
+    of a reply, lines are held until an action line completes, and what the loop ignores (text
+    after the action's line, or every line after the first when there is no action) is shown
+    dimmed as ``(ignored)`` once the reply ends, never as if it were a step. With ``live``, the
+    command prints the run's failure itself, so it is not repeated here.
+    """
+
+    def __init__(
+        self, console: Console, *, live: bool = False, prices: Prices | None = None
+    ) -> None:
         self.console = console
+        self.live = live
+        self.prices = prices  # with them, the run's cost ends the summary line
         self._line_open = False
         self._after_label = False
         self._held = ""  # an escape sequence split across streamed chunks, until it completes
+        self._label_word = ""
+        self._thought_call = False
+        self._text = ""  # the current reply so far
+        self._shown = 0  # how much of it is printed (or skipped as an echoed label)
+        self._scanned = 0  # how much of it was parsed line by line
+        self._echo_checked = False
+        self._first_line_done = False
+        self._action_seen = False
 
     def _label(self, label: str, style: str) -> None:
+        self._end_reply()
         self._end_line()
         self.console.print(Text(label, style=style), end=" ")
         self._line_open = self._after_label = True
+        self._label_word = label.split()[0].lower()
+        self._text, self._shown, self._scanned, self._echo_checked = "", 0, 0, False
+        self._first_line_done = self._action_seen = False
 
     def _end_line(self) -> None:
         held, self._held = self._held, ""
@@ -99,11 +137,72 @@ class Renderer(RunObserver):
 
     def step_started(self, index: int) -> None:
         self._label(f"Thought {index}:", "bold cyan")
+        self._thought_call = True
 
     def action_requested(self, index: int) -> None:
         self._label(f"Action {index}:", "bold magenta")
+        self._thought_call = False
 
     def model_text(self, text: str) -> None:
+        self._text += text
+        self._advance()
+
+    def model_done(self) -> None:
+        self._end_reply()
+
+    def retry_waiting(self, wait: RetryWait) -> None:
+        """A ``records.RetryObserver``: the wait on its own line, dimmed."""
+        self._end_line()
+        self.console.print(Text(str(wait), style="dim"))
+
+    def _advance(self) -> None:
+        """Print what is now certain to be kept: the first line as it streams, later lines
+        once a line holding an action has completed (each line is parsed once)."""
+        text = self._text
+        if not self._echo_checked:
+            head = text[self._shown :]
+            if len(head) < ECHO_WINDOW and "\n" not in head:
+                return
+            self._skip_echoed_label()
+        while not self._action_seen:
+            newline = text.find("\n", self._scanned)
+            if newline < 0:
+                if not self._first_line_done:
+                    self._stream(text[self._shown :])
+                    self._shown = self._scanned = len(text)
+                return
+            line = text[text.rfind("\n", 0, newline) + 1 : newline]
+            self._scanned = newline + 1
+            self._action_seen = parse_step(line).action_text is not None
+            if self._action_seen or not self._first_line_done:
+                self._stream(text[self._shown : newline + 1])
+                self._shown = newline + 1
+                self._first_line_done = bool(line.strip()) or self._first_line_done
+
+    def _skip_echoed_label(self) -> None:
+        self._echo_checked = True
+        echo = _ECHOED_LABEL.match(self._text, self._shown)
+        if echo and echo.group("word").lower() == self._label_word:
+            self._shown = echo.end()
+
+    def _end_reply(self) -> None:
+        """The reply is complete: print the rest of what is kept, then what is ignored."""
+        if not self._text:
+            return
+        if not self._echo_checked:
+            self._skip_echoed_label()
+        ignored = ignored_text(self._text, thought_call=self._thought_call)
+        kept_end = max(self._shown, len(self._text) - len(ignored))
+        self._stream(self._text[self._shown : kept_end])
+        tail = self._text[kept_end:].strip()
+        self._text, self._shown, self._scanned = "", 0, 0
+        if tail:
+            self._end_line()
+            self.console.print(
+                Text.assemble(("(ignored) ", "dim italic"), (plain(tail), "dim")), soft_wrap=True
+            )
+
+    def _stream(self, text: str) -> None:
         text, self._held = self._held + text, ""
         unfinished = _UNFINISHED_ESCAPE.search(text)
         if unfinished and len(text) - unfinished.start() <= MAX_HELD_ESCAPE:
@@ -113,36 +212,51 @@ class Renderer(RunObserver):
     def _show(self, text: str) -> None:
         cleaned = plain(text)
         if self._after_label:
-            cleaned = cleaned.lstrip(" ")
+            cleaned = cleaned.lstrip()
         if cleaned:
             self.console.print(Text(cleaned), end="", soft_wrap=True)
             self._line_open = not cleaned.endswith("\n")
             self._after_label = False
 
     def step_finished(self, step: Step) -> None:
+        self._end_reply()
         self._end_line()
         if step.error and step.error != "parse_error":
-            self.console.print(Text(f"Error {step.index}: {plain(step.error)}", style="bold red"))
+            if not self.live:
+                self._labelled(f"Error {step.index}: ", "bold red", step.error)
         elif step.observation:
-            self.console.print(
-                Text.assemble(
-                    (f"Observation {step.index}: ", "bold green"), plain(step.observation)
-                )
-            )
+            self._labelled(f"Observation {step.index}: ", "bold green", step.observation)
         self.console.print(Text(f"  ({step_meta(step)})", style="dim"))
 
+    def _labelled(self, label: str, style: str, text: str) -> None:
+        """``label`` and untrusted text; on a terminal wrapped at word boundaries with a
+        hanging indent under the label (piped output stays one line)."""
+        body = Text(plain(text))
+        width = self.console.width - len(label)
+        if not self.console.is_terminal or width < MIN_WRAP_WIDTH:
+            self.console.print(Text.assemble((label, style), body))
+            return
+        lines = body.wrap(self.console, width)
+        self.console.print(Text.assemble((label, style), lines[0]))
+        for line in lines[1:]:
+            self.console.print(Text.assemble(" " * len(label), line))
+
     def run_finished(self, result: RunResult) -> None:
+        self._end_reply()
         self._end_line()
         if result.answer is not None:
             self.console.print(Text.assemble(("Answer: ", "bold"), plain(result.answer)))
         else:
-            reason = f": {plain(result.error)}" if result.error else ""
+            shown = self.live or bool(result.steps and result.steps[-1].error == result.error)
+            reason = f": {plain(result.error)}" if result.error and not shown else ""
             self.console.print(Text(f"No answer ({result.stop_reason}){reason}", style="bold red"))
-        summary = (
-            f"stop: {result.stop_reason} · {len(result.steps)} steps · "
-            f"{result.usage.total_tokens} tokens · {format_seconds(result.duration_s)}"
-        )
-        self.console.print(Text(summary, style="dim"))
+        parts = [f"stop: {result.stop_reason}", plural(len(result.steps), "step")]
+        if result.usage.total_tokens:
+            parts.append(token_text(result.usage))
+        if self.prices is not None:
+            parts.append(cost_text(self.prices.cost(result.usage)))
+        parts.append(format_seconds(result.duration_s))
+        self.console.print(Text(" · ".join(parts), style="dim"))
 
 
 def replay_run(renderer: Renderer, result: RunResult) -> None:
@@ -151,8 +265,10 @@ def replay_run(renderer: Renderer, result: RunResult) -> None:
     for step in result.steps:
         renderer.step_started(step.index)
         renderer.model_text(step.raw)
+        renderer.model_done()
         if step.followup_raw is not None:
             renderer.action_requested(step.index)
             renderer.model_text(step.followup_raw)
+            renderer.model_done()
         renderer.step_finished(step)
     renderer.run_finished(result)

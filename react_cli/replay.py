@@ -26,6 +26,7 @@ from react_cli.prompts import PromptTemplate
 from react_cli.records import Completion, Model, TextSink, ToolResult, Tools, Usage
 from react_cli.render import Renderer
 from react_cli.trace import load_trace, seconds, step_from_dict, step_to_dict
+from react_cli.wording import plural
 
 # The cue a prompt ends with names the call: "Thought k:", "Action k:", or the forced
 # "Action k: Finish[" of --force-answer.
@@ -138,7 +139,9 @@ def select_trace(home: Path, path: Path | None, nth: int | None) -> Path:
     if not files:
         raise TraceError(f"no traces in {home / 'traces'} yet: run 'react-cli ask' or pass TRACE")
     if nth > len(files):
-        raise TraceError(f"only {len(files)} trace(s) in {home / 'traces'}, no number {nth}")
+        raise TraceError(
+            f"only {plural(len(files), 'trace')} in {home / 'traces'}, no number {nth}"
+        )
     return files[nth - 1]
 
 
@@ -212,7 +215,7 @@ class RecordedModel:
             self._end_like_the_recording(label, index)
         if first_call:  # the step's cost is booked on its first call
             return Completion(text, step.usage, step.latency_s, step.retries)
-        return Completion(text)
+        return Completion(text, Usage())
 
     def _end_like_the_recording(self, label: str, index: int) -> NoReturn:
         if (label, index) == self._failed_call:

@@ -8,11 +8,13 @@ timeouts, SSE parsing) is exercised. Each request is answered by the next script
         ...
         assert fake.requests[0].json["stop"] == ["\\nObservation"]
 
-Served paths: ``/v1/chat/completions`` and ``/v1/completions`` (anything else gets a 404 JSON
-error without consuming a reply). The request's ``stream`` flag picks SSE or a plain JSON body;
+Served paths: ``/v1/chat/completions`` and ``/v1/completions``, and ``GET /v1/models`` (the
+``models`` names, or the next reply if it is an error); anything else gets a 404 JSON error
+without consuming a reply. The request's ``stream`` flag picks SSE or a plain JSON body;
 ``stop`` is applied like a real server (cut at the earliest stop sequence, which is excluded)
-unless ``Reply.ignore_stop``. A finished list of replies keeps answering with its LAST reply,
-so ``[Reply(status=503)]`` is a server that is down for good.
+unless ``Reply.ignore_stop``; ``default_max_tokens`` makes it honour ``max_tokens`` like a
+real server, with that default when a request sends none. A finished list of replies keeps
+answering with its LAST reply, so ``[Reply(status=503)]`` is a server that is down for good.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 PATHS = ("/v1/chat/completions", "/v1/completions")
+MODELS_PATH = "/v1/models"
 STALL_S = 60.0  # how long "stall_stream" hangs; stop() wakes it early
 POLL_S = 0.02  # serve_forever poll: how long stop() may wait for the accept loop
 
@@ -80,13 +83,20 @@ class FakeOpenAI:
     """
 
     def __init__(
-        self, replies: list[Reply] | Callable[[dict[str, Any]], Reply], *, chunk_size: int = 4
+        self,
+        replies: list[Reply] | Callable[[dict[str, Any]], Reply],
+        *,
+        chunk_size: int = 4,
+        default_max_tokens: int | None = None,
+        models: tuple[str, ...] = ("test-model",),
     ) -> None:
         if isinstance(replies, list) and not replies:
             raise ValueError("FakeOpenAI needs at least one Reply")
         self._replies = list(replies) if isinstance(replies, list) else replies
         self._served = 0
         self.chunk_size = chunk_size
+        self.default_max_tokens = default_max_tokens
+        self.models = models
         self.requests: list[RecordedRequest] = []
         self.url = ""
         self._lock = threading.Lock()
@@ -147,6 +157,25 @@ class _Handler(BaseHTTPRequestHandler):
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             self._answer()
 
+    def do_GET(self) -> None:
+        """``/v1/models``: the fake's ``models``, or the next reply when it is an error."""
+        fake = self.server.fake
+        fake._record(
+            RecordedRequest(self.path, {k.lower(): v for k, v in self.headers.items()}, None)
+        )
+        self.close_connection = True
+        if self.path.partition("?")[0] != MODELS_PATH:
+            self._send(404, _error_body(f"unknown path {self.path}"), {})
+            return
+        reply = fake._next_reply({})
+        if reply.body is not None or reply.status != 200:
+            self._send(
+                reply.status, reply.body or _error_body(f"HTTP {reply.status}"), reply.headers
+            )
+            return
+        data = [{"id": name, "object": "model", "owned_by": "me"} for name in fake.models]
+        self._send(200, json.dumps({"object": "list", "data": data}), reply.headers)
+
     def _answer(self) -> None:
         fake = self.server.fake
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
@@ -172,6 +201,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         chat = path.endswith("/chat/completions")
         text, finish = _apply_stop(reply, body.get("stop"))
+        text, finish = _apply_max_tokens(text, finish, body, fake.default_max_tokens)
         usage = _usage(body, text) if reply.usage else None
         if body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
@@ -257,6 +287,17 @@ def _apply_stop(reply: Reply, stop: str | list[str] | None) -> tuple[str, str]:
     if not hits:
         return reply.text, reply.finish_reason
     return reply.text[: min(hits)], "stop"
+
+
+def _apply_max_tokens(
+    text: str, finish: str, body: dict[str, Any], default: int | None
+) -> tuple[str, str]:
+    """With ``default_max_tokens`` (llama-cpp-python's is 16), cut at ``max_tokens`` (or that
+    default when the request has none) of 4 characters, as ``finish_reason: "length"``."""
+    limit = body.get("max_tokens") or default
+    if default is None or not isinstance(limit, int) or len(text) <= 4 * limit:
+        return text, finish
+    return text[: 4 * limit], "length"
 
 
 def _usage(body: dict[str, Any], text: str) -> dict[str, int]:

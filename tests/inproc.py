@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -76,9 +77,18 @@ class Runner:
         return data
 
 
+RETRY_NOTICE = re.compile(r"retrying in \d+\.\d s: .+ \(\d+/\d+\)")
+
+
+def retry_notices(stderr: str) -> list[str]:
+    """The ``retrying in 2.0 s: HTTP 429 (1/4)`` lines of stderr."""
+    return [line for line in stderr.splitlines() if RETRY_NOTICE.fullmatch(line)]
+
+
 def one_error_line(stderr: str) -> str:
-    """Assert stderr is exactly one ``Error: ...`` line and no traceback; return it."""
-    lines = stderr.splitlines()
+    """Assert stderr is exactly one ``Error: ...`` line (besides retry notices) and no
+    traceback; return it."""
+    lines = [line for line in stderr.splitlines() if not RETRY_NOTICE.fullmatch(line)]
     assert len(lines) == 1 and lines[0].startswith("Error: "), stderr
     assert "Traceback" not in stderr
     return lines[0]

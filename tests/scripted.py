@@ -25,7 +25,8 @@ class ScriptedModel:
             text = text.split("\n", 1)[0]
         if on_text is not None:
             on_text(text)
-        return Completion(text, Usage(self.tokens_per_call, self.tokens_per_call), 0.0)
+        n = self.tokens_per_call  # 0: like a server that reports no usage
+        return Completion(text, Usage(n, n) if n else None, 0.0)
 
 
 @dataclass

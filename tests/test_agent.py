@@ -175,6 +175,11 @@ def test_observer_sees_each_step() -> None:
         (" a\nAction 1: Search[X]\nThought 2: more", " a\nAction 1: Search[X]"),
         ("<think>hmm</think> a\nAction 1: Search[X]", " a\nAction 1: Search[X]"),
         (" no action\n\n", " no action"),
+        # the line-start action wins, so the kept text runs to its line, not the inline one's
+        (
+            " So. Action: Finish[a sentence].\nAction: Finish[b]\nThought 2: x",
+            " So. Action: Finish[a sentence].\nAction: Finish[b]",
+        ),
     ],
 )
 def test_kept_text(text: str, kept: str) -> None:
@@ -187,6 +192,7 @@ def test_token_budget_counts_an_estimate_when_the_server_reports_no_usage() -> N
     agent = Agent(model, DictTools(dict(TOOLS)), limits=Limits(max_total_tokens=30))
     result = agent.run(PREFIX, "q")
     assert result.stop_reason == "token_budget"
-    assert result.usage.total_tokens == 0  # nothing invented in the recorded usage
+    assert result.usage.estimated and all(step.usage.estimated for step in result.steps)
+    assert result.usage.total_tokens == agent.budget_tokens
     assert 30 <= agent.budget_tokens < 60
     assert len(model.calls) == 2  # ~14 and ~24 estimated tokens: stopped after the second

@@ -88,7 +88,8 @@ def test_wiki_commands_log_http_with_debug(home: Path) -> None:
     [
         (["wiki", "search", "x", "--wiki", "zim:missing.zim"], "ZIM file not found"),
         (["wiki", "search", "x", "--lang", "zh", "--wiki", ZIM], "--lang and --wiki contradict"),
-        (["wiki", "search", "x", "--lang", "Chinese!"], "--lang must be a Wikipedia language"),
+        (["wiki", "search", "x", "--lang", "Chinese!"], "is not a Wikipedia language"),
+        (["wiki", "search", "x", "--lang", "xx"], "--lang xx is not a Wikipedia language"),
         (["wiki", "search", "x", "--wiki", ZIM, "--variant", "zh_CN"], "--variant must look"),
         (["wiki", "lookup", "x", "y", "-n", "0", "--wiki", ZIM], "-n must be at least 1"),
         (["wiki", "build-zim", "missing.jsonl", "out.zim"], "corpus not found"),
@@ -96,7 +97,7 @@ def test_wiki_commands_log_http_with_debug(home: Path) -> None:
     ],
 )
 def test_usage_errors_exit_2(home: Path, args: list[str], message: str) -> None:
-    result = run_cli(args, cli_env(home, REACT_CLI_MODEL="m"))
+    result = run_cli(args, cli_env(home, REACT_CLI_MODEL="m", OPENAI_API_KEY="sk-test"))
     assert result.code == 2, result.stderr
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("Error: ") and message in lines[0]

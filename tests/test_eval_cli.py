@@ -155,7 +155,9 @@ def test_resume_skips_finished_questions(home: Path, wiki: FakeMediaWiki, tmp_pa
     assert [row["index"] for row in rows_of(out)] == [0, 1, 2]
     again, _ = run_eval(home, wiki, PerQuestion(HOTPOT_SCRIPTS), ["--out", str(out)])
     assert again.code == 2
-    assert again.stderr == f"Error: {out} holds an earlier run: continue it with --resume {out}\n"
+    assert again.stderr == (
+        f"Error: {out} holds an earlier run: continue it with: react-cli eval --resume {out}\n"
+    )
     second, llm = run_eval(home, wiki, PerQuestion(HOTPOT_SCRIPTS), ["--resume", str(out)])
     assert second.code == 0, second.stderr
     assert {question_of(r.json) for r in llm.requests} == set(Q[3:])
@@ -175,7 +177,8 @@ def test_failed_questions_exit_1_and_are_retried_on_resume(
     assert result.code == 1
     assert result.stdout == f"{out / 'summary.json'}\n"
     lines = result.stderr.strip().splitlines()
-    assert lines[-1].startswith("Error: 1 questions failed (") and "--resume" in lines[-1]
+    assert lines[-1].startswith("Error: 1 question failed (")
+    assert lines[-1].endswith(f"; retry them with: react-cli eval --resume {out}")
     assert "Traceback" not in result.stderr
     failed = [row for row in rows_of(out) if row["stop_reason"] == "llm_error"]
     assert [row["index"] for row in failed] == [2] and "HTTP 400" in failed[0]["error"]
@@ -194,11 +197,11 @@ def test_failed_questions_exit_1_and_are_retried_on_resume(
 
 def test_endpoint_down_stops_the_run(home: Path, wiki: FakeMediaWiki, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    model = PerQuestion({}, default=[Reply(status=404)])
+    model = PerQuestion({}, default=[Reply(status=400)])
     result, llm = run_eval(home, wiki, model, ["--out", str(out), "--concurrency", "1"])
     assert result.code == 1
     last = result.stderr.strip().splitlines()[-1]
-    assert last.startswith("Error: stopped: questions kept failing (not found (HTTP 404)")
+    assert last.startswith("Error: stopped: questions kept failing (the endpoint rejected")
     assert len(llm.requests) == 5
     assert summary_of(out)["status"] == "stopped" and summary_of(out)["failed"] == 5
     assert "5/6" in result.stderr  # the progress bar counted the row that stopped the run
@@ -233,7 +236,8 @@ def test_resume_refuses_other_settings(home: Path, wiki: FakeMediaWiki, tmp_path
     ],
 )
 def test_usage_errors(home: Path, args: list[str], message: str) -> None:
-    result = run_cli(["eval", str(HOTPOT), *args], cli_env(home, REACT_CLI_MODEL="m"))
+    env = cli_env(home, REACT_CLI_MODEL="m", OPENAI_API_KEY="sk-test")
+    result = run_cli(["eval", str(HOTPOT), *args], env)
     assert result.code == 2, result.stderr
     assert result.stdout == ""
     lines = result.stderr.strip().splitlines()
@@ -284,7 +288,7 @@ def test_ctrl_c_keeps_results_and_exits_130(
         stdout, stderr = proc.communicate(timeout=20)
     assert proc.returncode == 130, stderr
     assert stderr.strip().splitlines()[-1] == (
-        f"Error: interrupted; 2 results kept in {out} (continue with --resume {out})"
+        f"Error: interrupted; 2 results kept in {out}; continue with: react-cli eval --resume {out}"
     )
     assert "Traceback" not in stderr
     assert [row["index"] for row in rows_of(out)] == [0, 1]

@@ -149,7 +149,7 @@ def test_a_row_cut_anywhere_never_stops_a_resume(
     result = run_eval(cli, llm, "--resume", str(out), "--limit", "3")
     assert result.code == 0, result.stderr
     no_traceback(result)
-    warnings = [line for line in result.stderr.splitlines() if line.startswith("Warning:")]
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1 and "results.jsonl" in warnings[0] and "cut short" in warnings[0]
     assert "Error:" not in result.stderr
     rows = rows_on_disk(out)

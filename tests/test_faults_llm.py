@@ -227,20 +227,24 @@ def test_empty_choices(cli: Runner, wiki: FakeMediaWiki, stream: bool) -> None:
     assert_failed(cli, result, "answered HTTP 200 with")
 
 
+@pytest.mark.parametrize("status", [401, 403])
 @pytest.mark.parametrize("given_key", [True, False])
 def test_401_names_the_fix_and_never_the_key(
-    cli: Runner, wiki: FakeMediaWiki, given_key: bool
+    cli: Runner, wiki: FakeMediaWiki, given_key: bool, status: int
 ) -> None:
+    """A configuration error: exit 2 with the server's message (not "no answer")."""
     echoed = KEY if given_key else "none"  # servers quote the key they were sent
     body = json.dumps({"error": {"message": f"Incorrect API key provided: {echoed}"}})
     args = ["--api-key", KEY, "--debug"] if given_key else []
-    with FakeOpenAI([Reply(status=401, body=body)]) as llm:
+    with FakeOpenAI([Reply(status=status, body=body)]) as llm:
         result = ask(cli, llm, wiki, *args)
-    assert result.code == 1 and result.stdout == ""
+    assert result.code == 2 and result.stdout == ""
     error = [line for line in result.stderr.splitlines() if line.startswith("Error: ")]
     assert len(error) == 1 and "Traceback" not in result.stderr
+    assert not error[0].startswith("Error: no answer")
     expected = "rejected the API key" if given_key else "requires an API key"
-    assert expected in error[0] and "OPENAI_API_KEY" in error[0] and "HTTP 401" in error[0]
+    assert expected in error[0] and "OPENAI_API_KEY" in error[0] and f"HTTP {status}" in error[0]
+    assert "Incorrect API key provided: " in error[0]
     trace = cli.trace()
     assert trace["stop_reason"] == "llm_error"
     assert KEY not in result.stderr + json.dumps(trace)
@@ -248,10 +252,16 @@ def test_401_names_the_fix_and_never_the_key(
 
 
 def test_404_model(cli: Runner, wiki: FakeMediaWiki) -> None:
+    """A configuration error: exit 2 with the server's message and what to run."""
     body = json.dumps({"error": {"message": "The model `test-model` does not exist"}})
     with FakeOpenAI([Reply(status=404, body=body)]) as llm:
         result = ask(cli, llm, wiki)
-    assert_failed(cli, result, "not found (HTTP 404)", "'test-model'", "check the model name")
+    assert result.code == 2 and result.stdout == ""
+    line = one_error_line(result.stderr)
+    for fragment in ("not found (HTTP 404)", "'test-model'", "check the model name"):
+        assert fragment in line
+    assert "'react-cli models' lists them" in line and "does not exist" in line
+    assert cli.trace()["stop_reason"] == "llm_error"
     assert len(llm.requests) == 1
 
 

@@ -51,7 +51,7 @@ def test_the_default_user_agent_is_never_sent(cli: Runner, wiki: FakeMediaWiki) 
     assert len(wiki.requests) >= 2 and len(agents) == 1
     agent = agents.pop()
     assert not library_default_agent(agent)
-    assert re.fullmatch(r"react-cli/\S+ \(https://\S+; ops@example\.org\) requests/\S+", agent)
+    assert re.fullmatch(r"react-cli/\S+ \(ops@example\.org\) requests/\S+", agent)
     steps = cli.trace()["steps"]  # not the whole trace: its URLs' port numbers may hold "403"
     assert not any("403" in json.dumps([s["observation"], s["error"], s["details"]]) for s in steps)
 

@@ -6,8 +6,11 @@
 The model answers for real (``REACT_CLI_TEST_LLAMA_MODEL``, default ``gemma-3-270m``, a tiny
 base model that miscounts steps, invents observations and rambles); Wikipedia is the recorded
 fake started here, so nothing leaves loopback. Requests go through a recording proxy, so the
-append-only assertion holds for the exact prompts the server received. Each run prints one
-line of figures (steps, stop reason, seconds per step, prompt tokens) with ``-s``.
+append-only assertion holds for the exact prompts the server received. Runs use react-cli's
+DEFAULT settings (no --max-tokens: llama-cpp-python alone would answer 16 tokens), and check
+that no thought was cut, that token counts the server did not report are shown and recorded
+as estimates, and that the trace is clean. Each run prints one line of figures (steps, stop
+reason, seconds per step, prompt tokens) with ``-s``.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ LLAMA_URL = os.environ.get("REACT_CLI_TEST_LLAMA_URL", "")
 MODEL = os.environ.get("REACT_CLI_TEST_LLAMA_MODEL", "gemma-3-270m")
 QUESTION = "Which magazine was started first, Arthur's Magazine or First for Women?"
 MAX_STEPS = "4"
-MAX_TOKENS = "96"  # the base model rambles; a ReAct step needs far fewer
+DEFAULT_MAX_TOKENS = 256
 
 pytestmark = [
     pytest.mark.skipif(not LLAMA_URL, reason="set REACT_CLI_TEST_LLAMA_URL to a llama.cpp /v1 URL"),
@@ -115,7 +118,7 @@ def test_ask_against_a_real_server(
 ) -> None:
     home = tmp_path / "home"
     trace_path = tmp_path / "trace.json"
-    args = ["ask", QUESTION, "--api", api, "--max-steps", MAX_STEPS, "--max-tokens", MAX_TOKENS]
+    args = ["ask", QUESTION, "--api", api, "--max-steps", MAX_STEPS, "-v"]
     args += ["--trace", str(trace_path), "--json"] + ([] if stream else ["--no-stream"])
     with RecordingProxy(LLAMA_URL) as proxy:
         env = cli_env(
@@ -137,10 +140,39 @@ def test_ask_against_a_real_server(
     trace = load_trace(trace_path)
     assert trace["stop_reason"] in STOP_REASONS
     assert json.loads(proc.stdout)["stop_reason"] == trace["stop_reason"]
-    if proc.returncode == 1:
-        assert proc.stderr.startswith("Error: no answer: ") and proc.stderr.count("\n") == 1
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("Error: ")]
+    assert len(errors) == (proc.returncode == 1)
+    if errors:
+        assert errors[0].startswith("Error: no answer: ") and proc.stderr.endswith(errors[0] + "\n")
     steps = trace["steps"]
     assert steps and len(steps) <= int(MAX_STEPS)
+
+    # Default settings: every call asks for 256 tokens, so no thought is cut and no extra
+    # "Action k:" call is made for a cut one; no warning to raise --max-tokens.
+    assert all(body["max_tokens"] == DEFAULT_MAX_TOKENS for body in proxy.bodies)
+    assert not any(step["details"].get("max_tokens_reached") for step in steps)
+    assert "warning:" not in proc.stderr
+
+    # Tokens the server did not report are estimated, recorded and shown as estimates; a run
+    # never shows 0 tokens. llama-cpp-python reports no usage when streaming.
+    usage = trace["usage"]
+    assert usage["total_tokens"] > 0 and all(s["usage"]["total_tokens"] > 0 for s in steps)
+    if stream:
+        assert usage["estimated"] is True
+    shown = (
+        f"~{usage['total_tokens']:,} tokens (estimated)"
+        if usage["estimated"]
+        else (f"{usage['total_tokens']:,} tokens")
+    )
+    summary_line = [line for line in proc.stderr.splitlines() if line.startswith("stop: ")]
+    assert len(summary_line) == 1 and f" · {shown} · " in summary_line[0]
+    assert " 0 tokens" not in proc.stderr
+
+    # A clean trace: every step has a thought or an action, no kept Observation, and text the
+    # parser ignored (invented next steps) stays in raw, shown only as "(ignored)".
+    for step in steps:
+        assert step["thought"] or step["action"]
+        assert "\nObservation" not in kept_text(step["raw"])
 
     # No kept model text carries an invented Observation line.
     for step in steps:

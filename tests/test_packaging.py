@@ -39,6 +39,7 @@ def test_wheel_contains_the_prompts(wheel: Path) -> None:
     for name in SHIPPED:
         assert f"react_cli/prompts/{name}.txt" in names
     assert "react_cli/cli/__init__.py" in names
+    assert "react_cli/data/wikipedia-languages.txt" in names  # --lang checks against it
 
 
 def test_installed_package_finds_its_prompts(wheel: Path, tmp_path: Path) -> None:
@@ -68,3 +69,20 @@ def test_cli_start_up_imports_no_heavy_modules() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("args", [["--help"], ["ask", "-h"], []])
+def test_help_imports_no_heavy_modules(args: list[str]) -> None:
+    """``react-cli --help`` (and bare ``react-cli``) stays fast: no requests, bs4 or rich."""
+    code = (
+        "import sys; from react_cli.cli import main\n"
+        "try:\n    main(sys.argv[1:])\nexcept SystemExit as exc:\n    code = exc.code\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('requests', 'bs4', 'rich', 'urllib3', 'lxml', 'libzim'))\n"
+        "print(code, heavy, file=sys.stderr)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, check=True
+    )
+    assert out.stderr.strip() == "0 []", out.stderr
+    assert "Usage: react-cli" in out.stdout

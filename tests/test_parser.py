@@ -12,6 +12,7 @@ from react_cli.parser import (
     Action,
     ObservationCutter,
     ParsedStep,
+    action_line_end,
     cut_at_observation,
     parse_action,
     parse_step,
@@ -517,3 +518,61 @@ def test_strip_think(text: str, expected: str) -> None:
 def test_strip_think_then_parse() -> None:
     step = parse_step(strip_think("<think>Action 1: Finish[no]</think>Yes.\nAction 1: Finish[yes]"))
     assert step == ParsedStep("Yes.", Action(F, "yes"), "Finish[yes]")
+
+
+# --- which action site wins: a line-start label over an inline one ------------------------------
+
+# (model output, expected action, expected thought). Real outputs (gemma-3-270m, qwen) write an
+# inline "Action:" inside a thought and the real action on its own line, in either order.
+LABEL_ORDER_CASES: list[tuple[str, Action | None, str]] = [
+    # inline first, line-start below: the line-start one wins
+    (
+        "I will finish. Action: finish[a long sentence about him].\nAction: finish[Sean Matthews]",
+        Action(F, "Sean Matthews"),
+        "I will finish. Action: finish[a long sentence about him].",
+    ),
+    (
+        "I must improve my strategy. Action: reflect\nThought: search it.\nAction: search[x]",
+        Action(S, "x"),
+        "I must improve my strategy. Action: reflect search it.",
+    ),
+    (
+        "So I search. Action 1: Search[wrong]\nAction 1: Search[right]",
+        Action(S, "right"),
+        "So I search. Action 1: Search[wrong]",
+    ),
+    # an unlabelled line-start action also beats an inline label
+    ("So. Action: Lookup[a]\nFinish[b]", Action(F, "b"), "So. Action: Lookup[a]"),
+    # line-start first, inline below: the line-start one still wins
+    (
+        "I search.\nAction 1: Search[right]\nThen maybe. Action 2: Search[wrong]",
+        Action(S, "right"),
+        "I search.",
+    ),
+    # two line-start labels: the first one
+    ("t\nAction 1: Search[a]\nAction 2: Search[b]", Action(S, "a"), "t"),
+    # only inline labels: the first inline one (the fallback)
+    ("I search. Action 1: Search[a] and later Action 2: Search[b]", Action(S, "a"), "I search."),
+    # a line-start label whose action is invalid still wins (no action, reported as such)
+    ("So. Action: Search[a]\nAction: reflect", None, "So. Action: Search[a]"),
+]
+
+
+@pytest.mark.parametrize(("text", "action", "thought"), LABEL_ORDER_CASES)
+def test_line_start_label_wins_over_inline(text: str, action: Action | None, thought: str) -> None:
+    step = parse_step(text)
+    assert (step.action, step.thought) == (action, thought)
+    assert parse_action(text) == action
+
+
+@pytest.mark.parametrize(
+    ("text", "end"),
+    [
+        ("I will. Action: Finish[a].\nAction: Finish[b]\nThought 2: more", 44),
+        ("t\nAction 1: Search[a]\nmore", 21),
+        ("only inline. Action: Search[a] end\nnext line", 34),
+        ("no action at all\nat all", None),
+    ],
+)
+def test_action_line_end_is_the_line_of_the_chosen_action(text: str, end: int | None) -> None:
+    assert action_line_end(text) == end

@@ -5,9 +5,11 @@ from __future__ import annotations
 import io
 
 import pytest
+from rich.console import Console
 
-from react_cli.agent import Step
-from react_cli.render import Renderer, make_console
+from react_cli.agent import RunResult, Step
+from react_cli.records import RetryWait, Usage
+from react_cli.render import Renderer, make_console, replay_run
 
 
 def rendered(chunks: list[str]) -> str:
@@ -33,3 +35,105 @@ def test_an_escape_left_unfinished_at_the_end_is_still_removed() -> None:
     shown = rendered(["text \x1b[3"])
     assert shown.startswith("Thought 1: text [3\nObservation 1: seen\n")
     assert "\x1b" not in shown
+
+
+def shown_run(replies: list[str], *, terminal_width: int | None = None, obs: str = "seen") -> str:
+    """What -v prints for one step whose model replies are ``replies`` (the second one, if
+    any, answers the "Action 1:" call), each streamed in chunks of 3 characters."""
+    out = io.StringIO()
+    console = make_console(out)
+    if terminal_width is not None:
+        console = Console(file=out, force_terminal=True, width=terminal_width, color_system=None)
+    renderer = Renderer(console)
+    renderer.step_started(1)
+    for k, reply in enumerate(replies):
+        if k:
+            renderer.action_requested(1)
+        for i in range(0, len(reply), 3):
+            renderer.model_text(reply[i : i + 3])
+    renderer.step_finished(Step(index=1, observation=obs))
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        # a base model's invented next step and Question block after the action
+        (
+            " I search X.\nAction 1: Search[X]\nThought 2: X is Y.\nAction 2: Finish[Y]\n"
+            "Question: What is Z?",
+            "Thought 1: I search X.\nAction 1: Search[X]\n"
+            "(ignored) Thought 2: X is Y.\nAction 2: Finish[Y]\nQuestion: What is Z?\n",
+        ),
+        # the line-start action below an inline one: both lines kept, the rest ignored
+        (
+            " So. Action: Finish[a sentence].\nAction: Finish[b]\nmore",
+            "Thought 1: So. Action: Finish[a sentence].\nAction: Finish[b]\n(ignored) more\n",
+        ),
+        # an echoed cue prints the label once
+        (
+            "Thought 1: I need to search X.\nAction 1: Search[X]",
+            "Thought 1: I need to search X.\nAction 1: Search[X]\n",
+        ),
+        (" **Thought 1:** short\nAction 1: Search[X]", "Thought 1: short\nAction 1: Search[X]\n"),
+        # "Thought" inside the text is no echo
+        (
+            " Thoughtful people. Action: Search[X]",
+            "Thought 1: Thoughtful people. Action: Search[X]\n",
+        ),
+    ],
+)
+def test_ignored_text_is_dimmed_and_labelled(reply: str, expected: str) -> None:
+    assert shown_run([reply]).startswith(expected + "Observation 1: seen\n")
+
+
+def test_lines_after_the_first_without_an_action_are_ignored() -> None:
+    """The loop keeps the first line and asks for the action alone."""
+    shown = shown_run([" I think.\nSolve a question answering task with...\n", "Search[X]"])
+    assert shown.startswith(
+        "Thought 1: I think.\n(ignored) Solve a question answering task with...\n"
+        "Action 1: Search[X]\nObservation 1: seen\n"
+    )
+
+
+def test_replay_shows_the_same_as_live() -> None:
+    raw = " I search X.\nAction 1: Search[X]\nThought 2: invented"
+    out = io.StringIO()
+    result = RunResult("q", None, "max_steps", [Step(1, raw=raw, observation="seen")], Usage(), 1)
+    replay_run(Renderer(make_console(out)), result)
+    assert (
+        "Action 1: Search[X]\n(ignored) Thought 2: invented\nObservation 1: seen\n"
+        in out.getvalue()
+    )
+
+
+def test_long_observations_wrap_under_their_label_on_a_terminal() -> None:
+    obs = "Arthur's Magazine (1844–1846) was an American literary periodical published in " * 2
+    shown = shown_run([" t\nAction 1: Search[X]"], terminal_width=40, obs=obs.strip())
+    lines = shown.splitlines()[2:-1]
+    assert lines[0].startswith("Observation 1: Arthur's Magazine")
+    indent = " " * len("Observation 1: ")
+    assert len(lines) > 3 and all(line.startswith(indent) for line in lines[1:])
+    assert all(len(line) <= 40 for line in lines)
+    words = " ".join(line.strip() for line in lines).removeprefix("Observation 1: ")
+    assert words == obs.strip()  # broken at spaces only, no word cut
+
+
+def test_piped_observations_stay_one_line() -> None:
+    obs = "word " * 100
+    shown = shown_run([" t\nAction 1: Search[X]"], obs=obs.strip())
+    assert f"Observation 1: {obs.strip()}\n" in shown
+
+
+def test_a_reply_ends_before_its_tool_runs() -> None:
+    """The action line (no newline after it) is printed when the model call returns, so
+    retry notices of the tool call come after it, not before."""
+    out = io.StringIO()
+    renderer = Renderer(make_console(out))
+    renderer.step_started(1)
+    renderer.model_text(" t\nAction 1: Search[X]")
+    renderer.model_done()
+    renderer.retry_waiting(RetryWait(1.0, "HTTP 503", 1, 4))
+    assert (
+        out.getvalue() == "Thought 1: t\nAction 1: Search[X]\nretrying in 1.0 s: HTTP 503 (1/4)\n"
+    )

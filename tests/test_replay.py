@@ -162,9 +162,13 @@ def test_rerun_reproduces_runs_that_ended_without_an_answer(
         cli_env(home, OPENAI_BASE_URL=url, REACT_CLI_MODEL="m", REACT_CLI_WIKI=wiki.url),
     )
     assert load_trace(down)["stop_reason"] == "llm_error"
+    said = {
+        limited: "reproduced the recorded run: no answer (max_steps) after 2 steps\n",
+        down: "reproduced the recorded run: no answer (llm_error) after 1 step\n",
+    }
     for path in (limited, down):
         result = run_cli(["replay", str(path), "--rerun"], offline_env(home))
-        assert (result.code, result.stdout, result.stderr) == (0, "", ""), path
+        assert (result.code, result.stdout, result.stderr) == (0, "", said[path]), path
 
 
 def test_rerun_reproduces_a_forced_answer(home: Path, wiki: FakeMediaWiki) -> None:

@@ -11,20 +11,54 @@ import sys
 from typing import Annotated
 
 import typer
+from typer.core import TyperArgument
 
 from react_cli import __version__
+from react_cli.environment import DEBUG_ENV, ENV_VARS, HOME_ENV
 from react_cli.errors import EXIT_INTERRUPTED, EXIT_NO_ANSWER, EXIT_OK, ReactCliError
+
+HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
+
+
+def _argument_metavar_only(self: TyperArgument, ctx: object) -> None:
+    """Help shows an argument as its metavar alone (``QUESTION``), the style every option
+    follows, instead of typer's ``QUESTION <str>``."""
+
+
+TyperArgument.display_type_rich = _argument_metavar_only  # type: ignore[assignment, method-assign]
+
+_FLAGS = {"run_timeout_s": "--timeout", "contact": "contact (no flag): who Wikipedia should email"}
+
+
+def _environment_help() -> str:
+    """Every environment variable react-cli reads, for the end of ``react-cli --help``."""
+
+    rows = [(HOME_ENV, "the home directory: config.toml, traces/, evals/")]
+    for name, names in ENV_VARS.items():
+        rows.append((", ".join(names), _FLAGS.get(name, "--" + name.replace("_", "-"))))
+    rows.append((f"{DEBUG_ENV}=1", "log HTTP traffic (--debug), show tracebacks"))
+    width = max(len(variables) for variables, _ in rows)
+    lines = [f"  {variables:<{width}}  {what}" for variables, what in rows]
+    return "\b\nEnvironment (a flag wins over it, it wins over the config file):\n" + "\n".join(
+        lines
+    )
+
 
 app = typer.Typer(
     name="react-cli",
-    add_completion=False,
-    no_args_is_help=True,
+    add_completion=True,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
+    context_settings=HELP_OPTIONS,
+    epilog=_environment_help(),
 )
 
 
-DEBUG_ENV = "REACT_CLI_DEBUG"
+def help_when_bare(ctx: typer.Context) -> None:
+    """A command group run without a command prints its help (exit 0), as ``git`` does."""
+    if ctx.invoked_subcommand is None:
+        print(ctx.get_help())
+        raise typer.Exit()
 
 
 def _version(value: bool) -> None:
@@ -33,17 +67,23 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
+@app.callback(invoke_without_command=True)
 def _root(
+    ctx: typer.Context,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show version.")
     ] = False,
 ) -> None:
     """Answer questions with ReAct (Thought/Action/Observation) over Wikipedia.
 
+    Start with 'react-cli ask -m MODEL "QUESTION"' (OPENAI_API_KEY set), or with a local
+    server: 'react-cli ask --base-url http://127.0.0.1:8080/v1 -m MODEL "QUESTION"';
+    'react-cli models' lists the endpoint's models, 'react-cli config' the settings.
+
     Exit codes: 0 answered; 1 no answer (step limit, endpoint failure, ...); 2 usage or
     configuration error; 130 interrupted.
     """
+    help_when_bare(ctx)
 
 
 def print_json(data: object, indent: int | None = None) -> None:
@@ -68,8 +108,8 @@ def print_error(message: str) -> None:
 
 
 def print_warning(message: str) -> None:
-    """One ``Warning: ...`` line on stderr: something was repaired, the command goes on."""
-    print(f"Warning: {_one_line(message)}", file=sys.stderr, flush=True)
+    """One ``warning: ...`` line on stderr: something to fix or repaired; the command goes on."""
+    print(f"warning: {_one_line(message)}", file=sys.stderr, flush=True)
 
 
 def _one_line(message: str) -> str:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from react_cli.cli.app import app, debug_enabled, print_error, print_json
+from react_cli.cli.app import app, debug_enabled, print_error, print_json, print_warning
 from react_cli.cli.options import (
     ApiKeyOpt,
     ApiOpt,
@@ -27,12 +27,10 @@ from react_cli.cli.options import (
     TimeoutOpt,
     VariantOpt,
     WikiOpt,
-    lang_prompt,
     read_question,
-    run_settings,
-    wiki_flags,
+    run_flags,
 )
-from react_cli.errors import EXIT_INTERRUPTED, EXIT_NO_ANSWER, UsageError
+from react_cli.errors import EXIT_INTERRUPTED, EXIT_NO_ANSWER, LLMConfigError, UsageError
 from react_cli.interrupts import guarded, hold, pressed
 
 if TYPE_CHECKING:
@@ -40,13 +38,14 @@ if TYPE_CHECKING:
     from react_cli.prompts import PromptTemplate
 
 
-@app.command()
+@app.command(short_help="Answer a question; the answer alone goes to stdout.")
 @guarded
 def ask(
     question: Annotated[
-        str | None,
+        list[str] | None,
         typer.Argument(
-            metavar="QUESTION", help="The question; '-' or omitted reads it from stdin."
+            metavar="QUESTION",
+            help="The question (several words are joined); '-' or omitted reads stdin.",
         ),
     ] = None,
     model: ModelOpt = None,
@@ -67,7 +66,8 @@ def ask(
         bool, typer.Option("-v", "--verbose", help="Show the trajectory on stderr.")
     ] = False,
     trace: Annotated[
-        Path | None, typer.Option(help="Write the trace here instead of the home directory.")
+        Path | None,
+        typer.Option(metavar="PATH", help="Write the trace here instead of the home directory."),
     ] = None,
     no_trace: Annotated[bool, typer.Option("--no-trace", help="Write no trace.")] = False,
     as_json: Annotated[
@@ -77,44 +77,39 @@ def ask(
     debug: DebugOpt = False,
     from_trace: Annotated[
         Path | None,
-        typer.Option(help="Fork this trace: replay its steps before --from-step, then go live."),
+        typer.Option(
+            metavar="TRACE", help="Fork this trace: replay its steps before --from-step, then live."
+        ),
     ] = None,
     from_step: Annotated[
-        int | None, typer.Option(help="The step K a fork continues live from (1 = first).")
+        int | None,
+        typer.Option(metavar="N", help="The step a fork continues live from (1 = the first)."),
     ] = None,
 ) -> None:
-    """Answer QUESTION: the answer alone on stdout, the trajectory (-v) on stderr."""
-    from react_cli.config import home_dir
+    """Answer QUESTION: the answer alone on stdout, the trajectory (-v) on stderr.
+
+    Exit codes: 0 answered; 1 no answer (step limit, endpoint failure, ...); 2 usage or
+    configuration error (no model, no key, rejected key, unknown model); 130 interrupted.
+    """
+    options = dict(locals())
+    from react_cli.config import home_dir, resolve
     from react_cli.prompts import load_prompt
 
     if trace is not None and no_trace:
         raise UsageError("--trace and --no-trace contradict each other")
-    settings = run_settings(
-        model=model,
-        base_url=base_url,
-        api_key=api_key,
-        api=api,
-        prompt=lang_prompt(lang, prompt),
-        max_steps=max_steps,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        max_total_tokens=max_total_tokens,
-        run_timeout_s=timeout,
-        force_answer=force_answer,
-        wiki=wiki_flags(wiki, lang),
-        variant=variant,
-        no_stream=no_stream,
-    )
+    settings = resolve(run_flags(options))
     fork = None
     if from_trace is not None or from_step is not None:
         from react_cli.replay import Fork
 
-        if question is not None:
+        if from_trace is None:
+            raise UsageError("--from-step forks a saved run: give --from-trace TRACE too")
+        if question:
             raise UsageError("a fork asks the trace's question: give no QUESTION")
         fork = Fork.open(from_trace, from_step)
     # A fork keeps the recorded prompt unless --prompt asks for another one.
     template = fork.recorded.template() if fork and prompt is None else load_prompt(settings.prompt)
-    text = fork.recorded.result.question if fork else read_question(question)
+    text = fork.recorded.result.question if fork else read_question(question or None)
     created = datetime.now(timezone.utc)
     extra = fork.trace_extra() if fork else None
     path: Path | None = None
@@ -126,14 +121,25 @@ def ask(
             path = trace or default_trace_path(home_dir(), created, text)
             check_writable(path)  # before paying for a run whose trace would be lost
         from react_cli.render import Renderer, make_console
-        from react_cli.run import build_model, build_tools, run_question, stderr_debug_log
+        from react_cli.run import (
+            build_model,
+            build_tools,
+            run_question,
+            show_contact_hint,
+            stderr_debug_log,
+            stderr_retry_notice,
+        )
 
         debug_log = stderr_debug_log if debug or debug_enabled() else None
-        llm = build_model(settings, debug_log)
-        tools = build_tools(settings, debug_log)
+        observer = (
+            Renderer(make_console(), live=True, prices=settings.prices()) if verbose else None
+        )
+        notices = observer.retry_waiting if observer else stderr_retry_notice
+        llm = build_model(settings, debug_log, notices)
+        tools = build_tools(settings, debug_log, notices)
         if fork:
             llm, tools = fork.model(llm), fork.tools(tools)
-        observer = Renderer(make_console()) if verbose else None
+        show_contact_hint(settings)
         outcome = run_question(
             text,
             settings=settings,
@@ -149,17 +155,23 @@ def ask(
         _interrupted_before_the_run(text, settings, template, path, created, extra)
     hold()  # a Ctrl-C from now on waits until the trace is written
     from react_cli.render import plain
+    from react_cli.run import max_tokens_warning, reached_max_tokens
     from react_cli.trace import write_trace
 
     result = outcome.result
     if as_json:
+        config = outcome.trace["config"]
         summary = {
+            "question": result.question,
+            "model": config["model"],
+            "endpoint": config["base_url"],  # without credentials or query string
             "answer": result.answer,
             "stop_reason": result.stop_reason,
             "forced": result.forced,
             "error": result.error,
             "steps": outcome.trace["steps"],
             "usage": outcome.trace["usage"],
+            "cost": outcome.trace["cost"],
             "duration_s": outcome.trace["duration_s"],
             "trace": str(path) if path else None,
         }
@@ -169,9 +181,13 @@ def ask(
     if path is not None:  # after the answer is out: a failing disk must not lose it
         sys.stdout.flush()
         write_trace(path, outcome.trace)
+    if reached_max_tokens(result):
+        print_warning(max_tokens_warning(settings.max_tokens))
     if result.stop_reason == "interrupted" or pressed():
         print_error("interrupted" + (f"; trace written to {path}" if path else ""))
         raise typer.Exit(EXIT_INTERRUPTED)
+    if isinstance(result.failure, LLMConfigError):  # a key or a model name to fix: exit 2
+        raise result.failure
     if result.answer is None:
         print_error(
             f"no answer: {describe_stop(result.stop_reason, settings.max_steps, result.error)}"

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import io
 import sys
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from react_cli.cli.app import DEBUG_ENV
+from react_cli.environment import DEBUG_ENV
 from react_cli.errors import UsageError
 
 if TYPE_CHECKING:
@@ -18,14 +19,15 @@ if TYPE_CHECKING:
 MAX_STDIN_BYTES = 1 << 20
 
 
-def read_question(argument: str | None) -> str:
-    """The question from the argument, or from stdin for ``-`` / no argument when piped.
+def read_question(words: list[str] | None) -> str:
+    """The question from the argument's words (joined, as ``llm`` does), or from stdin for
+    ``-`` or no argument when stdin is piped.
 
     Any bytes are accepted: what is not UTF-8 becomes U+FFFD (see ``untrusted.clean_text``).
     """
     from react_cli.untrusted import BadInput, clean_text, size_text
 
-    if argument is None or argument == "-":
+    if words is None or words == ["-"]:
         if sys.stdin is None or sys.stdin.isatty():
             raise UsageError("no question given: pass QUESTION or pipe it on stdin")
         try:
@@ -33,6 +35,8 @@ def read_question(argument: str | None) -> str:
         except BadInput:
             limit = size_text(MAX_STDIN_BYTES)
             raise UsageError(f"the question on stdin is larger than {limit}") from None
+    else:
+        argument = " ".join(words)
     question = " ".join(clean_text(argument).split())
     if not question:
         raise UsageError("the question is empty")
@@ -54,40 +58,63 @@ def _flags(**options: Any) -> dict[str, Any]:
     return {name: value for name, value in options.items() if value is not None}
 
 
-# Options shared by every command that runs the agent (ask, eval, ...).
+# Options shared by every command that runs the agent (ask, eval, config).
 ModelOpt = Annotated[
-    str | None, typer.Option("-m", "--model", help="Model name [env REACT_CLI_MODEL].")
+    str | None,
+    typer.Option("-m", "--model", metavar="NAME", help="Model name [env REACT_CLI_MODEL]."),
 ]
 
 
 BaseUrlOpt = Annotated[
     str | None,
-    typer.Option(help="OpenAI-compatible base URL [env OPENAI_BASE_URL; default OpenAI]."),
+    typer.Option(
+        metavar="URL",
+        help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1 for a local server "
+        "[env OPENAI_BASE_URL, OPENAI_API_BASE; default https://api.openai.com/v1].",
+    ),
 ]
 
 
 ApiKeyOpt = Annotated[
-    str | None, typer.Option(help="API key [env OPENAI_API_KEY]; local servers need none.")
+    str | None,
+    typer.Option(metavar="KEY", help="API key [env OPENAI_API_KEY]; local servers need none."),
 ]
 
 
-ApiOpt = Annotated[str | None, typer.Option(help="chat or completions [default chat].")]
+ApiOpt = Annotated[
+    str | None,
+    typer.Option(
+        metavar="[chat|completions]",  # checked by config.resolve, which names the source
+        help="The endpoint: chat/completions or completions [env REACT_CLI_API; chat].",
+    ),
+]
 
 
-PromptOpt = Annotated[str | None, typer.Option(help="Prompt name or file [default hotpotqa].")]
+PromptOpt = Annotated[
+    str | None,
+    typer.Option(
+        metavar="NAME",
+        help="Shipped prompt name or a file PATH [env REACT_CLI_PROMPT; hotpotqa].",
+    ),
+]
 
 
-MaxStepsOpt = Annotated[int | None, typer.Option(help="Step limit [default 8].")]
+MaxStepsOpt = Annotated[int | None, typer.Option(metavar="N", help="Step limit [8].")]
 
 
-TemperatureOpt = Annotated[float | None, typer.Option(help="Sampling temperature [0].")]
+TemperatureOpt = Annotated[
+    float | None, typer.Option(metavar="T", help="Sampling temperature, 0 to 2 [0].")
+]
 
 
-MaxTokensOpt = Annotated[int | None, typer.Option(help="Max tokens per model call.")]
+MaxTokensOpt = Annotated[
+    int | None,
+    typer.Option(metavar="N", help="Max tokens per model call [env REACT_CLI_MAX_TOKENS; 256]."),
+]
 
 
 MaxTotalTokensOpt = Annotated[
-    int | None, typer.Option(help="Stop the run once this many tokens are used.")
+    int | None, typer.Option(metavar="N", help="Stop the run once N tokens are used.")
 ]
 
 
@@ -112,19 +139,28 @@ ForceAnswerOpt = Annotated[
 
 WikiOpt = Annotated[
     str | None,
-    typer.Option(help="MediaWiki host root or zim:PATH [env REACT_CLI_WIKI; en.wikipedia.org]."),
+    typer.Option(
+        metavar="URL",
+        help="MediaWiki host root, or zim:PATH for a Kiwix archive "
+        "[env REACT_CLI_WIKI; https://en.wikipedia.org].",
+    ),
 ]
 
 
 LangOpt = Annotated[
     str | None,
-    typer.Option(help="Wikipedia language: --lang zh = --wiki https://zh.wikipedia.org."),
+    typer.Option(
+        metavar="CODE", help="Wikipedia language: --lang zh = --wiki https://zh.wikipedia.org."
+    ),
 ]
 
 
 VariantOpt = Annotated[
     str | None,
-    typer.Option(help="Language variant, e.g. zh-cn, zh-tw [env REACT_CLI_VARIANT; zh: zh-cn]."),
+    typer.Option(
+        metavar="CODE",
+        help="Language variant, e.g. zh-cn, zh-tw [env REACT_CLI_VARIANT; zh: zh-cn].",
+    ),
 ]
 
 
@@ -138,19 +174,55 @@ DebugOpt = Annotated[
 ]
 
 
+def settings_flags(**flags: Any) -> dict[str, Any]:
+    """The settings the options a command was given set (None or off = not given)."""
+    no_stream = flags.pop("no_stream", False)
+    force_answer = flags.pop("force_answer", False)
+    return _flags(
+        **flags,
+        stream=False if no_stream else None,
+        force_answer=True if force_answer else None,
+    )
+
+
+RUN_OPTIONS = (
+    "model",
+    "base_url",
+    "api_key",
+    "api",
+    "prompt",
+    "lang",
+    "max_steps",
+    "temperature",
+    "max_tokens",
+    "max_total_tokens",
+    "timeout",
+    "force_answer",
+    "wiki",
+    "variant",
+    "no_stream",
+)
+"""The parameters (by these names) of every command that takes the agent's run options."""
+
+
+def run_flags(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings a command's run options give; ``options`` maps its parameter names to
+    their values (its ``locals()`` on entry). --lang names a wiki and, if shipped, a prompt."""
+    given = {name: options[name] for name in RUN_OPTIONS}
+    lang = given.pop("lang")
+    given.update(
+        prompt=lang_prompt(lang, given["prompt"]),
+        wiki=wiki_flags(given["wiki"], lang),
+        run_timeout_s=given.pop("timeout"),
+    )
+    return settings_flags(**given)
+
+
 def run_settings(**flags: Any) -> Settings:
     """Resolve settings from the options a command was given (None = not given)."""
     from react_cli.config import resolve
 
-    no_stream = flags.pop("no_stream", False)
-    force_answer = flags.pop("force_answer", False)
-    return resolve(
-        _flags(
-            **flags,
-            stream=False if no_stream else None,
-            force_answer=True if force_answer else None,
-        )
-    )
+    return resolve(settings_flags(**flags))
 
 
 def wiki_flags(wiki: str | None, lang: str | None) -> str | None:

@@ -7,9 +7,15 @@ from typing import Annotated
 
 import typer
 
+from react_cli.cli.app import HELP_OPTIONS
+
+DESCRIPTION_WIDTH = 70  # cut at a word boundary, never mid-word
+
 prompts_app = typer.Typer(
     help="List the prompt templates (no command) or print one ('show NAME').",
+    short_help="List the prompt templates, or show one.",
     rich_markup_mode=None,
+    context_settings=HELP_OPTIONS,
 )
 
 
@@ -19,11 +25,12 @@ def prompts_list(ctx: typer.Context) -> None:
     if ctx.invoked_subcommand is not None:
         return
     from react_cli.prompts import load_prompt, shipped_names
+    from react_cli.wiki.base import cap  # the one word-boundary cut
 
     for name in shipped_names():
         template = load_prompt(name)
         first = template.text.strip().splitlines()[0] if template.text.strip() else ""
-        print(f"{name}\t{first[:70]}")
+        print(f"{name}\t{cap(first, DESCRIPTION_WIDTH)}")
 
 
 @prompts_app.command("show")

@@ -22,17 +22,20 @@ if TYPE_CHECKING:
 MAX_STEP_DELAY_S = 60
 
 TraceArg = Annotated[
-    Path | None,
-    typer.Argument(metavar="TRACE", help="A trace file; omitted = the most recent run's trace."),
+    list[Path] | None,
+    typer.Argument(
+        metavar="TRACE", help="Trace files, shown in turn; omitted = the most recent run's."
+    ),
 ]
 
 
 NthOpt = Annotated[
-    int | None, typer.Option("-n", help="Use the N-th most recent trace (1 = newest).")
+    int | None,
+    typer.Option("-n", metavar="N", help="Use the N-th most recent trace (1 = newest)."),
 ]
 
 
-@app.command()
+@app.command(short_help="Show saved runs as 'ask -v' did, or re-run one and diff.")
 def replay(
     trace: TraceArg = None,
     nth: NthOpt = None,
@@ -40,7 +43,8 @@ def replay(
         bool, typer.Option("--json", help="Print the trace normalised (or the re-run's result).")
     ] = False,
     step_delay: Annotated[
-        float, typer.Option(help="Pause this many seconds after each step while rendering.")
+        float,
+        typer.Option(metavar="SECONDS", help="Pause this long after each step while rendering."),
     ] = 0.0,
     rerun: Annotated[
         bool,
@@ -54,10 +58,11 @@ def replay(
         bool, typer.Option("-v", "--verbose", help="Show the re-run's trajectory on stderr.")
     ] = False,
 ) -> None:
-    """Show a saved run as 'ask -v' showed it (stdout), or re-run it and diff (--rerun).
+    """Show saved runs as 'ask -v' showed them (stdout), or re-run one and diff (--rerun).
 
-    Exit codes: 0 shown, or re-run reproduced the recording; 1 the re-run differs, or the
-    trace is missing or unreadable; 2 usage error.
+    Several TRACE files are shown one after another (--json: a list). Exit codes: 0 shown,
+    or re-run reproduced the recording; 1 the re-run differs, or a trace is missing or
+    unreadable; 2 usage error.
     """
     from react_cli.config import home_dir
     from react_cli.replay import load_run, select_trace
@@ -71,17 +76,25 @@ def replay(
         raise UsageError("--wiki applies to --live-tools only")
     if step_delay and (as_json or rerunning):
         raise UsageError("--step-delay applies to rendering only, not to --json or --rerun")
-    recorded = load_run(select_trace(home_dir(), trace, nth))
+    if trace and len(trace) > 1 and rerunning:
+        raise UsageError("--rerun takes one TRACE at a time")
+    chosen: list[Path | None] = list(trace) if trace else [None]
+    paths = [select_trace(home_dir(), path, nth) for path in chosen]
+    runs = [load_run(path) for path in paths]  # every file readable before anything is shown
     if rerunning:
-        _rerun(recorded, live_tools=live_tools, wiki=wiki, verbose=verbose, as_json=as_json)
+        _rerun(runs[0], live_tools=live_tools, wiki=wiki, verbose=verbose, as_json=as_json)
     elif as_json:
-        print_json(recorded.normalised(), indent=2)
+        documents = [run.normalised() for run in runs]
+        print_json(documents if len(runs) > 1 else documents[0], indent=2)
     else:
-        from react_cli.render import make_console
+        from react_cli.render import make_console, plain
         from react_cli.render import replay_run as play
         from react_cli.replay import PacedRenderer
 
-        play(PacedRenderer(make_console(stderr=False), step_delay), recorded.result)
+        for number, run in enumerate(runs):
+            if len(runs) > 1:
+                print(("\n" if number else "") + f"== {plain(str(run.path))}")
+            play(PacedRenderer(make_console(stderr=False), step_delay), run.result)
 
 
 def _rerun(
@@ -92,13 +105,15 @@ def _rerun(
     from react_cli.replay import compare
     from react_cli.replay import rerun as rerun_run
     from react_cli.untrusted import clean_text
+    from react_cli.wording import plural
 
+    observer = Renderer(make_console()) if verbose else None
     tools = None
     if live_tools:
-        from react_cli.run import build_tools
+        from react_cli.run import build_tools, stderr_retry_notice
 
-        tools = build_tools(run_settings(wiki=wiki))
-    observer = Renderer(make_console()) if verbose else None
+        notices = observer.retry_waiting if observer else stderr_retry_notice
+        tools = build_tools(run_settings(wiki=wiki), on_retry=notices)
     now = rerun_run(recorded, tools=tools, observer=observer)
     differences = compare(recorded.result, now)
     if as_json:
@@ -112,6 +127,12 @@ def _rerun(
     elif not differences:
         if now.answer is not None:
             print(" ".join(plain(now.answer).split()))
+        else:  # nothing on stdout, as for a run without an answer: say what was reproduced
+            steps = plural(len(now.steps), "step")
+            print(
+                f"reproduced the recorded run: no answer ({now.stop_reason}) after {steps}",
+                file=sys.stderr,
+            )
     else:
         print(f"The re-run differs from {plain(clean_text(str(recorded.path)))}:")
         for difference in differences:
@@ -123,9 +144,9 @@ def _rerun(
         raise typer.Exit(EXIT_NO_ANSWER)
 
 
-@app.command()
+@app.command(short_help="List recent runs, newest first.")
 def traces(
-    limit: Annotated[int, typer.Option("-n", help="Show at most N runs.")] = 20,
+    limit: Annotated[int, typer.Option("-n", metavar="N", help="Show at most N runs.")] = 20,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list.")] = False,
 ) -> None:
     """List recent runs, newest first; '#' is the number 'replay -n' takes."""

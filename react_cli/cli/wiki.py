@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from react_cli.cli.app import debug_enabled, print_json
+from react_cli.cli.app import HELP_OPTIONS, debug_enabled, help_when_bare, print_json
 from react_cli.cli.options import (
     DebugOpt,
     LangOpt,
@@ -24,18 +24,23 @@ if TYPE_CHECKING:
 
 wiki_app = typer.Typer(
     help="Use the Wikipedia tools directly (what the agent would observe); build ZIM archives.",
+    short_help="Search and Lookup as the agent would; build ZIM archives.",
     rich_markup_mode=None,
-    no_args_is_help=True,
+    context_settings=HELP_OPTIONS,
 )
+wiki_app.callback(invoke_without_command=True)(help_when_bare)
 
 
 def _wiki_session(
     wiki: str | None, lang: str | None, variant: str | None, debug: bool = False
 ) -> Tools:
-    from react_cli.run import build_tools, stderr_debug_log
+    from react_cli.run import build_tools, show_contact_hint, stderr_debug_log, stderr_retry_notice
 
     settings = run_settings(wiki=wiki_flags(wiki, lang), variant=variant)
-    return build_tools(settings, stderr_debug_log if debug or debug_enabled() else None)
+    debug_log = stderr_debug_log if debug or debug_enabled() else None
+    tools = build_tools(settings, debug_log, stderr_retry_notice)
+    show_contact_hint(settings)
+    return tools
 
 
 def _observe(result: ToolResult, as_json: bool) -> None:
@@ -57,7 +62,9 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print the details as JSON
 
 @wiki_app.command("search")
 def wiki_search(
-    entity: Annotated[str, typer.Argument(help="What the agent would write in Search[...].")],
+    entity: Annotated[
+        str, typer.Argument(metavar="ENTITY", help="What the agent would write in Search[...].")
+    ],
     wiki: WikiOpt = None,
     lang: LangOpt = None,
     variant: VariantOpt = None,
@@ -72,16 +79,22 @@ def wiki_search(
 
 @wiki_app.command("lookup")
 def wiki_lookup(
-    entity: Annotated[str, typer.Argument(help="The page to load, as in Search[...].")],
-    keyword: Annotated[str, typer.Argument(help="What the agent would write in Lookup[...].")],
-    count: Annotated[int, typer.Option("-n", help="How many successive Lookups to print.")] = 1,
+    entity: Annotated[
+        str, typer.Argument(metavar="ENTITY", help="The page to load, as in Search[...].")
+    ],
+    keyword: Annotated[
+        str, typer.Argument(metavar="KEYWORD", help="What the agent would write in Lookup[...].")
+    ],
+    count: Annotated[
+        int, typer.Option("-n", metavar="N", help="How many successive Lookups to print.")
+    ] = 1,
     wiki: WikiOpt = None,
     lang: LangOpt = None,
     variant: VariantOpt = None,
     as_json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Search ENTITY, then print the observations of N successive Lookup[KEYWORD]."""
+    """Print what N successive Lookup[KEYWORD] show on ENTITY's page."""
     from react_cli.errors import WikiError
     from react_cli.untrusted import clean_text
     from react_cli.wiki.base import NO_MORE
@@ -105,13 +118,21 @@ def wiki_lookup(
 @wiki_app.command("build-zim")
 def wiki_build_zim(
     corpus: Annotated[
-        Path, typer.Argument(help="JSONL of {title, text}, or a HotpotQA distractor file.")
+        Path,
+        typer.Argument(
+            metavar="CORPUS", help="JSONL of {title, text}, or a HotpotQA distractor file."
+        ),
     ],
-    out: Annotated[Path, typer.Argument(help="The .zim file to write.")],
+    out: Annotated[Path, typer.Argument(metavar="OUT", help="The .zim file to write.")],
     language: Annotated[
-        str, typer.Option(help="ISO 639-3 language of the text, for the full-text index.")
+        str,
+        typer.Option(
+            metavar="CODE", help="ISO 639-3 language of the text, for the full-text index."
+        ),
     ] = "eng",
-    title: Annotated[str | None, typer.Option(help="Archive title [corpus name].")] = None,
+    title: Annotated[
+        str | None, typer.Option(metavar="TITLE", help="Archive title [CORPUS's name].")
+    ] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace OUT if it exists.")] = False,
 ) -> None:
     """Build a ZIM archive with a full-text index, for --wiki zim:OUT."""
@@ -122,6 +143,9 @@ def wiki_build_zim(
     if not corpus.is_file():
         raise UsageError(f"corpus not found: {str(corpus)!r}")
     report = build_zim(corpus, out, language=language, name=title or "", force=force)
-    skipped = f", {report.duplicates} repeated titles skipped" if report.duplicates else ""
+    from react_cli.wording import plural
+
+    repeated = plural(report.duplicates, "repeated title")
+    skipped = f", {repeated} skipped" if report.duplicates else ""
     shown = clean_text(str(out))
-    print(f"{shown}: {report.articles} articles{skipped}; use --wiki zim:{shown}")
+    print(f"{shown}: {plural(report.articles, 'article')}{skipped}; use --wiki zim:{shown}")

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from react_cli.errors import UsageError
+from react_cli.records import RetryObserver
 from react_cli.wiki.base import Article, SearchOutcome, WikiBackend, WikiSession
 
 if TYPE_CHECKING:
@@ -29,10 +30,12 @@ def open_backend(
     timeout_s: float = 20.0,
     variant: str | None = None,
     debug_log: Callable[[str], None] | None = None,
+    on_retry: RetryObserver | None = None,
 ) -> WikiBackend:
     """The backend a ``--wiki`` value names: ``https://en.wikipedia.org`` or ``zim:PATH``.
 
-    ``debug_log`` receives one line per HTTP request and answer (``--debug``).
+    ``debug_log`` receives one line per HTTP request and answer (``--debug``), ``on_retry``
+    each retry wait as it starts.
     """
     scheme = spec.split(":", 1)[0].lower() if ":" in spec else ""
     opener = _OPENERS.get(scheme)
@@ -48,6 +51,7 @@ def open_backend(
         timeout_s=timeout_s,
         variant=variant,
         debug_log=debug_log,
+        on_retry=on_retry,
     )
 
 
@@ -59,6 +63,7 @@ def _open_mediawiki(
     timeout_s: float,
     variant: str | None,
     debug_log: Callable[[str], None] | None,
+    on_retry: RetryObserver | None,
 ) -> WikiBackend:
     """A MediaWikiBackend on a host root such as ``https://en.wikipedia.org``."""
     if not urlsplit(url).netloc:
@@ -66,8 +71,8 @@ def _open_mediawiki(
     from react_cli.http import make_session, user_agent
     from react_cli.wiki.mediawiki import MediaWikiBackend
 
-    session = make_session(user_agent(contact), policy, debug_log)
-    return MediaWikiBackend(url, session, timeout_s, variant)
+    session = make_session(user_agent(contact), policy, debug_log, on_retry)
+    return MediaWikiBackend(url, session, timeout_s, variant, on_retry)
 
 
 def _open_zim(
@@ -78,6 +83,7 @@ def _open_zim(
     timeout_s: float,
     variant: str | None,
     debug_log: Callable[[str], None] | None,
+    on_retry: RetryObserver | None,
 ) -> WikiBackend:
     """A ZimBackend on the archive ``zim:PATH`` names (libzim is an optional extra)."""
     from react_cli.wiki.zim import open_zim

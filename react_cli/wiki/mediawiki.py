@@ -17,6 +17,7 @@ from urllib3.exceptions import TimeoutError as Urllib3Timeout
 
 from react_cli.deadline import bounded, time_left
 from react_cli.errors import WikiError
+from react_cli.records import RetryObserver, RetryWait
 from react_cli.retrycount import note_retries
 from react_cli.wiki.base import REQUEST_FAILED, Article, SearchOutcome
 from react_cli.wiki.titles import case_variants
@@ -43,12 +44,14 @@ class MediaWikiBackend:
         session: requests.Session,
         timeout_s: float,
         variant: str | None = None,
+        on_retry: RetryObserver | None = None,
     ) -> None:
         self._api = host.rstrip("/") + "/w/api.php"
         self._host = urlsplit(host).netloc or host
         self._session = session
         self._timeout_s = timeout_s
         self._variant = variant
+        self._on_retry = on_retry
 
     def search(self, entity: str) -> SearchOutcome:
         """Exact title (or a case variant), then a near match, else up to 5 similar titles."""
@@ -131,6 +134,10 @@ class MediaWikiBackend:
                 self._fail(f"API error '{code}' from {self._host}" + (f": {info}" if info else ""))
             attempt += 1
             note_retries(1)
+            if self._on_retry is not None:
+                self._on_retry(
+                    RetryWait(wait, f"{self._host} is lagging (maxlag)", attempt, MAXLAG_RETRIES)
+                )
             time.sleep(wait)
 
     def _get(self, params: dict[str, str]) -> requests.Response:

@@ -1,0 +1,117 @@
+"""``react-cli config``: where the settings live and what each one is now, and from where."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from react_cli.cli.app import HELP_OPTIONS, print_json
+from react_cli.cli.options import (
+    ApiKeyOpt,
+    ApiOpt,
+    BaseUrlOpt,
+    ForceAnswerOpt,
+    LangOpt,
+    MaxStepsOpt,
+    MaxTokensOpt,
+    MaxTotalTokensOpt,
+    ModelOpt,
+    NoStreamOpt,
+    PromptOpt,
+    TemperatureOpt,
+    TimeoutOpt,
+    VariantOpt,
+    WikiOpt,
+    run_flags,
+)
+
+config_app = typer.Typer(
+    help="Show the settings, where each comes from, and the config file's path.",
+    short_help="Show the settings and where each comes from.",
+    rich_markup_mode=None,
+    context_settings=HELP_OPTIONS,
+)
+
+SECRETS = frozenset({"api_key"})
+URLS = frozenset({"base_url", "wiki"})
+
+
+@config_app.callback(invoke_without_command=True)
+def config_show(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the same as JSON.")] = False,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    api_key: ApiKeyOpt = None,
+    api: ApiOpt = None,
+    prompt: PromptOpt = None,
+    max_steps: MaxStepsOpt = None,
+    temperature: TemperatureOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    max_total_tokens: MaxTotalTokensOpt = None,
+    timeout: TimeoutOpt = None,
+    force_answer: ForceAnswerOpt = False,
+    wiki: WikiOpt = None,
+    lang: LangOpt = None,
+    variant: VariantOpt = None,
+    no_stream: NoStreamOpt = False,
+) -> None:
+    """Show every setting ask and eval would use (with these options) and its source.
+
+    Sources, highest first: flag, env (the variable), file (the config file), default.
+    Secrets are masked and URLs shown without credentials or query string.
+    """
+    options = dict(locals())
+    if ctx.invoked_subcommand is not None:
+        return
+    from react_cli.config import CONFIG_NAME, home_dir, resolve_with_origins
+
+    flags = run_flags(options)
+    home = home_dir()
+    path = home / CONFIG_NAME
+    settings, origins = resolve_with_origins(flags)
+    rows = {name: (_shown(name, v), str(origins[name])) for name, v in vars(settings).items()}
+    if as_json:
+        print_json(
+            {
+                "home": str(home),
+                "config_file": str(path),
+                "config_file_exists": path.is_file(),
+                "settings": {name: {"value": v, "from": o} for name, (v, o) in rows.items()},
+            },
+            indent=2,
+        )
+        return
+    from react_cli.render import plain
+
+    state = "" if path.is_file() else " (not created yet)"
+    print(f"home         {plain(str(home))}")
+    print(f"config file  {plain(str(path))}{state}")
+    print()
+    width = max(map(len, rows))
+    print(f"{'setting':<{width}}  {'value':<32}  from")
+    for name, (value, origin) in rows.items():
+        text = "-" if value is None else plain(str(value))
+        print(f"{name:<{width}}  {text:<32}  {origin}")
+
+
+@config_app.command("path")
+def config_path() -> None:
+    """Print the config file's path (it may not exist yet)."""
+    from react_cli.config import CONFIG_NAME, home_dir
+
+    print(home_dir() / CONFIG_NAME)
+
+
+def _shown(name: str, value: object) -> object:
+    """A value fit to show: secrets masked, URLs without credentials or query string."""
+    if value is None:
+        return None
+    if name in SECRETS:
+        return "***"
+    if name in URLS and "://" in str(value):
+        from react_cli.http import redact_url
+
+        return redact_url(str(value))
+    return value

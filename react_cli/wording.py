@@ -1,0 +1,23 @@
+"""How counts and amounts are said to the user, the same in every command and view."""
+
+from __future__ import annotations
+
+from react_cli.records import Cost, Usage
+
+
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """``1 step``, ``2 steps``, ``0 questions``; ``nouns`` for an irregular plural (retries)."""
+    return f"{count:,} {noun}" if count == 1 else f"{count:,} {nouns or noun + 's'}"
+
+
+def token_text(usage: Usage) -> str:
+    """``1,234 tokens``, or ``~1,234 tokens (estimated)`` when the endpoint reported none."""
+    if usage.estimated:
+        return f"~{usage.total_tokens:,} tokens (estimated)"
+    return f"{usage.total_tokens:,} tokens"
+
+
+def cost_text(cost: Cost) -> str:
+    """``cost 0.0123``, or ``cost ~0.0123 (estimated)`` (the currency is the prices')."""
+    amount = f"{cost.amount:.6f}".rstrip("0").rstrip(".")
+    return f"cost ~{amount} (estimated)" if cost.estimated else f"cost {amount}"
