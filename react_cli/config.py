@@ -168,7 +168,10 @@ def wikipedia_languages() -> frozenset[str]:
 def wiki_root(wiki: str) -> str:
     """A MediaWiki URL given as its API or a page (``https://host/w/api.php``, ``.../wiki/X``)
     is the host root the backend wants; any other value is left as it is."""
-    parts = urlsplit(wiki)
+    try:
+        parts = urlsplit(wiki)
+    except ValueError:  # an unparsable URL: refused with the reason by check_url
+        return wiki
     if parts.scheme in ("http", "https") and parts.netloc and _NOT_A_ROOT.match(parts.path):
         return f"{parts.scheme}://{parts.netloc}"
     return wiki

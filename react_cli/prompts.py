@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from react_cli.errors import UsageError
-from react_cli.untrusted import BadInput, read_text
+from react_cli.untrusted import read_text
 
 QUESTION_MARKER = "{question}"
 _SUFFIX = ".txt"
@@ -59,7 +59,7 @@ def load_prompt(name_or_path: str) -> PromptTemplate:
         raise UsageError(
             f"no prompt named {name_or_path!r} (shipped: {names}) and no such file"
         ) from None
-    except (OSError, BadInput) as exc:
+    except (OSError, ValueError) as exc:  # BadInput, or a NUL byte in the path
         raise UsageError(f"cannot read prompt file {str(path)!r}: {exc}") from None
     if QUESTION_MARKER not in text:
         text = text if text.endswith("\n") or not text else text + "\n"

@@ -291,7 +291,7 @@ def test_a_worker_crash_is_a_row_not_a_lost_question(
     result = run_eval(cli, llm, "--out", str(out))
     assert result.code == 1
     no_traceback(result)
-    assert the_error_line(result.stderr).startswith("Error: 1 questions failed")
+    assert the_error_line(result.stderr).startswith("Error: 1 question failed")
     summary = assert_consistent(out)
     assert summary["n"] == 6 and summary["failed"] == 1 and summary["status"] == "finished"
     row = next(row for row in rows_on_disk(out) if row["index"] == 2)

@@ -95,7 +95,7 @@ def test_ctrl_c_while_the_trace_of_a_finished_run_is_written(
 @pytest.mark.parametrize(
     "stage",
     [
-        "react_cli.cli.ask.run_settings",
+        "react_cli.config.resolve",
         "react_cli.prompts.load_prompt",
         "react_cli.run.build_model",
     ],

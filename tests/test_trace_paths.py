@@ -34,6 +34,7 @@ def ask(cli: Runner, llm: FakeOpenAI, trace: Path) -> tuple[int, str, str]:
         ["ask", "--trace", str(trace), "What is the capital of France?"],
         OPENAI_BASE_URL=llm.url,
         REACT_CLI_MODEL="m",
+        REACT_CLI_CONTACT="tests@example.org",
     )
     return result.code, result.stdout, result.stderr
 
