@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -134,7 +135,18 @@ def test_write_output_replaces_the_file_or_says_why_not(tmp_path: Path) -> None:
     write_output(target, "<p>new</p>\n")
     assert target.read_text(encoding="utf-8") == "<p>new</p>\n"
     assert [path.name for path in tmp_path.iterdir()] == ["run.html"]  # no temporary file left
-    with pytest.raises(UsageError, match=r"^cannot write .*: is a directory$"):
+    with pytest.raises(UsageError, match=r"^cannot write .*: is a directory, not a regular file$"):
         write_output(tmp_path, "x")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(UsageError, match=r"^cannot write .*fifo: is a FIFO"):
+        write_output(fifo, "x")
+    assert (target.stat().st_mode & 0o777) == 0o666 & ~current_umask()
     with pytest.raises(UsageError, match=r"^cannot write .*missing/run.html: No such file"):
         write_output(tmp_path / "missing" / "run.html", "x")
+
+
+def current_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

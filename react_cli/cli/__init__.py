@@ -5,12 +5,14 @@ inside commands, so ``react-cli --help`` stays fast. Each command lives in its o
 which registers itself on ``app`` when imported here.
 """
 
-from react_cli.cli import ask, evaluate, models, traces  # noqa: F401  (register their commands)
+from react_cli.cli import ask, evalfolder, models, traces  # noqa: F401  (register their commands)
 from react_cli.cli.app import app, main
 from react_cli.cli.config import config_app
+from react_cli.cli.evaluate import eval_app
 from react_cli.cli.prompts import prompts_app
 from react_cli.cli.wiki import wiki_app
 
+app.add_typer(eval_app, name="eval")
 app.add_typer(prompts_app, name="prompts")
 app.add_typer(wiki_app, name="wiki")
 app.add_typer(config_app, name="config")

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
-from typer.core import TyperArgument
+from typer.core import TyperArgument, TyperGroup
 
 from react_cli import __version__
 from react_cli.environment import DEBUG_ENV, ENV_VARS, HOME_ENV
@@ -52,6 +52,36 @@ app = typer.Typer(
     context_settings=HELP_OPTIONS,
     epilog=_environment_help(),
 )
+
+
+class DefaultCommandGroup(TyperGroup):
+    """A group whose first word may be left out: ``eval DATASET`` means ``eval run DATASET``.
+
+    Any first argument that is not one of the group's commands (a file name, an option such as
+    ``--resume``) is handed to the default command, so the group's other commands (``eval
+    report``, ``eval show``, ...) can live beside it. Its help is the default command's, with
+    the other commands listed after it.
+    """
+
+    default_command = "run"
+
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
+        help_asked = args[:1] and args[0] in (ctx.help_option_names or ())
+        if args and not help_asked and args[0] not in self.commands:
+            args = [self.default_command, *args]
+        return super().parse_args(ctx, args)
+
+    def format_help(self, ctx: typer.Context, formatter: Any) -> None:
+        command = self.commands[self.default_command]
+        inner = type(ctx)(command, info_name=ctx.info_name, parent=ctx.parent)
+        command.format_help(inner, formatter)
+        others = [
+            (name, cmd.get_short_help_str(limit=formatter.width))
+            for name, cmd in self.commands.items()
+            if name != self.default_command and not cmd.hidden
+        ]
+        with formatter.section(f"Other '{ctx.command_path}' commands"):
+            formatter.write_dl(others)
 
 
 def help_when_bare(ctx: typer.Context) -> None:

@@ -7,7 +7,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from react_cli.cli.app import app, debug_enabled, print_error, print_json, print_warning
+from react_cli.cli.app import (
+    HELP_OPTIONS,
+    DefaultCommandGroup,
+    debug_enabled,
+    help_when_bare,
+    print_error,
+    print_json,
+    print_warning,
+)
 from react_cli.cli.options import (
     ApiKeyOpt,
     ApiOpt,
@@ -39,7 +47,16 @@ DEFAULT_CONCURRENCY = 4
 DEFAULT_WIKI_CONCURRENCY = 2
 
 
-@app.command("eval", short_help="Score a model on a dataset (HotpotQA, FEVER or JSONL).")
+eval_app = typer.Typer(
+    cls=DefaultCommandGroup,
+    short_help="Score a model on a dataset; show, report and compare evals.",
+    rich_markup_mode=None,
+    context_settings=HELP_OPTIONS,
+)
+eval_app.callback(invoke_without_command=True)(help_when_bare)
+
+
+@eval_app.command("run", short_help="Score a model on a dataset (the default 'eval' command).")
 def eval_command(
     dataset: Annotated[
         Path | None,

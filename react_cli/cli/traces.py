@@ -17,6 +17,7 @@ from react_cli.errors import EXIT_NO_ANSWER, UsageError
 
 if TYPE_CHECKING:
     from react_cli.replay import Recorded
+    from react_cli.share.export import ExportFormat
 
 
 MAX_STEP_DELAY_S = 60
@@ -57,12 +58,25 @@ def replay(
     verbose: Annotated[
         bool, typer.Option("-v", "--verbose", help="Show the re-run's trajectory on stderr.")
     ] = False,
+    output_format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            metavar="[terminal|markdown|html]",
+            help="terminal (as 'ask -v'), GitHub Markdown, or one self-contained HTML page.",
+        ),
+    ] = "terminal",
+    output: Annotated[
+        Path | None,
+        typer.Option("-o", "--output", metavar="PATH", help="Write the export here, not stdout."),
+    ] = None,
 ) -> None:
-    """Show saved runs as 'ask -v' showed them (stdout), or re-run one and diff (--rerun).
+    """Show saved runs as 'ask -v' showed them (stdout), export them (--format), or re-run one
+    and diff (--rerun).
 
-    Several TRACE files are shown one after another (--json: a list). Exit codes: 0 shown,
-    or re-run reproduced the recording; 1 the re-run differs, or a trace is missing or
-    unreadable; 2 usage error.
+    Several TRACE files are shown one after another (--json: a list; Markdown: one document).
+    Exit codes: 0 shown, or re-run reproduced the recording; 1 the re-run differs, or a trace
+    is missing or unreadable; 2 usage error.
     """
     from react_cli.config import home_dir
     from react_cli.replay import load_run, select_trace
@@ -78,8 +92,12 @@ def replay(
         raise UsageError("--step-delay applies to rendering only, not to --json or --rerun")
     if trace and len(trace) > 1 and rerunning:
         raise UsageError("--rerun takes one TRACE at a time")
+    export = _export_format(output_format, output, as_json or rerunning or bool(step_delay))
     chosen: list[Path | None] = list(trace) if trace else [None]
     paths = [select_trace(home_dir(), path, nth) for path in chosen]
+    if export is not None:
+        _export(paths, export, output)
+        return
     runs = [load_run(path) for path in paths]  # every file readable before anything is shown
     if rerunning:
         _rerun(runs[0], live_tools=live_tools, wiki=wiki, verbose=verbose, as_json=as_json)
@@ -95,6 +113,38 @@ def replay(
             if len(runs) > 1:
                 print(("\n" if number else "") + f"== {plain(str(run.path))}")
             play(PacedRenderer(make_console(stderr=False), step_delay), run.result)
+
+
+def _export_format(name: str, output: Path | None, other_mode: bool) -> ExportFormat | None:
+    """The export ``--format`` asks for (None: the terminal rendering); UsageError for a
+    format that does not exist or options that do not go with it."""
+    from react_cli.share.export import ExportFormat
+
+    if name == "terminal":
+        if output is not None:
+            raise UsageError("-o/--output applies to --format markdown or html")
+        return None
+    try:
+        export = ExportFormat(name)
+    except ValueError:
+        raise UsageError(f"--format must be terminal, markdown or html, not {name!r}") from None
+    if other_mode:
+        raise UsageError("--format markdown/html goes with none of --json, --rerun, --step-delay")
+    return export
+
+
+def _export(paths: list[Path], export: ExportFormat, output: Path | None) -> None:
+    """Print (or write to ``output``) the traces as one Markdown document or one HTML page."""
+    from react_cli.share.export import ExportFormat, export_trace, write_output
+
+    if export is ExportFormat.HTML and len(paths) > 1:
+        raise UsageError("--format html takes one TRACE at a time")
+    documents = [export_trace(path, export) for path in paths]  # all readable before output
+    text = "\n---\n\n".join(documents)
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        write_output(output, text)
 
 
 def _rerun(

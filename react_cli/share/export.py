@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from enum import Enum
 from pathlib import Path
 
@@ -11,6 +9,7 @@ from react_cli.errors import UsageError
 from react_cli.share.html import trace_page
 from react_cli.share.markdown import trace_markdown
 from react_cli.share.view import load_view
+from react_cli.trace import trace_target, write_atomic
 
 
 class ExportFormat(str, Enum):
@@ -27,17 +26,9 @@ def export_trace(path: Path, fmt: ExportFormat) -> str:
 
 
 def write_output(path: Path, text: str) -> None:
-    """Write an exported document (``-o PATH``) in one step; UsageError says why it cannot be."""
+    """Write an exported document (``-o PATH``) in one step, with the policy of ``--trace``
+    (a FIFO or a device is never replaced); UsageError says why it cannot be written."""
     try:
-        if path.is_dir():
-            raise IsADirectoryError(21, "is a directory")
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomic(trace_target(path), text)
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -1,0 +1,95 @@
+"""``react-cli eval show|report|compare``: read finished (or running) eval folders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from react_cli.cli.app import print_json
+from react_cli.cli.evaluate import eval_app
+from react_cli.errors import UsageError
+
+FolderArg = Annotated[
+    Path, typer.Argument(metavar="DIR", help="An eval folder (holding summary.json).")
+]
+LISTS = ("flips",)
+
+
+@eval_app.command("show", short_help="Print an eval's summary table again.")
+def eval_show(
+    directory: FolderArg,
+    wrong: Annotated[
+        bool, typer.Option("--wrong", help="Also list the questions it did not answer right.")
+    ] = False,
+) -> None:
+    """Print the summary table of the eval in DIR (stdout); --wrong lists the questions it got
+    wrong (question, gold, answer, stop reason).
+
+    Exit codes: 0 shown; 2 DIR is not a readable eval folder.
+    """
+    from react_cli.render import make_console
+    from react_cli.share.show import show_eval
+
+    console = make_console(stderr=False)
+    for part in show_eval(directory, wrong=wrong):
+        console.print(part)
+
+
+@eval_app.command("report", short_help="Write an eval as one self-contained HTML page.")
+def eval_report(
+    directory: FolderArg,
+    output: Annotated[
+        Path, typer.Option("-o", "--output", metavar="PATH", help="The HTML file to write.")
+    ],
+) -> None:
+    """Write the eval in DIR as one HTML file: summary, charts (stop reasons, score by steps,
+    latency) and every question with its trajectory. Needs the 'report' extra
+    (pip install 'react-cli[report]') for the charts.
+
+    Exit codes: 0 written; 2 DIR is not an eval folder, PATH cannot be written, or the extra
+    is missing.
+    """
+    from react_cli.share.export import write_output
+    from react_cli.share.report import eval_report as build_report
+    from react_cli.untrusted import clean_text
+
+    write_output(output, build_report(directory))
+    print(clean_text(str(output)))
+
+
+@eval_app.command("compare", short_help="Compare two evals over the same questions.")
+def eval_compare(
+    first: Annotated[Path, typer.Argument(metavar="A", help="The baseline eval folder.")],
+    second: Annotated[Path, typer.Argument(metavar="B", help="The eval folder compared to A.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    listing: Annotated[
+        str | None,
+        typer.Option("--list", metavar="[flips]", help="Also list the questions that flipped."),
+    ] = None,
+    seed: Annotated[
+        int, typer.Option(metavar="N", help="Seed of the bootstrap confidence interval.")
+    ] = 0,
+) -> None:
+    """Compare evals A and B question by question (paired by dataset index and question text):
+    scores side by side with B − A, questions that flipped, an exact McNemar test for EM (or
+    accuracy), a paired bootstrap 95 % interval for the F1 difference, and tokens, calls and
+    time per question. Works across models, prompts and methods.
+
+    Exit codes: 0 compared; 2 a folder is not an eval, or the two share no question.
+    """
+    from react_cli.render import make_console
+    from react_cli.share.compare import compare_evals, comparison_view, flips_view
+
+    if listing is not None and listing not in LISTS:
+        raise UsageError(f"--list must be one of {', '.join(LISTS)}, not {listing!r}")
+    comparison = compare_evals(first, second, seed=seed)
+    if as_json:
+        print_json(comparison.to_json(), indent=2)
+        return
+    console = make_console(stderr=False)
+    for part in comparison_view(comparison):
+        console.print(part)
+    if listing == "flips":
+        console.print(flips_view(comparison))
