@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from urllib.parse import urlsplit, urlunsplit
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -18,6 +17,7 @@ from urllib3.util.retry import Retry
 
 from react_cli import __version__
 from react_cli.deadline import time_left
+from react_cli.redaction import Redactor, redact_headers, redact_url
 from react_cli.retrycount import note_retries
 
 PROJECT_URL = "https://github.com/react-cli/react-cli"
@@ -102,11 +102,13 @@ def make_session(
     agent: str,
     policy: RetryPolicy | None = None,
     debug_log: Callable[[str], None] | None = None,
+    redactor: Redactor | None = None,
 ) -> requests.Session:
     """A requests session with the retry policy mounted for http and https.
 
     With ``debug_log``, every request and its answer are logged in one line each (headers
-    included, Authorization redacted, URL credentials dropped).
+    included, credential headers and URL user information dropped, and whatever ``redactor``
+    knows masked: the secrets of the URL the session serves).
     """
     session = requests.Session()
     adapter = HTTPAdapter(max_retries=(policy or RetryPolicy()).to_urllib3(), pool_maxsize=16)
@@ -114,8 +116,9 @@ def make_session(
     session.mount("https://", adapter)
     session.headers["User-Agent"] = agent
     session.hooks["response"].append(_count_retries)
-    if debug_log is not None:
-        session.hooks["response"].append(_response_logger(debug_log))
+    log = (redactor or Redactor()).log(debug_log)
+    if log is not None:
+        session.hooks["response"].append(_response_logger(log))
     return session
 
 
@@ -124,31 +127,15 @@ def _response_logger(log: Callable[[str], None]) -> Callable[..., None]:
 
     def hook(response: requests.Response, *args: object, **kwargs: object) -> None:
         request = response.request
-        headers = {k: v for k, v in request.headers.items() if k.lower() != "authorization"}
-        if "Authorization" in request.headers:
-            headers["Authorization"] = "***"
-        url = _without_credentials(str(request.url))
-        log(f"{request.method} {url} headers={json.dumps(headers)}")
+        url = redact_url(str(request.url), keep_query=True)
+        log(f"{request.method} {url} headers={json.dumps(redact_headers(request.headers))}")
         elapsed = response.elapsed.total_seconds()
         log(
             f"HTTP {response.status_code} {url} in {elapsed:.3f}s retries={retries_of(response)} "
-            f"headers={json.dumps(dict(response.headers))}"
+            f"headers={json.dumps(redact_headers(response.headers))}"
         )
 
     return hook
-
-
-def redact_url(url: str) -> str:
-    """A URL fit for messages, logs and traces: user, password and query string dropped."""
-    parts = urlsplit(url)
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
-
-
-def _without_credentials(url: str) -> str:
-    scheme, sep, rest = url.partition("://")
-    host, slash, path = rest.partition("/")
-    return f"{scheme}{sep}{host.rpartition('@')[2]}{slash}{path}"
 
 
 def retries_of(response: requests.Response) -> int:

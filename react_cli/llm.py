@@ -31,9 +31,10 @@ from react_cli.errors import (
     LLMResponseError,
     UsageError,
 )
-from react_cli.http import RetryPolicy, make_session, redact_url, retries_of, user_agent
+from react_cli.http import RetryPolicy, make_session, retries_of, user_agent
 from react_cli.parser import ObservationCutter, cut_at_observation
 from react_cli.records import Completion, TextSink, Usage
+from react_cli.redaction import Redactor, redact_url, url_secrets
 
 APIS = ("chat", "completions")
 MAX_MESSAGE_CHARS = 300
@@ -127,10 +128,10 @@ class OpenAIClient:
         self.max_chars = max_tokens * CHARS_PER_TOKEN if max_tokens else DEFAULT_MAX_CHARS
         self.url = _endpoint_url(self.base_url, api)
         self.shown_url = redact_url(self.url)  # for messages and logs: no credentials, no query
-        self._url_secrets = _url_secrets(self.url)
         self.stop_supported = True
         self.stream_options_supported = True
         self._api_key = api_key or None
+        self._redact = Redactor([self._api_key, *url_secrets(self.url)])
         self._policy = policy or RetryPolicy()
         self._owns_session = session is None
         self._session = session or make_session(user_agent(), self._policy)
@@ -395,14 +396,6 @@ class OpenAIClient:
                 return reason
         return self._clean(f"{type(exc).__name__}: {exc}")
 
-    def _redact(self, text: str) -> str:
-        """Never the API key or the URL's credentials and query, even when a server or an
-        exception message echoes them back."""
-        for secret in (self._api_key, *self._url_secrets):
-            if secret:
-                text = text.replace(secret, "***")
-        return text
-
     def _clean(self, text: str) -> str:
         """One short line for an error message."""
         text = " ".join(self._redact(text).split())
@@ -421,14 +414,6 @@ def _endpoint_url(base_url: str, api: str) -> str:
     parts = urlsplit(base_url)
     path = parts.path.rstrip("/") + ("/chat/completions" if api == "chat" else "/completions")
     return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
-
-
-def _url_secrets(url: str) -> tuple[str, ...]:
-    """What of a URL must never be shown: its user info (user:password) and query string."""
-    parts = urlsplit(url)
-    userinfo = parts.netloc.rpartition("@")[0]
-    secrets = (userinfo, userinfo.partition(":")[2], parts.query)
-    return tuple(s for s in secrets if s)
 
 
 def _server_message(text: str) -> str:

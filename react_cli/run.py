@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 from react_cli.agent import Agent, Limits, RunObserver, RunResult
 from react_cli.config import Settings
 from react_cli.errors import UsageError
-from react_cli.http import redact_url
 from react_cli.prompts import PromptTemplate
 from react_cli.records import Model, Tools, Usage
+from react_cli.redaction import redact_url
 from react_cli.trace import new_run_id, now_utc, trace_document, write_trace
 from react_cli.wiki.base import WikiBackend
 
