@@ -28,7 +28,6 @@ MAX_DISAMBIGUATION = 10
 NO_PAGE = "No page is loaded yet: use Search[entity] first, then Lookup[keyword]."
 NO_MORE = "No more results."
 NO_KEYWORD = "Lookup needs a keyword, e.g. Lookup[born]."
-_HEADING = re.compile(r"^\s*=+.*=+\s*$")
 _CJK_STOPS = ("。", "！", "？", "」", "』")
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 
@@ -77,10 +76,17 @@ def page_sentences(text: str) -> list[str]:
     sentences: list[str] = []
     for paragraph in text.split("\n"):
         words = len(paragraph.split()) + len(_CJK_CHAR.findall(paragraph))
-        if _HEADING.match(paragraph) or words <= 2:
+        if _is_heading(paragraph) or words <= 2:
             continue
         sentences.extend(collapse(s) for s in split_sentences(paragraph))
     return sentences
+
+
+def _is_heading(line: str) -> bool:
+    """``== Heading ==`` (any number of ``=``), by its ends: a pattern for it would backtrack
+    cubically on a long run of ``=``."""
+    line = line.strip()
+    return len(line) >= 2 and line[0] == line[-1] == "="
 
 
 def join_sentences(sentences: list[str]) -> str:
