@@ -103,7 +103,7 @@ class RetryPolicy:
 
     def backoff_s(self, attempt: int) -> float:
         """The wait before retry ``attempt + 1`` when the server named none, as urllib3's."""
-        wait = min(self.backoff_max_s, self.backoff_factor * 2**attempt)
+        wait = min(self.backoff_max_s, self.backoff_factor * 2.0**attempt)
         return wait + random.uniform(0, self.backoff_jitter_s)
 
     def to_urllib3(self) -> Retry:

@@ -125,7 +125,7 @@ SECRET_HEADERS = frozenset(
 )
 
 
-def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
+def redact_headers(headers: Mapping[str, str | bytes]) -> dict[str, str | bytes]:
     """Headers fit for a log: the values of credential headers replaced by ``***``."""
     return {k: MASK if k.lower() in SECRET_HEADERS else v for k, v in headers.items()}
 

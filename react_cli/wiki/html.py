@@ -16,7 +16,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from bs4 import CData, NavigableString, PageElement, Tag
+from bs4 import CData, NavigableString, Tag
+from bs4.element import PageElement
 
 # Closing sections of English and Chinese Wikipedia: everything from the first one on is
 # lists of links and citations, not article text.
@@ -305,7 +306,7 @@ def _text(tag: Tag) -> str:
             else:
                 stack.append((iter(child.children), ""))
         elif type(child) in _TEXT_TYPES:
-            parts.append(child)
+            parts.append(str(child))
     return " ".join("".join(parts).split())
 
 
