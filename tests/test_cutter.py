@@ -78,7 +78,7 @@ def chunked(draw: st.DrawFn, pieces: list[str] = PIECES) -> list[str]:
     return [text[a:b] for a, b in itertools.pairwise(bounds)]
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(chunked())
 def test_same_output_as_the_rescanning_cutter(chunks: list[str]) -> None:
     new, old = ObservationCutter(), RescanningCutter()
@@ -89,7 +89,7 @@ def test_same_output_as_the_rescanning_cutter(chunks: list[str]) -> None:
     assert new.text == old.text
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(chunked([*PIECES, "obſ", "ſ", "obſervation", "\u212a"]))
 def test_what_is_shown_is_what_is_kept(chunks: list[str]) -> None:
     cutter = ObservationCutter()

@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from inproc import Runner
 
-TIMEOUT_S = 0.5
+TIMEOUT_S = 0.2
 BOUND_S = 5.0
 FINISHED = {"finish"}
 FAILED = {"llm_error", "timeout", "max_steps", "parse_errors", "repeated_action", "tool_errors"}
@@ -133,7 +133,7 @@ def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixtu
 
 
 @settings(
-    max_examples=40,
+    max_examples=30,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

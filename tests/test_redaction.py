@@ -46,7 +46,7 @@ SECRETS = st.text(
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # a masked "\\" escape
 @pytest.mark.parametrize("escape", ESCAPES)
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(secret=SECRETS)
 def test_every_escaped_form_is_masked(escape: str, secret: str) -> None:
     encode, decode = ESCAPES[escape]

@@ -62,7 +62,7 @@ RUN = (
 )
 
 
-@pytest.mark.parametrize("value", [*BAD, PAST])
+@pytest.mark.parametrize("value", ["1.5", "-1", "nan", "abc", PAST])
 @pytest.mark.parametrize("status", [429, 503])
 def test_model_endpoint_retries_with_the_backoff(
     cli: Runner, wiki: FakeMediaWiki, status: int, value: str
@@ -77,7 +77,7 @@ def test_model_endpoint_retries_with_the_backoff(
     assert cli.elapsed_s < 3
 
 
-@pytest.mark.parametrize("value", ["nan", "-1", "1.5", "abc", PAST])
+@pytest.mark.parametrize("value", ["nan", "1.5", PAST])
 @pytest.mark.parametrize("fault", ["503", "maxlag"])
 def test_wikipedia_retries_with_the_backoff(
     cli: Runner, wiki: FakeMediaWiki, fault: str, value: str

@@ -161,7 +161,9 @@ SCENARIOS: dict[str, Scenario] = {
 
 @pytest.fixture
 def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
-    return Runner(home, monkeypatch, capsys)
+    runner = Runner(home, monkeypatch, capsys)
+    runner.config(retries=1, timeout_s=0.2, wiki_timeout_s=0.2)  # one retry: its log lines too
+    return runner
 
 
 @contextmanager

@@ -21,7 +21,7 @@ from react_cli.wiki.titles import clean_entity, folded_match
 REQUEST_FAILED = "Wikipedia request failed: "
 """Prefix of a backend's WikiError message; the session shows only what follows it."""
 
-MAX_ANSWER_BYTES = 16_000_000  # one Wikipedia answer or ZIM page (the longest articles: ~2 MB)
+MAX_ANSWER_BYTES = 8_000_000  # one Wikipedia answer or ZIM page (the longest articles: ~2 MB)
 SEARCH_SENTENCES = 5
 MAX_SIMILAR = 5
 MAX_DISAMBIGUATION = 10
