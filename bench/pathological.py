@@ -111,9 +111,11 @@ CASES = [
 
 def best_time_s(case: Case, size: int, repeats: int) -> float:
     """The fastest of ``repeats`` runs on one input of ``size``, in CPU time of this process
-    (other processes on the machine count less), with the garbage collector off."""
+    (other processes on the machine count less), with the garbage collector run before and
+    off during."""
     data = case.make(size)
     best = float("inf")
+    gc.collect()
     gc.disable()
     try:
         for _ in range(repeats):
