@@ -67,6 +67,24 @@ loads, split, clean = sanitize.loads, sentences.split_sentences, titles.clean_en
 disamb, REDACT = zim._is_disambiguation, Redactor([SECRET])
 
 
+UNCLOSED = '<style><h2><sup class="<a<div id="toc"<math'  # each opening the slicer skips
+
+
+def held_then_obs(size: int) -> str:
+    """A line of marks that may still become "Observation" (held), then short lines."""
+    return repeat("* ", size // 2) + repeat("Obs\n", size // 2)
+
+
+def lines_then_labels(size: int) -> str:
+    """Lines of emphasis and quote marks (the thought), then Action labels with no action."""
+    return repeat("\n" + "*_> " * 8, size // 2) + repeat(" Action:", size // 2)
+
+
+def open_escapes(size: int) -> str:
+    """OSC sequences never terminated, then a CSI sequence never finished."""
+    return repeat("\x1b]x", size // 2) + "\x1b[" + repeat("0", size // 2)
+
+
 def many_pages(size: int) -> dict[str, object]:
     """A ``query`` object of a MediaWiki answer with as many pages as fit in ``size``."""
     return {"pages": [{"title": f"T{i}", "extract": "x" * 200} for i in range(size // 220)]}
@@ -75,35 +93,27 @@ def many_pages(size: int) -> dict[str, object]:
 CASES = [
     # The model's text (parser.py)
     Case("cut_at_observation: marks", lambda n: repeat("* _ # > ", n), parser.cut_at_observation),
-    Case("cutter: one held line, 16-char chunks", lambda n: chunks(repeat("* ", n), 16), feed_all),
-    Case("cutter: 'Obs' lines, 15-char chunks", lambda n: chunks(repeat("Obs\n", n), 15), feed_all),
+    Case("cutter: a held line, 'Obs' lines", lambda n: chunks(held_then_obs(n), 16), feed_all),
     Case("strip_think: unclosed tags", lambda n: repeat("<think>", n), parser.strip_think),
-    Case("parse_step: labels, no action", lambda n: repeat(" Action:", n), parser.parse_step),
+    Case("parse_step: emphasis lines, labels", lambda n: lines_then_labels(n), parser.parse_step),
     Case("parse_step: '[' runs", lambda n: "Finish" + repeat("[", n), parser.parse_step),
-    Case("parse_step: emphasis lines", lambda n: repeat("\n**", n), parser.parse_step),
     # The stream and the answers around it (sizelimit.py, sanitize.py, redaction.py)
     Case("SSE lines: 16-byte pieces", lambda n: chunks(repeat(": ping\n\n", n), 16), sse_lines),
     Case("JSON: lone surrogate escapes", lambda n: json.dumps([repeat("\ud800x", n)]), loads),
     Case("redactor: near-misses, one hit", lambda n: repeat(SECRET[:-1] + " ", n) + SECRET, REDACT),
     # Wikipedia answers and ZIM pages (wiki/)
     Case("page_sentences: '=' line", lambda n: repeat("=", n) + "x", base.page_sentences),
-    Case("split_sentences: abbreviations", lambda n: repeat("U.S. e.g. ", n), split),
-    Case("split_sentences: citations", lambda n: repeat(".[1]", n), split),
+    Case("split_sentences: initials, citations", lambda n: repeat("U.S. e.g. .[1]", n), split),
     Case("clean_entity: nested quotes", lambda n: repeat("“", n // 2) + repeat("”", n // 2), clean),
     Case("clean_entity: stacked full stops", lambda n: "x" + repeat(" .", n), clean),
     Case("fold: punctuation and CJK", lambda n: repeat("貓 -", n), titles.fold),
-    Case("body_slice: unclosed <style>", lambda n: repeat("<style>", n), html.body_slice),
-    Case("body_slice: unclosed <h2>", lambda n: repeat("<h2>", n), html.body_slice),
-    Case("body_slice: <sup> without '>'", lambda n: repeat('<sup class="', n), html.body_slice),
-    Case("body_slice: <a without '>'", lambda n: repeat("<a", n), html.body_slice),
-    Case("body_slice: unclosed toc", lambda n: repeat('<div id="toc"', n), html.body_slice),
+    Case("body_slice: every tag unclosed", lambda n: repeat(UNCLOSED, n), html.body_slice),
     Case("article_text: nested <div>", lambda n: repeat("<div>" + "x" * 95, n), html.article_text),
     Case("disambiguation: open class", lambda n: 'class="' + repeat("disambig ", n), disamb),
     Case("zimbuild heading: '=' line", lambda n: repeat("=", n) + "x", zimbuild._heading),
     Case("MediaWiki answer: many pages", many_pages, _answer),
     # Elsewhere (render.py, replay.py, scoring.py)
-    Case("plain: unfinished CSI", lambda n: "\x1b[" + repeat("0", n), render.plain),
-    Case("plain: unterminated OSC", lambda n: repeat("\x1b]x", n), render.plain),
+    Case("plain: open OSC, unfinished CSI", lambda n: open_escapes(n), render.plain),
     Case("replay call label: spaces", lambda n: "Thought 1:" + repeat(" ", n) + "x", _CALL.search),
     Case("normalize_answer: articles", lambda n: repeat("a an the ", n), scoring.normalize_answer),
 ]

@@ -133,7 +133,7 @@ def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixtu
 
 
 @settings(
-    max_examples=30,
+    max_examples=20,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

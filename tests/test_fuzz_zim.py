@@ -128,7 +128,7 @@ def ask(cli: Runner, archive: Path) -> dict[str, object]:
 
 
 @settings(
-    max_examples=12,
+    max_examples=10,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
