@@ -281,9 +281,8 @@ class OpenAIClient:
     ) -> tuple[str, Usage, str | None]:
         if "text/event-stream" in response.headers.get("Content-Type", ""):
             return self._read_stream(response, echo)
-        limit = 4 * max(self.max_chars, DEFAULT_MAX_CHARS) + BODY_OVERHEAD_BYTES  # UTF-8, JSON
         try:  # also when streaming was asked for: some servers answer with one JSON body
-            raw = read_capped(response.iter_content(chunk_size=65536), limit)
+            raw = read_capped(response.iter_content(chunk_size=65536), self._body_limit())
         except TooLarge as exc:  # far larger than any answer needs (the text is cut after)
             raise self._malformed(f"a body {exc}") from None
         except requests.RequestException as exc:
@@ -323,9 +322,9 @@ class OpenAIClient:
         cutter = ObservationCutter()
         usage, finish, done, saw_choice = Usage(), None, False, False
         received = shown = 0
-        limit = 4 * max(self.max_chars, DEFAULT_MAX_CHARS) + BODY_OVERHEAD_BYTES  # one event
         try:
-            for line in capped_lines(response.iter_content(STREAM_READ_BYTES), limit):
+            lines = capped_lines(response.iter_content(STREAM_READ_BYTES), self._body_limit())
+            for line in lines:
                 if _cut_by_watchdog():  # a server flooding keep-alives never blocks a read
                     break
                 payload = _sse_data(line)
@@ -374,6 +373,11 @@ class OpenAIClient:
         if echo and tail:
             echo(tail)
         return cutter.text[: self.max_chars], usage, finish
+
+    def _body_limit(self) -> int:
+        """The most bytes an answer (or one stream event) may take: its text at 4 bytes a
+        character (UTF-8) and JSON around it; the text is cut at ``max_chars`` after."""
+        return 4 * max(self.max_chars, DEFAULT_MAX_CHARS) + BODY_OVERHEAD_BYTES
 
     def _piece(self, choice: dict[str, Any]) -> str:
         """The visible text of one chunk; reasoning_content/reasoning fields are ignored."""
