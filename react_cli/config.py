@@ -306,6 +306,9 @@ def _validate(settings: Settings, origins: Mapping[str, Origin]) -> None:
     for ok, message in checks:
         if not ok:
             raise UsageError(message)
+    from react_cli.redaction import check_api_key
+
+    check_api_key(settings.api_key)
     if settings.variant is not None and not VARIANT_CODE.fullmatch(settings.variant):
         raise UsageError(f"--variant must look like zh-cn or zh-tw, not {settings.variant!r}")
     if not settings.base_url.startswith(("http://", "https://")):

@@ -6,21 +6,29 @@ same everywhere and bounded in count and in total waiting time.
 
 from __future__ import annotations
 
+import email.utils
 import json
+import math
+import random
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from urllib.parse import urlsplit, urlunsplit
+from datetime import timezone
+from typing import Any
 
 import requests
 from requests.adapters import HTTPAdapter
+from urllib3 import HTTPConnectionPool, HTTPSConnectionPool, PoolManager
+from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.exceptions import MaxRetryError, ResponseError
 from urllib3.response import BaseHTTPResponse
 from urllib3.util.retry import Retry
 
 from react_cli import __version__
-from react_cli.deadline import time_left
+from react_cli.deadline import current_watchdog, time_left
 from react_cli.records import RetryObserver, RetryWait
+from react_cli.redaction import Redactor, redact_headers, redact_url
 from react_cli.retrycount import note_retries
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -65,10 +73,9 @@ class BoundedRetry(Retry):
     on_wait: RetryObserver | None = None
 
     def get_retry_after(self, response: BaseHTTPResponse) -> float | None:
-        retry_after = super().get_retry_after(response)
-        if retry_after is None:
-            return None
-        return min(retry_after, self.max_wait_s)
+        """The header's wait (see ``retry_after_s``), capped; None falls back to the backoff."""
+        retry_after = retry_after_s(response.headers.get("Retry-After"))
+        return None if retry_after is None else min(retry_after, self.max_wait_s)
 
     def new(self, **kw):  # type: ignore[no-untyped-def]
         retry = super().new(**kw)
@@ -109,6 +116,23 @@ class BoundedRetry(Retry):
         return retry
 
 
+def retry_after_s(value: str | None, now: float | None = None) -> float | None:
+    """Seconds a ``Retry-After`` header asks for, per RFC 9110 (section 10.2.3): delay-seconds
+    (ASCII digits) or an HTTP-date still to come. None for anything else (``1.5``, ``-1``,
+    ``nan``, a date gone by, garbage): the caller then waits its own backoff."""
+    text = (value or "").strip(" \t")
+    if text.isascii() and text.isdigit():
+        return float(text) if len(text) <= 15 else math.inf  # a huge wait: capped anyway
+    try:
+        date = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if date.tzinfo is None:
+        date = date.replace(tzinfo=timezone.utc)  # HTTP-dates are GMT
+    seconds = date.timestamp() - (time.time() if now is None else now)
+    return seconds if seconds > 0 else None
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
     """How hard to try: attempts after the first, backoff base and cap, max Retry-After wait."""
@@ -118,6 +142,11 @@ class RetryPolicy:
     backoff_max_s: float = 20.0
     backoff_jitter_s: float = 0.25
     max_retry_after_s: float = 30.0
+
+    def backoff_s(self, attempt: int) -> float:
+        """The wait before retry ``attempt + 1`` when the server named none, as urllib3's."""
+        wait = min(self.backoff_max_s, self.backoff_factor * 2.0**attempt)
+        return wait + random.uniform(0, self.backoff_jitter_s)
 
     def to_urllib3(self) -> BoundedRetry:
         retry = BoundedRetry(
@@ -139,6 +168,66 @@ class RetryPolicy:
         return retry
 
 
+class _WatchedConnection(HTTPConnection):
+    """Reports each socket it opens to the enclosing ``deadline.watchdog`` block."""
+
+    def _new_conn(self) -> socket.socket:
+        sock = super()._new_conn()
+        _watch(sock)
+        return sock
+
+
+class _WatchedHTTPSConnection(_WatchedConnection, HTTPSConnection):
+    """TLS: the plain socket is watched while the handshake runs, then the TLS one."""
+
+    def connect(self) -> None:
+        super().connect()
+        if self.sock is not None:
+            _watch(self.sock)
+
+
+def _watch(sock: socket.socket) -> None:
+    dog = current_watchdog()
+    if dog is not None:
+        dog.watch(sock)
+
+
+class _WatchedAttempts(HTTPConnectionPool):
+    """Every attempt (urllib3 retries included) gets the watchdog's full time afresh."""
+
+    def _make_request(self, conn: Any, *args: Any, **kwargs: Any) -> BaseHTTPResponse:
+        dog = current_watchdog()
+        if dog is not None:
+            dog.start_attempt()
+            if conn.sock is not None:  # a kept-alive connection: its socket is not new
+                dog.watch(conn.sock)
+        return super()._make_request(conn, *args, **kwargs)
+
+
+class _WatchedPool(_WatchedAttempts):
+    ConnectionCls = _WatchedConnection
+
+
+class _WatchedHTTPSPool(_WatchedAttempts, HTTPSConnectionPool):
+    ConnectionCls = _WatchedHTTPSConnection
+
+
+_WATCHED_POOLS = {"http": _WatchedPool, "https": _WatchedHTTPSPool}
+
+
+class _WatchedAdapter(HTTPAdapter):
+    """An adapter whose connections (direct or through an HTTP proxy) obey the watchdog."""
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = _WATCHED_POOLS
+
+    def proxy_manager_for(self, proxy: str, **kwargs: Any) -> PoolManager:
+        manager: PoolManager = super().proxy_manager_for(proxy, **kwargs)
+        manager.pool_classes_by_scheme = _WATCHED_POOLS
+        return manager
+
+
 def _count_retries(response: requests.Response, *args: object, **kwargs: object) -> None:
     note_retries(retries_of(response))
 
@@ -148,23 +237,26 @@ def make_session(
     policy: RetryPolicy | None = None,
     debug_log: Callable[[str], None] | None = None,
     on_retry: RetryObserver | None = None,
+    redactor: Redactor | None = None,
 ) -> requests.Session:
     """A requests session with the retry policy mounted for http and https.
 
     With ``debug_log``, every request and its answer are logged in one line each (headers
-    included, Authorization redacted, URL credentials dropped); ``on_retry`` hears of each
+    included, credential headers and URL user information dropped, and whatever ``redactor``
+    knows masked: the secrets of the URL the session serves); ``on_retry`` hears of each
     retry wait as it starts.
     """
     session = requests.Session()
     retry = (policy or RetryPolicy()).to_urllib3()
     retry.on_wait = on_retry
-    adapter = HTTPAdapter(max_retries=retry, pool_maxsize=16)
+    adapter = _WatchedAdapter(max_retries=retry, pool_maxsize=16)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     session.headers["User-Agent"] = agent
     session.hooks["response"].append(_count_retries)
-    if debug_log is not None:
-        session.hooks["response"].append(_response_logger(debug_log))
+    log = (redactor or Redactor()).log(debug_log)
+    if log is not None:
+        session.hooks["response"].append(_response_logger(log))
     return session
 
 
@@ -173,31 +265,15 @@ def _response_logger(log: Callable[[str], None]) -> Callable[..., None]:
 
     def hook(response: requests.Response, *args: object, **kwargs: object) -> None:
         request = response.request
-        headers = {k: v for k, v in request.headers.items() if k.lower() != "authorization"}
-        if "Authorization" in request.headers:
-            headers["Authorization"] = "***"
-        url = _without_credentials(str(request.url))
-        log(f"{request.method} {url} headers={json.dumps(headers)}")
+        url = redact_url(str(request.url), keep_query=True)
+        log(f"{request.method} {url} headers={json.dumps(redact_headers(request.headers))}")
         elapsed = response.elapsed.total_seconds()
         log(
             f"HTTP {response.status_code} {url} in {elapsed:.3f}s retries={retries_of(response)} "
-            f"headers={json.dumps(dict(response.headers))}"
+            f"headers={json.dumps(redact_headers(response.headers))}"
         )
 
     return hook
-
-
-def redact_url(url: str) -> str:
-    """A URL fit for messages, logs and traces: user, password and query string dropped."""
-    parts = urlsplit(url)
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
-
-
-def _without_credentials(url: str) -> str:
-    scheme, sep, rest = url.partition("://")
-    host, slash, path = rest.partition("/")
-    return f"{scheme}{sep}{host.rpartition('@')[2]}{slash}{path}"
 
 
 def retries_of(response: requests.Response) -> int:

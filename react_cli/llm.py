@@ -12,7 +12,6 @@ Inside a run's time limit (``deadline.deadline_after``) every request is bounded
 from __future__ import annotations
 
 import json
-import random
 import re
 import time
 from collections.abc import Callable
@@ -20,8 +19,9 @@ from typing import Any, NoReturn
 from urllib.parse import urlsplit, urlunsplit
 
 import requests
+from urllib3.exceptions import HTTPError
 
-from react_cli.deadline import bounded, time_left
+from react_cli.deadline import bounded, current_watchdog, time_left, watchdog
 from react_cli.errors import (
     LLMAuthError,
     LLMConnectionError,
@@ -35,12 +35,14 @@ from react_cli.http import (
     RetryPolicy,
     failure_reason,
     make_session,
-    redact_url,
     retries_of,
     user_agent,
 )
 from react_cli.parser import ObservationCutter, cut_at_observation
 from react_cli.records import Completion, RetryObserver, RetryWait, TextSink, Usage
+from react_cli.redaction import Redactor, redact_url, url_secrets
+from react_cli.sanitize import decode, loads
+from react_cli.sizelimit import TooLarge, capped_lines, read_capped
 from react_cli.wording import plural
 
 APIS = ("chat", "completions")
@@ -51,6 +53,9 @@ CONNECT_TIMEOUT_S = 10.0
 MAX_CHARS_PER_TOKEN = 16  # a size cap, not an estimate: generous, so no honest answer is cut
 DEFAULT_MAX_CHARS = 100_000  # when no max_tokens is set (long <think> blocks fit)
 BODY_OVERHEAD_BYTES = 64_000  # JSON around the text of a non-streamed answer
+ERROR_BODY_BYTES = 65_536  # of an error answer, only this much is read (its message is cut)
+STREAM_READ_BYTES = 512  # per read of a stream: text reaches the screen as it comes
+EXCERPT_CHARS = 80  # of a malformed answer, shown in the error
 _CUT_OFF = {
     False: "a stream that ended before [DONE]",
     True: (
@@ -59,6 +64,7 @@ _CUT_OFF = {
     ),
 }
 _MENTIONS_STOP = re.compile(r"\bstop(?:_sequences?)?\b", re.IGNORECASE)
+_TIMED_OUT = "timed out waiting for the answer"
 
 
 class _Transient(Exception):
@@ -128,10 +134,10 @@ class OpenAIClient:
         self.max_chars = max_tokens * MAX_CHARS_PER_TOKEN if max_tokens else DEFAULT_MAX_CHARS
         self.url = _endpoint_url(self.base_url, api)
         self.shown_url = redact_url(self.url)  # for messages and logs: no credentials, no query
-        self._url_secrets = _url_secrets(self.url)
         self.stop_supported = True
         self.stream_options_supported = True
         self._api_key = api_key or None
+        self._redact = Redactor([self._api_key, *url_secrets(self.url)])
         self._policy = policy or RetryPolicy()
         self._owns_session = session is None
         self._session = session or make_session(user_agent(), self._policy, on_retry=on_retry)
@@ -149,20 +155,22 @@ class OpenAIClient:
         retries = reissues = 0
         while True:
             body = self._body(prompt, stop)
-            response = self._send(body)
-            retries += retries_of(response)
-            with response:
-                if response.status_code >= 400:
-                    self._drop_rejected(response, body)  # raises unless a parameter was dropped
-                    retries += 1
-                    continue
-                try:
-                    text, usage, finish = self._read(response, echo)
-                except _Transient as failure:
-                    error, reason = failure.error, failure.reason
-                else:
-                    return Completion(text, usage, time.monotonic() - started, retries, finish)
-            wait = self._backoff(reissues)
+            with watchdog(self.timeout_s):  # bounds the whole attempt, however the server sends
+                response = self._send(body)
+                retries += retries_of(response)
+                with response:
+                    if response.status_code >= 400:
+                        self._drop_rejected(response, body)  # raises unless one was dropped
+                        retries += 1
+                        continue
+                    try:
+                        text, usage, finish = self._read(response, echo)
+                    except _Transient as failure:
+                        error, reason = failure.error, failure.reason
+                    else:
+                        elapsed = time.monotonic() - started
+                        return Completion(text, usage, elapsed, retries, finish)
+            wait = self._policy.backoff_s(reissues)
             left = time_left()
             out_of_time = time.monotonic() - started + wait > self._budget_s() or (
                 left is not None and wait >= left
@@ -235,10 +243,7 @@ class OpenAIClient:
     def _drop_rejected(self, response: requests.Response, body: dict[str, Any]) -> None:
         """Stop sending a parameter the endpoint rejected, or raise the matching LLMError."""
         status = response.status_code
-        try:
-            message = self._clean(_server_message(response.text))
-        except requests.RequestException:
-            message = ""
+        message = self._error_message(response)
         if status == 400 and "stream_options" in body and "stream_options" in message:
             self.stream_options_supported = False
             self._log("endpoint rejected stream_options; retrying without it")
@@ -249,6 +254,14 @@ class OpenAIClient:
             return
         where = f"{self.shown_url} (model {self.model!r})"
         self._refuse(response, message, where, MODEL_HINT)
+
+    def _error_message(self, response: requests.Response) -> str:
+        """The server's message from an error answer (at most ``ERROR_BODY_BYTES`` read)."""
+        try:
+            raw = response.raw.read(ERROR_BODY_BYTES, decode_content=True)
+        except (requests.RequestException, OSError, ValueError, HTTPError):
+            raw = b""
+        return self._clean(_server_message(decode(raw)))
 
     def _refuse(self, response: requests.Response, message: str, where: str, hint: str) -> NoReturn:
         """The LLMError for an error status: a configuration error (401/403, 404 with
@@ -282,20 +295,25 @@ class OpenAIClient:
         shown = redact_url(url)
         headers = {**self._headers(), "Accept": "application/json"}
         try:
-            response = self._session.get(
-                url,
-                headers=headers,
-                timeout=(min(CONNECT_TIMEOUT_S, self.timeout_s), self.timeout_s),
-            )
+            with watchdog(self.timeout_s):
+                response = self._session.get(
+                    url,
+                    headers=headers,
+                    stream=True,
+                    timeout=(min(CONNECT_TIMEOUT_S, self.timeout_s), self.timeout_s),
+                )
+                with response:
+                    if response.status_code >= 400:
+                        self._refuse(response, self._error_message(response), shown, URL_HINT)
+                    raw = read_capped(response.iter_content(chunk_size=65536), self._body_limit())
         except requests.RequestException as exc:
             raise LLMConnectionError(f"cannot reach {shown}: {self._reason(exc)}") from None
-        with response:
-            if response.status_code >= 400:
-                self._refuse(response, self._clean(_server_message(response.text)), shown, URL_HINT)
-            try:
-                data = json.loads(self._read_body(response))
-            except (ValueError, requests.RequestException):
-                data = None
+        except TooLarge as exc:
+            raise LLMResponseError(f"{shown} answered HTTP 200 with a list {exc}") from None
+        try:
+            data = loads(raw)
+        except ValueError:
+            data = None
         models = data.get("data") if isinstance(data, dict) else None
         if not isinstance(models, list):
             raise LLMResponseError(f"{shown} answered HTTP 200 without a list of models")
@@ -307,23 +325,27 @@ class OpenAIClient:
         if "text/event-stream" in response.headers.get("Content-Type", ""):
             return self._read_stream(response, echo)
         try:  # also when streaming was asked for: some servers answer with one JSON body
-            raw = self._read_body(response)
+            raw = read_capped(response.iter_content(chunk_size=65536), self._body_limit())
+        except TooLarge as exc:  # far larger than any answer needs (the text is cut after)
+            raise self._malformed(f"a body {exc}") from None
         except requests.RequestException as exc:
             raise _Transient(self._broke_off(exc), self._reason(exc)) from None
+        if _cut_by_watchdog():  # a body delimited by the close the watchdog caused
+            raise _Transient(self._broke_off(None), _TIMED_OUT)
         try:
-            data = json.loads(raw)
+            data = loads(raw)
         except ValueError:
-            raise self._malformed(f"malformed JSON: {raw[:80]!r}") from None
+            raise self._malformed(f"malformed JSON: {self._excerpt(decode(raw))}") from None
         choice = _first_choice(data)
         if choice is None:
             raise self._malformed("no choices")
         if self.api == "chat":
-            content = (choice.get("message") or {}).get("content")
+            content = _field(choice.get("message"), "content")
         else:
             content = choice.get("text")
         content = content if isinstance(content, str) else ""
         text = cut_at_observation(content)
-        finish = "stop" if text != content else choice.get("finish_reason")
+        finish = "stop" if text != content else _finish_reason(choice)
         if len(text) > self.max_chars:
             text, finish = text[: self.max_chars], "length"
             self._log(f"answer longer than {self.max_chars} characters; cut there")
@@ -331,26 +353,24 @@ class OpenAIClient:
             echo(text)
         return text, _usage(data), finish
 
-    def _read_body(self, response: requests.Response) -> bytes:
-        """The whole body, refusing one far larger than any answer needs (it is cut after)."""
-        limit = 4 * max(self.max_chars, DEFAULT_MAX_CHARS) + BODY_OVERHEAD_BYTES  # UTF-8, JSON
-        body = bytearray()
-        for block in response.iter_content(chunk_size=65536):
-            body += block
-            if len(body) > limit:
-                raise self._malformed(f"a body larger than {limit} bytes")
-        return bytes(body)
-
     def _read_stream(
         self, response: requests.Response, echo: _Echo | None
     ) -> tuple[str, Usage | None, str | None]:
-        """Read SSE until [DONE] or until the cutter sees an invented Observation line."""
+        """Read SSE until [DONE] or until the cutter sees an invented Observation line.
+
+        Keep-alive comments, empty deltas and chunks without choices are read and skipped; the
+        watchdog (``deadline.watchdog``) ends a stream that sends only those, or one byte at a
+        time, when the attempt's time is up.
+        """
         cutter = ObservationCutter()
         usage: Usage | None = None
         finish, done, saw_choice = None, False, False
         received = shown = 0
         try:
-            for line in response.iter_lines():
+            lines = capped_lines(response.iter_content(STREAM_READ_BYTES), self._body_limit())
+            for line in lines:
+                if _cut_by_watchdog():  # a server flooding keep-alives never blocks a read
+                    break
                 payload = _sse_data(line)
                 if payload is None:
                     continue
@@ -358,16 +378,18 @@ class OpenAIClient:
                     done = True
                     break
                 try:
-                    chunk = json.loads(payload)
+                    chunk = loads(payload)
                 except ValueError:
-                    raise self._malformed(f"malformed stream chunk: {payload[:80]!r}") from None
+                    raise self._malformed(
+                        f"malformed stream chunk: {self._excerpt(payload)}"
+                    ) from None
                 if isinstance(chunk, dict) and chunk.get("usage"):
                     usage = _usage(chunk) or usage
                 choice = _first_choice(chunk)
                 if choice is None:
                     continue
                 saw_choice = True
-                finish = choice.get("finish_reason") or finish
+                finish = _finish_reason(choice) or finish
                 piece = self._piece(choice)
                 received += len(piece)
                 released = cutter.feed(piece)[: max(0, self.max_chars - shown)]
@@ -381,13 +403,12 @@ class OpenAIClient:
                     self._log(f"answer longer than {self.max_chars} characters; cut there")
                     finish, done = "length", True
                     break
-                left = time_left()
-                if left is not None and left <= 0:
-                    raise LLMConnectionError(
-                        f"the run's time limit ran out while {self.shown_url} was still answering"
-                    )
+        except TooLarge as exc:
+            raise self._malformed(f"a stream event {exc}") from None
         except requests.RequestException as exc:
             raise _Transient(self._broke_off(exc), self._reason(exc)) from None
+        if _cut_by_watchdog() and not done:
+            raise _Transient(self._broke_off(None), _TIMED_OUT)
         if finish is None:  # every complete answer names why it ended
             raise _Transient(self._malformed(_CUT_OFF[done]), "the stream was cut off")
         if not saw_choice:
@@ -397,18 +418,16 @@ class OpenAIClient:
             echo(tail)
         return cutter.text[: self.max_chars], usage, finish
 
+    def _body_limit(self) -> int:
+        """The most bytes an answer (or one stream event) may take: its text at 4 bytes a
+        character (UTF-8) and JSON around it; the text is cut at ``max_chars`` after."""
+        return 4 * max(self.max_chars, DEFAULT_MAX_CHARS) + BODY_OVERHEAD_BYTES
+
     def _piece(self, choice: dict[str, Any]) -> str:
         """The visible text of one chunk; reasoning_content/reasoning fields are ignored."""
-        if self.api == "chat":
-            piece = (choice.get("delta") or {}).get("content")
-        else:
-            piece = choice.get("text")
+        delta = choice.get("delta")
+        piece = _field(delta, "content") if self.api == "chat" else choice.get("text")
         return piece if isinstance(piece, str) else ""
-
-    def _backoff(self, attempt: int) -> float:
-        policy = self._policy
-        wait = min(policy.backoff_max_s, policy.backoff_factor * 2**attempt)
-        return wait + random.uniform(0, policy.backoff_jitter_s)
 
     def _budget_s(self) -> float:
         """No re-issue starts once a call has run this long."""
@@ -419,24 +438,22 @@ class OpenAIClient:
             f"{self.shown_url} (model {self.model!r}) answered HTTP 200 with {self._clean(what)}"
         )
 
-    def _broke_off(self, exc: requests.RequestException) -> LLMConnectionError:
-        return LLMConnectionError(
-            f"the answer from {self.shown_url} broke off: {self._reason(exc)}"
-        )
+    def _broke_off(self, exc: requests.RequestException | None) -> LLMConnectionError:
+        """The answer stopped coming: ``exc`` says why, or (None) the watchdog cut it."""
+        reason = _TIMED_OUT if exc is None else self._reason(exc)
+        return LLMConnectionError(f"the answer from {self.shown_url} broke off: {reason}")
 
     def _reason(self, exc: requests.RequestException) -> str:
+        if _cut_by_watchdog():
+            return _TIMED_OUT
         return failure_reason(exc) or self._clean(f"{type(exc).__name__}: {exc}")
 
-    def _redact(self, text: str) -> str:
-        """Never the API key or the URL's credentials and query, even when a server or an
-        exception message echoes them back."""
-        for secret in (self._api_key, *self._url_secrets):
-            if secret:
-                text = text.replace(secret, "***")
-        return text
+    def _excerpt(self, text: str) -> str:
+        """The start of an unusable answer, quoted, with secrets masked before it is cut."""
+        return repr(self._redact(text)[:EXCERPT_CHARS])
 
     def _clean(self, text: str) -> str:
-        """One short line for an error message."""
+        """One short line for an error message, never holding a secret."""
         text = " ".join(self._redact(text).split())
         if len(text) > MAX_MESSAGE_CHARS:
             text = text[: MAX_MESSAGE_CHARS - 1] + "…"
@@ -447,6 +464,12 @@ class OpenAIClient:
             self._debug_log(self._redact(line))
 
 
+def _cut_by_watchdog() -> bool:
+    """Whether the current attempt's watchdog has cut it (its time is up)."""
+    dog = current_watchdog()
+    return dog is not None and dog.expired
+
+
 def _endpoint_url(base_url: str, api: str) -> str:
     """The endpoint of ``api`` (chat, completions or models) under ``base_url``; a query string
     (``?api-version=...``) stays at the end, where the server looks for it."""
@@ -455,24 +478,16 @@ def _endpoint_url(base_url: str, api: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
 
 
-def _url_secrets(url: str) -> tuple[str, ...]:
-    """What of a URL must never be shown: its user info (user:password) and query string."""
-    parts = urlsplit(url)
-    userinfo = parts.netloc.rpartition("@")[0]
-    secrets = (userinfo, userinfo.partition(":")[2], parts.query)
-    return tuple(s for s in secrets if s)
-
-
 def _server_message(text: str) -> str:
     """The human part of an error body: OpenAI ``error.message``, vLLM ``message``, or raw."""
     try:
-        data = json.loads(text)
+        data = loads(text)
     except ValueError:
         return text
     error = data.get("error", data) if isinstance(data, dict) else data
     if isinstance(error, dict):
         error = error.get("message") or error.get("detail") or error
-    return error if isinstance(error, str) else json.dumps(error)
+    return error if isinstance(error, str) else text
 
 
 def _first_choice(data: Any) -> dict[str, Any] | None:
@@ -480,6 +495,16 @@ def _first_choice(data: Any) -> dict[str, Any] | None:
     if isinstance(choices, list) and choices and isinstance(choices[0], dict):
         return choices[0]
     return None
+
+
+def _field(data: Any, key: str) -> Any:
+    """``data[key]`` when ``data`` is an object holding it, else None (servers send odd shapes)."""
+    return data.get(key) if isinstance(data, dict) else None
+
+
+def _finish_reason(choice: dict[str, Any]) -> str | None:
+    reason = choice.get("finish_reason")
+    return reason if isinstance(reason, str) and reason else None
 
 
 def _usage(data: dict[str, Any]) -> Usage | None:
@@ -490,7 +515,7 @@ def _usage(data: dict[str, Any]) -> Usage | None:
 
 def _sse_data(line: bytes) -> str | None:
     """The payload of an SSE ``data:`` line; None for blank lines, comments and other fields."""
-    text = line.decode("utf-8", errors="replace").strip()
+    text = decode(line).strip()
     if not text.startswith("data:"):
         return None
     return text[len("data:") :].strip()

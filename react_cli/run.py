@@ -16,9 +16,9 @@ from urllib.parse import urlsplit
 from react_cli.agent import MAX_TOKENS_REACHED, Agent, Limits, RunObserver, RunResult
 from react_cli.config import CONFIG_NAME, Settings, home_dir
 from react_cli.errors import UsageError
-from react_cli.http import redact_url
 from react_cli.prompts import PromptTemplate
 from react_cli.records import Model, RetryObserver, RetryWait, Tools, Usage
+from react_cli.redaction import redact_url
 from react_cli.trace import new_run_id, now_utc, trace_document, write_trace
 from react_cli.wiki.base import WikiBackend
 from react_cli.wording import plural

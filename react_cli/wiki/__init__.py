@@ -40,9 +40,11 @@ def open_backend(
     scheme = spec.split(":", 1)[0].lower() if ":" in spec else ""
     opener = _OPENERS.get(scheme)
     if opener is None:
+        from react_cli.redaction import redact_url
+
         raise UsageError(
-            f"unknown Wikipedia backend {spec!r}: expected the URL of a MediaWiki host, "
-            "e.g. https://en.wikipedia.org, or zim:PATH for a Kiwix ZIM archive"
+            f"unknown Wikipedia backend {redact_url(spec)!r}: expected the URL of a MediaWiki "
+            "host, e.g. https://en.wikipedia.org, or zim:PATH for a Kiwix ZIM archive"
         )
     return opener(
         spec,
@@ -66,13 +68,23 @@ def _open_mediawiki(
     on_retry: RetryObserver | None,
 ) -> WikiBackend:
     """A MediaWikiBackend on a host root such as ``https://en.wikipedia.org``."""
-    if not urlsplit(url).netloc:
-        raise UsageError(f"Wikipedia URL {url!r} has no host, e.g. https://en.wikipedia.org")
+    from react_cli.redaction import Redactor, redact_url, url_secrets
+
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:  # "http://[::1"
+        host = None
+    if not host:
+        raise UsageError(
+            f"Wikipedia URL {redact_url(url)!r} has no valid host, e.g. https://en.wikipedia.org"
+        )
     from react_cli.http import make_session, user_agent
     from react_cli.wiki.mediawiki import MediaWikiBackend
 
-    session = make_session(user_agent(contact), policy, debug_log, on_retry)
-    return MediaWikiBackend(url, session, timeout_s, variant, on_retry)
+    session = make_session(
+        user_agent(contact), policy, debug_log, on_retry, Redactor(url_secrets(url))
+    )
+    return MediaWikiBackend(url, session, timeout_s, variant, policy=policy, on_retry=on_retry)
 
 
 def _open_zim(

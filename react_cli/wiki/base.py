@@ -21,13 +21,13 @@ from react_cli.wiki.titles import clean_entity, folded_match
 REQUEST_FAILED = "Wikipedia request failed: "
 """Prefix of a backend's WikiError message; the session shows only what follows it."""
 
+MAX_ANSWER_BYTES = 8_000_000  # one Wikipedia answer or ZIM page (the longest articles: ~2 MB)
 SEARCH_SENTENCES = 5
 MAX_SIMILAR = 5
 MAX_DISAMBIGUATION = 10
 NO_PAGE = "No page is loaded yet: use Search[entity] first, then Lookup[keyword]."
 NO_MORE = "No more results."
 NO_KEYWORD = "Lookup needs a keyword, e.g. Lookup[born]."
-_HEADING = re.compile(r"^\s*=+.*=+\s*$")
 _CJK_STOPS = ("。", "！", "？", "」", "』")
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 
@@ -76,10 +76,17 @@ def page_sentences(text: str) -> list[str]:
     sentences: list[str] = []
     for paragraph in text.split("\n"):
         words = len(paragraph.split()) + len(_CJK_CHAR.findall(paragraph))
-        if _HEADING.match(paragraph) or words <= 2:
+        if _is_heading(paragraph) or words <= 2:
             continue
         sentences.extend(collapse(s) for s in split_sentences(paragraph))
     return sentences
+
+
+def _is_heading(line: str) -> bool:
+    """``== Heading ==`` (any number of ``=``), by its ends: a pattern for it would backtrack
+    cubically on a long run of ``=``."""
+    line = line.strip()
+    return len(line) >= 2 and line[0] == line[-1] == "="
 
 
 def join_sentences(sentences: list[str]) -> str:

@@ -13,10 +13,11 @@ that the text equals a whole-page ``html.parser`` parse.
 
 from __future__ import annotations
 
-import contextlib
 import re
+from collections.abc import Iterator
 
 from bs4 import CData, NavigableString, Tag
+from bs4.element import PageElement
 
 # Closing sections of English and Chinese Wikipedia: everything from the first one on is
 # lists of links and citations, not article text.
@@ -101,21 +102,39 @@ NOISE_CLASSES = frozenset(
 )
 NOISE_IDS = frozenset({"toc", "coordinates", "catlinks", "siteSub", "contentSub"})
 BLOCKS = ("p", "li", "dd", "dt", "tr", "pre", "blockquote", "h2", "h3", "h4", "h5", "h6")
-_H2 = re.compile(r"<h2\b[^>]*>(.*?)</h2\s*>", re.S | re.I)
-_TAG = re.compile(r"<[^>]*>")
+# Every pattern is searched by a left-to-right scan that never looks at a byte twice (see
+# ``_Next``): a page of 30,000 unclosed <style> or <h2> tags costs what a normal page does.
+_H2_OPEN = re.compile(r"<h2\b", re.I)
+_H2_CLOSE = re.compile(r"</h2\s*>", re.I)
+_TAG = re.compile(r"<[^<>]*>")
 _EDIT_LINK = re.compile(r"\[[^\[\]]*\]\s*$")
 # Markup the walk skips anyway, removed before parsing: elements that never nest in
-# themselves (MathML, styles, figures, reference markers, edit links), the table of
-# contents (its lists end with the first "</ul></div>") and the tags (not the text) of links.
-_SKIPPED = re.compile(
-    r"<math\b.*?</math>|<style\b.*?</style>|<script\b.*?</script>|<figure\b.*?</figure>"
-    r"|<sup\b[^>]*\b(?:class=\"[^\"]*\b(?:reference|mw-ref)\b[^\"]*\"|id=\"cite_ref)[^>]*>.*?</sup>"
-    r"|<span class=\"mw-editsection\"><span class=\"mw-editsection-bracket\">\[</span>.*?"
-    r"<span class=\"mw-editsection-bracket\">\]</span></span>"
-    r"|<div id=\"toc\".*?</ul>\s*</div>"
-    r"|</?a\b[^>]*>",  # links: their text stays
-    re.S | re.I,
+# themselves (MathML, styles, figures, reference markers, edit links, up to their closing
+# tag), the table of contents (its lists end with the first "</ul></div>") and the tags (not
+# the text) of links. Opening -> what ends the removal.
+_SKIPPED_OPEN = re.compile(
+    r"<(?P<element>math|style|script|figure|sup)\b"
+    r'|(?P<editsection><span class="mw-editsection"><span class="mw-editsection-bracket">\[</span>)'
+    r'|(?P<toc><div id="toc")'
+    r"|(?P<link></?a\b)",
+    re.I,
 )
+_SKIPPED_CLOSE = {
+    "math": re.compile("</math>", re.I),
+    "style": re.compile("</style>", re.I),
+    "script": re.compile("</script>", re.I),
+    "figure": re.compile("</figure>", re.I),
+    "sup": re.compile("</sup>", re.I),
+    "editsection": re.compile(
+        re.escape('<span class="mw-editsection-bracket">]</span></span>'), re.I
+    ),
+    "toc": re.compile(r"</ul>\s*</div>", re.I),
+}
+_TAG_END = re.compile(">")
+_TAG_START = re.compile("<")
+_CLASS = re.compile(r'\bclass="([^"]*)"')
+_REFERENCE_CLASS = re.compile(r"\b(?:reference|mw-ref)\b")
+_CITE_ID = re.compile(r'\bid="cite_ref')
 _CONTENT = 'id="mw-content-text"'
 _TEXT_TYPES = (NavigableString, CData)
 # Block-level elements inside a block: their text is set off by spaces.
@@ -139,40 +158,107 @@ def body_slice(html: str) -> str:
     the markup the walk skips anyway (MathML, reference markers, styles)."""
     start = html.find(_CONTENT)
     start = html.rfind("<", 0, start) if start > 0 else 0
-    end = len(html)
-    for match in _H2.finditer(html, start):
-        heading = _EDIT_LINK.sub("", _TAG.sub("", match.group(1)))
+    return _without_skipped(html[start : _end_of_body(html, start)])
+
+
+class _Next:
+    """The first match of a pattern at or after a position, for positions that only grow.
+
+    A search is made again only when the last match lies behind the position, so a scan of
+    the whole text costs one pass per pattern, however many times it asks.
+    """
+
+    def __init__(self, pattern: re.Pattern[str], text: str) -> None:
+        self._pattern = pattern
+        self._text = text
+        self._from = -1
+        self._match: re.Match[str] | None = None
+
+    def at(self, pos: int) -> re.Match[str] | None:
+        stale = self._from < 0 or pos < self._from
+        if stale or (self._match is not None and self._match.start() < pos):
+            self._from = pos
+            self._match = self._pattern.search(self._text, pos)
+        return self._match
+
+
+def _end_of_body(html: str, start: int) -> int:
+    """Where the first closing-section ``<h2>`` after ``start`` begins (else the end)."""
+    tag_end, close = _Next(_TAG_END, html), _Next(_H2_CLOSE, html)
+    pos = start
+    while (opening := _H2_OPEN.search(html, pos)) is not None:
+        gt = tag_end.at(opening.end())
+        closing = close.at(gt.end()) if gt else None
+        if gt is None or closing is None:
+            break  # no later heading can be closed either
+        heading = _EDIT_LINK.sub("", _TAG.sub("", html[gt.end() : closing.start()]))
         if _is_end_heading(heading):
-            end = match.start()
-            break
-    return _SKIPPED.sub("", html[start:end])
+            return opening.start()
+        pos = closing.end()
+    return len(html)
+
+
+def _without_skipped(html: str) -> str:
+    """``html`` without the markup of ``_SKIPPED_OPEN`` (what ``_lines`` would skip)."""
+    closers = {name: _Next(pattern, html) for name, pattern in _SKIPPED_CLOSE.items()}
+    tag_end, tag_start = _Next(_TAG_END, html), _Next(_TAG_START, html)
+    kept: list[str] = []
+    pos = 0  # html[pos:] is still to be scanned
+    done = 0  # html[:done] is in kept
+    while (opening := _SKIPPED_OPEN.search(html, pos)) is not None:
+        kind = opening.lastgroup or ""
+        name = opening.group("element").lower() if kind == "element" else kind
+        end: int | None = None
+        if name == "link":
+            gt = tag_end.at(opening.end())
+            end = gt.end() if gt else None
+        elif name != "sup" or _is_reference(html, opening, tag_end, tag_start):
+            closing = closers[name].at(opening.end())
+            end = closing.end() if closing else None
+        if end is None:  # not removed: go on after the opening's first character
+            pos = opening.start() + 1
+            continue
+        kept.append(html[done : opening.start()])
+        pos = done = end
+    kept.append(html[done:])
+    return "".join(kept)
+
+
+def _is_reference(html: str, opening: re.Match[str], tag_end: _Next, tag_start: _Next) -> bool:
+    """Whether the ``<sup`` at ``opening`` is a reference marker (by its class or id)."""
+    gt = tag_end.at(opening.end())
+    lt = tag_start.at(opening.end())
+    if gt is None or (lt is not None and lt.start() < gt.start()):
+        return False  # not a well-formed tag
+    tag = html[opening.end() : gt.start()]
+    if _CITE_ID.search(tag):
+        return True
+    return any(_REFERENCE_CLASS.search(match.group(1)) for match in _CLASS.finditer(tag))
 
 
 def _is_end_heading(text: str) -> bool:
     return " ".join(text.split()).casefold() in END_SECTIONS
 
 
-class _End(Exception):
-    """Raised by the walk at the first closing-section heading."""
-
-
 def _lines(root: Tag) -> list[str]:
-    """The text lines of ``root``'s blocks in document order, up to a closing section."""
+    """The text lines of ``root``'s blocks in document order, up to a closing section.
+
+    An explicit stack, not recursion: a page may nest elements as deep as it likes.
+    """
     lines: list[str] = []
-    with contextlib.suppress(_End):
-        _walk(root, lines)
-    return lines
-
-
-def _walk(node: Tag, lines: list[str]) -> None:
-    for child in node.children:
+    stack = [iter(root.children)]
+    while stack:
+        child = next(stack[-1], None)
+        if child is None:
+            stack.pop()
+            continue
         if not isinstance(child, Tag) or _is_noise(child):
             continue
         if child.name not in BLOCKS:
-            _walk(child, lines)
+            stack.append(iter(child.children))
             continue
         if child.name == "tr":
-            cells = (_text(c) for c in child.find_all(["th", "td"]))
+            cells = (_text(c) for c in child.find_all(["th", "td"], recursive=False))
             text = " | ".join(c for c in cells if c)
         else:
             text = _text(child)
@@ -180,10 +266,11 @@ def _walk(node: Tag, lines: list[str]) -> None:
             continue
         if child.name[0] == "h":
             if child.name == "h2" and _is_end_heading(text):
-                raise _End
+                break
             marks = "=" * int(child.name[1])
             text = f"{marks} {text} {marks}"
         lines.append(text)
+    return lines
 
 
 def _is_noise(tag: Tag) -> bool:
@@ -197,15 +284,17 @@ def _is_noise(tag: Tag) -> bool:
 
 
 def _text(tag: Tag) -> str:
-    """``tag``'s text on one line, without noise; formulas as TeX."""
+    """``tag``'s text on one line, without noise; formulas as TeX; blocks inside it set off
+    by spaces. An explicit stack, as in ``_lines``."""
     parts: list[str] = []
-    _collect(tag, parts)
-    return " ".join("".join(parts).split())
-
-
-def _collect(tag: Tag, parts: list[str]) -> None:
-    for child in tag.children:
-        if isinstance(child, Tag):
+    stack: list[tuple[Iterator[PageElement], str]] = [(iter(tag.children), "")]
+    while stack:
+        children, after = stack[-1]
+        child = next(children, None)
+        if child is None:
+            stack.pop()
+            parts.append(after)
+        elif isinstance(child, Tag):
             if _is_noise(child):
                 continue
             classes = child.get("class")
@@ -213,12 +302,12 @@ def _collect(tag: Tag, parts: list[str]) -> None:
                 parts.append(_tex(child))
             elif child.name in _SEPARATED:
                 parts.append(" ")
-                _collect(child, parts)
-                parts.append(" ")
+                stack.append((iter(child.children), " "))
             else:
-                _collect(child, parts)
+                stack.append((iter(child.children), ""))
         elif type(child) in _TEXT_TYPES:
-            parts.append(child)
+            parts.append(str(child))
+    return " ".join("".join(parts).split())
 
 
 def _tex(math: Tag) -> str:

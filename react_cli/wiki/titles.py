@@ -54,29 +54,32 @@ def clean_entity(entity: str) -> str:
     """``entity`` without surrounding quotes, a trailing full stop or doubled spaces.
 
     Quotes that belong to the title stay: ``'Allo 'Allo!`` and ``"Weird Al" Yankovic``
-    are not wrapped in a pair, so nothing is removed from them.
+    are not wrapped in a pair, so nothing is removed from them. Each round moves the two ends
+    of one string inward instead of copying it, so deeply nested quotes cost linear time.
     """
     text = " ".join(entity.split())
+    span = (0, len(text))
     while True:
-        before = text
-        text = _strip_quote_pair(text)
-        text = _strip_full_stop(text)
-        text = " ".join(text.split())
-        if text == before:
-            return text
+        before = span
+        span = _strip_full_stop(text, *_strip_quote_pair(text, *span))
+        start, end = span
+        if end > start and text[end - 1] == " ":  # the space before a removed full stop
+            span = (start, end - 1)
+        if span == before:
+            return text[span[0] : span[1]]
 
 
-def _strip_quote_pair(text: str) -> str:
-    """``text`` inside one matching pair of quotes, or ``text`` unchanged."""
-    if len(text) < 3 or text[-1] not in QUOTE_PAIRS.get(text[0], ""):
-        return text
-    inner = text[1:-1]
-    if inner != inner.strip():
-        return text  # '" a "' is not a quoted title
-    if text[0] in "'’`‘" and not _apostrophes_inside_words(inner):
-        return text  # "'Allo 'Allo'": the opening mark belongs to the title
-    if text[0] == '"' and '"' in inner:
-        return text  # '"Weird Al" Yankovic "Live"': several quoted parts
+def _strip_quote_pair(text: str, start: int, end: int) -> tuple[int, int]:
+    """``text[start:end]`` inside one matching pair of quotes, or the span unchanged."""
+    if end - start < 3 or text[end - 1] not in QUOTE_PAIRS.get(text[start], ""):
+        return start, end
+    if text[start + 1].isspace() or text[end - 2].isspace():
+        return start, end  # '" a "' is not a quoted title
+    inner = (start + 1, end - 1)
+    if text[start] in "'’`‘" and not _apostrophes_inside_words(text[inner[0] : inner[1]]):
+        return start, end  # "'Allo 'Allo'": the opening mark belongs to the title
+    if text[start] == '"' and text.find('"', *inner) >= 0:
+        return start, end  # '"Weird Al" Yankovic "Live"': several quoted parts
     return inner
 
 
@@ -90,15 +93,15 @@ def _apostrophes_inside_words(text: str) -> bool:
     return True
 
 
-def _strip_full_stop(text: str) -> str:
-    """``text`` without a final full stop, unless the dot ends an abbreviation or initial."""
-    if not text.endswith(_FULL_STOPS) or text.endswith(("..", "...")):
-        return text
-    body = text[:-1]
-    last = body.rsplit(" ", 1)[-1]
+def _strip_full_stop(text: str, start: int, end: int) -> tuple[int, int]:
+    """``text[start:end]`` without a final full stop, unless the dot ends an abbreviation or
+    initial."""
+    if not text.endswith(_FULL_STOPS, start, end) or text.endswith(("..", "..."), start, end):
+        return start, end
+    last = text[max(start, text.rfind(" ", start, end - 1) + 1) : end - 1]
     if "." in last or last.lower() in _KEEP_DOT or (len(last) == 1 and last.isalpha()):
-        return text  # "Washington, D.C.", "Sammy Davis Jr.", "George W."
-    return body
+        return start, end  # "Washington, D.C.", "Sammy Davis Jr.", "George W."
+    return start, end - 1
 
 
 def fold(title: str) -> str:
@@ -108,14 +111,30 @@ def fold(title: str) -> str:
     the key never merges names Wikipedia keeps apart ("C++" and "C", "Antić" and "Antic").
     Spaces between CJK characters go, as those scripts write none ("達·芬奇" = "達芬奇").
     """
-    text = unicodedata.normalize("NFKC", title).casefold()
-    chars = []
-    for char in text:
-        if char in QUOTES:
-            continue
+    text = unicodedata.normalize("NFKC", title).casefold().translate(_FOLD_TABLE)
+    return _CJK_GAP.sub("", " ".join(text.split()))
+
+
+class _FoldTable(dict[int, "str | None"]):
+    """``str.translate`` table of ``fold``: quotes dropped, punctuation other than name-forming
+    marks as a space. Filled as characters are met (at most ``MAX_ENTRIES``, so a text of every
+    code point cannot grow it without end); translate then runs in C, not a Python loop."""
+
+    MAX_ENTRIES = 65_536
+
+    def __missing__(self, code: int) -> str | None:
+        char = chr(code)
         punctuation = unicodedata.category(char).startswith("P")
-        chars.append(" " if punctuation and char not in _KEEP_PUNCTUATION else char)
-    return _CJK_GAP.sub("", " ".join("".join(chars).split()))
+        if char in QUOTES:
+            value = None
+        else:
+            value = " " if punctuation and char not in _KEEP_PUNCTUATION else char
+        if len(self) < self.MAX_ENTRIES:
+            self[code] = value
+        return value
+
+
+_FOLD_TABLE = _FoldTable()
 
 
 def folded_match(query: str, titles: list[str]) -> str | None:

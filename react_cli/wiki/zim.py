@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 from react_cli.errors import UsageError, WikiError
-from react_cli.wiki.base import REQUEST_FAILED, Article, SearchOutcome
+from react_cli.sanitize import decode
+from react_cli.sizelimit import TooLarge, check_size
+from react_cli.wiki.base import MAX_ANSWER_BYTES, REQUEST_FAILED, Article, SearchOutcome
 from react_cli.wiki.html import article_text
 from react_cli.wiki.titles import case_variants
 
@@ -44,10 +46,14 @@ OPENCC_CONFIGS = {
 }
 INSTALL_ZIM = "pip install 'react-cli[zim]'"
 INSTALL_ZH = "pip install 'react-cli[zh]'"
-_DISAMBIGUATION = re.compile(
-    r'id="disambigbox"|class="(?:[^"]*\s)?(?:disambig|dmbox-disambig)(?:\s[^"]*)?"'
-    r"|may refer to:|可以指：|可能指："
-)
+# Markers of a disambiguation page: an element id, a text, or a class among an element's classes.
+_DISAMBIGUATION_TEXT = re.compile(r'id="disambigbox"|may refer to:|可以指：|可能指：')
+_CLASS = re.compile(r'class="([^"]*)"')
+_DISAMBIGUATION_CLASSES = frozenset({"disambig", "dmbox-disambig"})
+# What libzim raises on a damaged archive: its own errors, a name that is not UTF-8 (its
+# message too may be), an entry that a listing names but that is not there.
+_DAMAGE = (RuntimeError, UnicodeDecodeError, KeyError)
+MESSAGE_CHARS = 160
 
 Converter = Callable[[str], str]
 
@@ -68,8 +74,8 @@ def open_zim(path: str, variant: str | None = None) -> ZimBackend:
         with _quiet_stderr():
             backend = ZimBackend(Archive(file), *converters)
             backend.open_indexes()
-    except RuntimeError as exc:
-        raise UsageError(f"{str(file)!r} is not a readable ZIM archive ({exc})") from None
+    except _DAMAGE as exc:
+        raise UsageError(f"{str(file)!r} is not a readable ZIM archive ({_damage(exc)})") from None
     return backend
 
 
@@ -134,17 +140,21 @@ class ZimBackend:
             entry = self._find(query)
             if entry is None:
                 return SearchOutcome(None, self._similar(query))
-            html = bytes(entry.get_item().content).decode("utf-8", "replace")
+            item = entry.get_item()
+            check_size(item.size, MAX_ANSWER_BYTES)  # before reading it
+            html = decode(bytes(item.content))
             text = article_text(html)
             if self._convert:
                 article = Article(entry.title, self._convert(text), self._convert)
             else:
                 article = Article(entry.title, text)
-            if _DISAMBIGUATION.search(html):
+            if _is_disambiguation(html):
                 return SearchOutcome(article, self._entries(entry, html), disambiguation=True)
             return SearchOutcome(article)
-        except RuntimeError as exc:  # libzim reports corrupt data as RuntimeError
-            raise WikiError(f"{REQUEST_FAILED}ZIM archive read error ({exc})") from None
+        except TooLarge as exc:
+            raise WikiError(f"{REQUEST_FAILED}the ZIM page for {query!r} is {exc}") from None
+        except _DAMAGE as exc:
+            raise WikiError(f"{REQUEST_FAILED}ZIM archive read error ({_damage(exc)})") from None
 
     def _find(self, query: str) -> Entry | None:
         """The article for ``query``: a title as written or in another case or script."""
@@ -204,17 +214,36 @@ class ZimBackend:
         return entry if entry.get_item().mimetype.startswith("text/html") else None
 
     def _entries(self, page: Entry, html: str) -> list[str]:
-        """A disambiguation page's entries: the first article link of each list item."""
-        from bs4 import BeautifulSoup
+        """A disambiguation page's entries: the first article link of each list item.
+
+        One walk over the page that counts the list items still waiting for their first link,
+        so deeply nested lists cost no more than flat ones.
+        """
+        from bs4 import BeautifulSoup, Tag
 
         soup = BeautifulSoup(html, "lxml")
         root = soup.find(id="mw-content-text") or soup
         titles: list[str] = []
-        for item in root.find_all("li"):
-            link = item.find("a", href=True)
-            target = self._link_target(page.path, link.get("href")) if link else None
-            if target is not None and target.title != page.title:
-                titles.append(target.title)
+        links = waiting = 0  # links seen; open list items that have seen none since they opened
+        stack: list[tuple[Iterator[Any], int | None]] = [(iter(root.children), None)]
+        while stack:
+            children, opened_at = stack[-1]
+            child = next(children, None)
+            if child is None:
+                stack.pop()
+                if opened_at == links:  # a list item closing without a link
+                    waiting -= 1
+                continue
+            if not isinstance(child, Tag):
+                continue
+            if child.name == "a" and child.has_attr("href"):
+                target = self._link_target(page.path, child["href"]) if waiting else None
+                if target is not None and target.title != page.title:
+                    titles.append(target.title)
+                links, waiting = links + 1, 0
+            if child.name == "li":
+                waiting += 1
+            stack.append((iter(child.children), links if child.name == "li" else None))
         return list(dict.fromkeys(titles))
 
     def _link_target(self, base: str, href: Any) -> Entry | None:
@@ -226,3 +255,19 @@ class ZimBackend:
         if not self._archive.has_entry_by_path(path):
             return None
         return self._article(self._archive.get_entry_by_path(path))
+
+
+def _is_disambiguation(html: str) -> bool:
+    if _DISAMBIGUATION_TEXT.search(html):
+        return True
+    classes = (match.group(1).split() for match in _CLASS.finditer(html))
+    return any(not _DISAMBIGUATION_CLASSES.isdisjoint(names) for names in classes)
+
+
+def _damage(exc: BaseException) -> str:
+    """What a libzim failure says about the archive, as one short line of text."""
+    if isinstance(exc, UnicodeDecodeError):
+        return "an entry whose name or message is not UTF-8 text"
+    if isinstance(exc, KeyError):
+        return "an entry it lists is missing"
+    return " ".join(str(exc).split())[:MESSAGE_CHARS]

@@ -10,7 +10,6 @@ and the lines after a "may refer to:" line become the linked entries of a disamb
 from __future__ import annotations
 
 import os
-import re
 import signal
 import sys
 import threading
@@ -27,7 +26,6 @@ from react_cli.untrusted import BadInput, parse_json, read_text
 from react_cli.wiki.zim import INSTALL_ZIM
 
 MAX_CORPUS_BYTES = 1 << 30
-_HEADING = re.compile(r"^(={2,6})\s*(.*?)\s*\1$")
 _REFERS = ("may refer to:", "可以指：", "可能指：")
 
 
@@ -100,12 +98,12 @@ def article_html(title: str, text: str) -> str:
     parts = [f'<h1>{escape(title)}</h1><div id="mw-content-text">']
     entries = False
     for line in (line.strip() for line in text.split("\n")):
-        heading = _HEADING.match(line)
+        heading = _heading(line)
         if not line:
             continue
         if heading:
-            level = len(heading.group(1))
-            parts.append(f"<h{level}>{escape(heading.group(2))}</h{level}>")
+            level, name = heading
+            parts.append(f"<h{level}>{escape(name)}</h{level}>")
             entries = False
         elif entries:
             href = quote(_path(line))
@@ -116,6 +114,15 @@ def article_html(title: str, text: str) -> str:
     parts.append("</div>")
     head = f'<head><meta charset="utf-8"><title>{escape(title)}</title></head>'
     return f"<!DOCTYPE html><html>{head}<body>{''.join(parts)}</body></html>"
+
+
+def _heading(line: str) -> tuple[int, str] | None:
+    """``(level, name)`` of a ``== Name ==`` line (2 to 6 marks, the same on both sides)."""
+    for level in range(6, 1, -1):
+        marks = "=" * level
+        if len(line) >= 2 * level and line.startswith(marks) and line.endswith(marks):
+            return level, line[level:-level].strip()
+    return None
 
 
 def _path(title: str) -> str:

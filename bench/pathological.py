@@ -1,0 +1,162 @@
+"""Every regex, parser and extractor over its worst input at 10 KB, 100 KB and 1 MB.
+
+Each case feeds one function of react-cli the input its pattern or loop handles worst (long
+runs of a repeated token, unclosed tags, nesting, near-misses of a secret) and times it; the
+figure is the growth ratio for each ×10 in size. Linear code grows about 10×, quadratic code
+about 100×; the goal is ≤ 12× (``tests/test_pathological.py`` asserts it from 100 KB to 1 MB,
+with the margin it explains). Times are the minimum
+of ``--repeat`` runs, in CPU time of the process, so load on the machine does not inflate them.
+
+Usage: python bench/pathological.py [--repeat N] [--sizes 10000,100000,1000000] [--only NAME]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import itertools
+import json
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from react_cli import parser, render, sanitize, scoring  # noqa: E402
+from react_cli.redaction import Redactor  # noqa: E402
+from react_cli.replay import _CALL  # noqa: E402
+from react_cli.sizelimit import capped_lines  # noqa: E402
+from react_cli.wiki import base, html, sentences, titles, zim, zimbuild  # noqa: E402
+from react_cli.wiki.mediawiki import _answer  # noqa: E402
+
+SIZES = (10_000, 100_000, 1_000_000)
+SECRET = "sk-" + "a" * 40
+
+
+@dataclass(frozen=True)
+class Case:
+    """``run(make(size))`` is timed; ``make`` builds an input of about ``size`` characters."""
+
+    name: str
+    make: Callable[[int], Any]
+    run: Callable[[Any], object]
+
+
+def repeat(unit: str, size: int) -> str:
+    return unit * max(1, size // len(unit))
+
+
+def chunks(text: str, width: int) -> list[str]:
+    return [text[i : i + width] for i in range(0, len(text), width)]
+
+
+def feed_all(pieces: list[str]) -> str:
+    cutter = parser.ObservationCutter()
+    return "".join(cutter.feed(piece) for piece in pieces) + cutter.flush()
+
+
+def sse_lines(pieces: list[str]) -> int:
+    return sum(1 for _ in capped_lines([piece.encode() for piece in pieces], 10**9))
+
+
+loads, split, clean = sanitize.loads, sentences.split_sentences, titles.clean_entity
+disamb, REDACT = zim._is_disambiguation, Redactor([SECRET])
+
+
+UNCLOSED = '<style><h2><sup class="<a<div id="toc"<math'  # each opening the slicer skips
+
+
+def held_then_obs(size: int) -> str:
+    """A line of marks that may still become "Observation" (held), then short lines."""
+    return repeat("* ", size // 2) + repeat("Obs\n", size // 2)
+
+
+def lines_then_labels(size: int) -> str:
+    """Lines of emphasis and quote marks (the thought), then Action labels with no action."""
+    return repeat("\n" + "*_> " * 8, size // 2) + repeat(" Action:", size // 2)
+
+
+def open_escapes(size: int) -> str:
+    """OSC sequences never terminated, then a CSI sequence never finished."""
+    return repeat("\x1b]x", size // 2) + "\x1b[" + repeat("0", size // 2)
+
+
+def many_pages(size: int) -> dict[str, object]:
+    """A ``query`` object of a MediaWiki answer with as many pages as fit in ``size``."""
+    return {"pages": [{"title": f"T{i}", "extract": "x" * 200} for i in range(size // 220)]}
+
+
+CASES = [
+    # The model's text (parser.py)
+    Case("cut_at_observation: marks", lambda n: repeat("* _ # > ", n), parser.cut_at_observation),
+    Case("cutter: a held line, 'Obs' lines", lambda n: chunks(held_then_obs(n), 16), feed_all),
+    Case("strip_think: unclosed tags", lambda n: repeat("<think>", n), parser.strip_think),
+    Case("parse_step: emphasis lines, labels", lambda n: lines_then_labels(n), parser.parse_step),
+    Case("parse_step: '[' runs", lambda n: "Finish" + repeat("[", n), parser.parse_step),
+    # The stream and the answers around it (sizelimit.py, sanitize.py, redaction.py)
+    Case("SSE lines: 16-byte pieces", lambda n: chunks(repeat(": ping\n\n", n), 16), sse_lines),
+    Case("JSON: lone surrogate escapes", lambda n: json.dumps([repeat("\ud800x", n)]), loads),
+    Case("redactor: near-misses, one hit", lambda n: repeat(SECRET[:-1] + " ", n) + SECRET, REDACT),
+    # Wikipedia answers and ZIM pages (wiki/)
+    Case("page_sentences: '=' line", lambda n: repeat("=", n) + "x", base.page_sentences),
+    Case("split_sentences: initials, citations", lambda n: repeat("U.S. e.g. .[1]", n), split),
+    Case("clean_entity: nested quotes", lambda n: repeat("“", n // 2) + repeat("”", n // 2), clean),
+    Case("clean_entity: stacked full stops", lambda n: "x" + repeat(" .", n), clean),
+    Case("fold: punctuation and CJK", lambda n: repeat("貓 -", n), titles.fold),
+    Case("body_slice: every tag unclosed", lambda n: repeat(UNCLOSED, n), html.body_slice),
+    Case("article_text: nested <div>", lambda n: repeat("<div>" + "x" * 95, n), html.article_text),
+    Case("disambiguation: open class", lambda n: 'class="' + repeat("disambig ", n), disamb),
+    Case("zimbuild heading: '=' line", lambda n: repeat("=", n) + "x", zimbuild._heading),
+    Case("MediaWiki answer: many pages", many_pages, _answer),
+    # Elsewhere (render.py, replay.py, scoring.py)
+    Case("plain: open OSC, unfinished CSI", lambda n: open_escapes(n), render.plain),
+    Case("replay call label: spaces", lambda n: "Thought 1:" + repeat(" ", n) + "x", _CALL.search),
+    Case("normalize_answer: articles", lambda n: repeat("a an the ", n), scoring.normalize_answer),
+]
+
+
+def best_time_s(case: Case, size: int, repeats: int) -> float:
+    """The fastest of ``repeats`` runs on one input of ``size``, in CPU time of this process
+    (other processes on the machine count less), with the garbage collector run before and
+    off during."""
+    data = case.make(size)
+    best = float("inf")
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(repeats):
+            started = time.process_time()
+            case.run(data)
+            best = min(best, time.process_time() - started)
+    finally:
+        gc.enable()
+    return best
+
+
+def main() -> None:
+    options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    options.add_argument("--repeat", type=int, default=3)
+    options.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    options.add_argument("--only", help="run the cases whose name contains this")
+    args = options.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    cases = [c for c in CASES if not args.only or args.only in c.name]
+    header = "".join(f"{size // 1000:>9} KB" for size in sizes)
+    growth = "".join(f"{'×' + str(b // a):>9}" for a, b in itertools.pairwise(sizes))
+    print(f"{'case':40}{header}   growth{growth}")
+    worst = 0.0
+    for case in cases:
+        times = [best_time_s(case, size, args.repeat) for size in sizes]
+        ratios = [b / a for a, b in itertools.pairwise(times)]
+        worst = max(worst, *ratios) if ratios else worst
+        cells = "".join(f"{t * 1000:9.2f} ms" for t in times)
+        print(f"{case.name:40}{cells}         {''.join(f'{r:9.1f}' for r in ratios)}")
+    print(f"worst growth per ×10: {worst:.1f} (goal ≤ 12)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,240 @@
+"""A planted API key and URL password never leave in any form, on any path a run can take.
+
+Every byte react-cli writes is searched: stdout and stderr (``--json``, ``-v`` and ``--debug``
+all on), the trace, an eval folder, and every request the fake model received (the prompt
+carries the observations, so a Wikipedia error quoting its URL would reach the model). The
+secrets are chosen to look different in every escape (quotes, a backslash, ``%``, ``/``, ``&``,
+``<``, non-ASCII in the password), and the search looks for each form computed here, not by the
+redactor under test: as written, ``repr``, JSON, percent- and form-encoding, HTML, the UTF-8
+bytes' ``repr``, and the base64 of a Basic ``Authorization`` header.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote, quote_plus
+
+import pytest
+from conftest import CliResult
+from fake_mediawiki import FakeMediaWiki, Fault
+from fake_openai import FakeOpenAI, Reply, scripted
+from hostile_server import Answer, HostileServer, head
+from inproc import Runner
+
+KEY = "sk-\"Te'st\\%2F/&<k>+ey-0123456789"
+USER, PASSWORD = "bot", "p@ss/w0rd\"é'\\x"
+WIKI_TOKEN, MODEL_TOKEN = "WIKI-query-token-55555", "MODEL-query-token-77777"
+USERINFO = f"{USER}:{quote(PASSWORD, safe='')}"
+SEARCH = " I should search it.\nAction 1: Search[Arthur's Magazine]"
+FINISH = " Then I answer.\nAction 2: Finish[1844]"
+
+
+def forms(secret: str) -> set[str]:
+    """Every spelling of ``secret`` a message, log or file might hold."""
+    spelled = {
+        secret,
+        repr(secret)[1:-1],
+        ascii(secret)[1:-1],
+        json.dumps(secret)[1:-1],
+        json.dumps(secret, ensure_ascii=False)[1:-1],
+        quote(secret, safe=""),
+        quote(secret),
+        quote_plus(secret),
+        html.escape(secret),
+        repr(secret.encode())[2:-1],
+    }
+    return {form for form in spelled if len(form) >= 6}
+
+
+FORBIDDEN = (
+    forms(KEY)
+    | forms(PASSWORD)
+    | forms(f"{USER}:{PASSWORD}")
+    | forms(WIKI_TOKEN)
+    | forms(MODEL_TOKEN)
+    | {base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()}
+)
+
+
+def wiki_with_secrets(url: str) -> str:
+    return url.replace("http://", f"http://{USERINFO}@") + f"?token={WIKI_TOKEN}"
+
+
+def model_with_secrets(url: str) -> str:
+    """(Not credentials too: requests would send them instead of the key, as Basic auth.)"""
+    return f"{url}?token={MODEL_TOKEN}"
+
+
+def echo(*secrets: str) -> str:
+    """What a hostile server answers: the secrets it was sent, in several escapes."""
+    spelled = [form for s in secrets for form in (s, repr(s), json.dumps(s), quote(s))]
+    return "echo: " + " | ".join(spelled)
+
+
+MODEL_ECHO = echo(KEY, MODEL_TOKEN, f"http://127.0.0.1/v1/chat/completions?token={MODEL_TOKEN}")
+WIKI_ECHO = echo(PASSWORD, f"{USER}:{PASSWORD}", USERINFO, WIKI_TOKEN)
+
+
+@dataclass
+class Servers:
+    model: FakeOpenAI
+    wiki_url: str
+    wiki_requests: Callable[[], list[str]]
+
+
+Scenario = Callable[[ExitStack], Servers]
+
+
+def _fake_wiki(stack: ExitStack, *faults: Fault) -> tuple[str, Callable[[], list[str]]]:
+    wiki = stack.enter_context(FakeMediaWiki.from_fixtures())
+    wiki.faults.extend(faults)
+    return wiki.url, lambda: [json.dumps(r) for r in wiki.requests]
+
+
+def _hostile_wiki(stack: ExitStack, answer: Answer) -> tuple[str, Callable[[], list[str]]]:
+    wiki = stack.enter_context(HostileServer(answer))
+    return wiki.url, lambda: [r.head.decode("latin-1") for r in wiki.requests]
+
+
+def _model(stack: ExitStack, *replies: Reply) -> FakeOpenAI:
+    return stack.enter_context(FakeOpenAI(list(replies)))
+
+
+def model_fails(reply: Callable[[], Reply]) -> Scenario:
+    def build(stack: ExitStack) -> Servers:
+        return Servers(_model(stack, reply()), *_fake_wiki(stack))
+
+    return build
+
+
+def wiki_fails(wiki: Callable[[ExitStack], tuple[str, Callable[[], list[str]]]]) -> Scenario:
+    def build(stack: ExitStack) -> Servers:
+        return Servers(_model(stack, *scripted(SEARCH, FINISH)), *wiki(stack))
+
+    return build
+
+
+def refused_model(stack: ExitStack) -> Servers:
+    model = _model(stack, Reply("unused"))
+    model.stop()
+    return Servers(model, *_fake_wiki(stack))
+
+
+def refused_wiki(stack: ExitStack) -> Servers:
+    with HostileServer(Answer(b"")) as closed:
+        pass
+    return Servers(_model(stack, *scripted(SEARCH, FINISH)), closed.url, list)
+
+
+MAXLAG = {"error": {"code": "maxlag", "info": WIKI_ECHO}}
+SCENARIOS: dict[str, Scenario] = {
+    "model-401-json": model_fails(
+        lambda: Reply(status=401, body=json.dumps({"error": {"message": MODEL_ECHO}}))
+    ),
+    "model-500-text": model_fails(lambda: Reply(status=500, body=MODEL_ECHO)),
+    "model-200-malformed": model_fails(lambda: Reply(body=MODEL_ECHO)),
+    "model-refused": refused_model,
+    "model-timeout": model_fails(lambda: Reply("x", delay_s=5)),
+    "wiki-refused": refused_wiki,
+    "wiki-403-text": wiki_fails(
+        lambda s: _hostile_wiki(
+            s, Answer(head("403 Forbidden", Content_Type="text/plain") + WIKI_ECHO.encode())
+        )
+    ),
+    "wiki-maxlag-echo": wiki_fails(
+        lambda s: _hostile_wiki(
+            s,
+            Answer(
+                head(Content_Type="application/json", Retry_After="0") + json.dumps(MAXLAG).encode()
+            ),
+        )
+    ),
+    "wiki-timeout": wiki_fails(lambda s: _fake_wiki(s, *[Fault(delay_s=5)] * 4)),
+}
+
+
+@pytest.fixture
+def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
+    runner = Runner(home, monkeypatch, capsys)
+    runner.config(retries=1, timeout_s=0.2, wiki_timeout_s=0.2)  # one retry: its log lines too
+    return runner
+
+
+@contextmanager
+def servers(scenario: Scenario) -> Iterator[Servers]:
+    with ExitStack() as stack:
+        yield scenario(stack)
+
+
+def everything_written(result: CliResult, *folders: Path) -> str:
+    files = [p for folder in folders if folder.exists() for p in sorted(folder.rglob("*"))]
+    contents = [p.read_bytes().decode("utf-8", "replace") for p in files if p.is_file()]
+    return "\n".join([result.stdout, result.stderr, *contents])
+
+
+def assert_no_secret(text: str, where: str) -> None:
+    leaked = sorted(form for form in FORBIDDEN if form in text)
+    assert not leaked, f"{where} holds {leaked}"
+
+
+def sent_to_model(model: FakeOpenAI) -> str:
+    """The request bodies (the URL and the Authorization header carry secrets by design)."""
+    return "\n".join(
+        json.dumps(r.json) + json.dumps(r.json, ensure_ascii=False) for r in model.requests
+    )
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_ask_never_shows_a_secret(cli: Runner, name: str) -> None:
+    with servers(SCENARIOS[name]) as up:
+        result = cli(
+            ["ask", "When?", "--json", "-v", "--debug", "--api-key", KEY],
+            OPENAI_BASE_URL=model_with_secrets(up.model.url),
+            REACT_CLI_MODEL="m",
+            REACT_CLI_WIKI=wiki_with_secrets(up.wiki_url),
+        )
+        wiki_saw = "\n".join(up.wiki_requests())
+    assert "Traceback" not in result.stderr
+    assert result.code in (0, 1, 2)  # 2: the endpoint refused the key
+    assert "Error: " in result.stderr or result.code == 0
+    assert_no_secret(everything_written(result, cli.home / "traces"), "the output or the trace")
+    assert_no_secret(sent_to_model(up.model), "what the model was sent")
+    for form in forms(KEY):
+        assert form not in wiki_saw  # the key is the model endpoint's, never Wikipedia's
+    if up.model.requests:  # the secrets did go where they belong
+        assert up.model.requests[0].headers["authorization"] == f"Bearer {KEY}"
+        assert up.model.requests[0].path.endswith(f"?token={MODEL_TOKEN}")
+
+
+def test_eval_never_shows_a_secret(cli: Runner, tmp_path: Path) -> None:
+    dataset = Path(__file__).parent / "fixtures" / "eval" / "hotpotqa_dev_first6.json"
+    out = tmp_path / "run"
+    scenario = SCENARIOS["model-401-json"]
+    with servers(scenario) as up:
+        result = cli(
+            ["eval", str(dataset), "--out", str(out), "--limit", "2", "--debug"],
+            OPENAI_BASE_URL=model_with_secrets(up.model.url),
+            OPENAI_API_KEY=KEY,
+            REACT_CLI_MODEL="m",
+            REACT_CLI_WIKI=wiki_with_secrets(up.wiki_url),
+        )
+    assert "Traceback" not in result.stderr
+    assert (out / "summary.json").exists() and (out / "results.jsonl").exists()
+    assert_no_secret(everything_written(result, out, cli.home), "the eval folder or output")
+    assert_no_secret(sent_to_model(up.model), "what the model was sent")
+
+
+@pytest.mark.parametrize(
+    "key", ["sk-good\r", "sk-\u200bgood", "“sk-good”", "sk good", "sk-good\x07", "sk-gööd"]
+)
+def test_a_bad_key_is_a_usage_error_that_never_echoes_it(cli: Runner, key: str) -> None:
+    result = cli(["ask", "When?"], OPENAI_API_KEY=key, REACT_CLI_MODEL="m")
+    assert result.code == 2 and result.stdout == ""
+    assert result.stderr.startswith("Error: the API key (") and "character" in result.stderr
+    assert "good" not in result.stderr and "gööd" not in result.stderr
