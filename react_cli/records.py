@@ -7,9 +7,37 @@ model or a tool set can be swapped for a scripted one in tests and in replay.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Protocol
+
+if sys.version_info >= (3, 11):
+    from enum import StrEnum
+else:  # pragma: no cover - exercised on 3.10 only
+
+    class StrEnum(str, Enum):
+        """``enum.StrEnum`` of Python 3.11: members are their values, as text and in JSON."""
+
+        def __str__(self) -> str:
+            return str(self.value)
+
+
+class StopReason(StrEnum):
+    """Why a run ended; the values are what traces, eval rows and ``--json`` carry."""
+
+    FINISH = "finish"  # the model gave Finish[answer]
+    MAX_STEPS = "max_steps"
+    REPEATED_ACTION = "repeated_action"
+    PARSE_ERRORS = "parse_errors"
+    LLM_ERROR = "llm_error"
+    TOKEN_BUDGET = "token_budget"
+    TIMEOUT = "timeout"
+    TOOL_ERRORS = "tool_errors"
+    INTERRUPTED = "interrupted"
+    FORKED = "forked"  # the replayed part of a fork (never a finished run's reason)
+    ERROR = "error"  # eval: the question crashed before its run could end
 
 CHARS_PER_TOKEN = 4
 """The package's one rule of thumb for text without a tokenizer: about 4 characters a token."""
