@@ -133,7 +133,7 @@ def eval_command(
     """
     options = dict(locals())
     from react_cli.config import home_dir, resolve
-    from react_cli.datasets import load_dataset, select
+    from react_cli.datasets import Selection, load_dataset, select
     from react_cli.eval_view import ProgressView
     from react_cli.evaluate import (
         Evaluation,
@@ -181,7 +181,7 @@ def eval_command(
         key: value if value is not None else _int(recorded.get(key)) for key, value in given.items()
     }
     selection.update(offset=selection["offset"] or 0, paper_subset=paper_subset)
-    examples = select(data.examples, **selection)
+    examples = select(data.examples, Selection(**selection))
     flags = run_flags(options)
     if "prompt" not in flags and data.format == "fever" and not earlier:
         flags["prompt"] = "fever"
