@@ -3,10 +3,10 @@ tool prints being a command that works as printed. In-process, against loopback 
 
 from __future__ import annotations
 
-import _thread
 import json
 import re
 import shlex
+import signal
 import threading
 from pathlib import Path
 
@@ -383,7 +383,9 @@ def test_ctrl_c_before_any_result_shows_no_scores_and_a_working_hint(
         return Reply(finish("yes"), delay_s=slow["delay"])
 
     with FakeOpenAI(model) as llm:
-        timer = threading.Timer(0.5, _thread.interrupt_main)
+        # What a terminal does on Ctrl-C: a real SIGINT, which ends the main thread's wait.
+        main = threading.main_thread().ident or 0
+        timer = threading.Timer(0.5, signal.pthread_kill, (main, signal.SIGINT))
         timer.start()
         args = ["eval", str(HOTPOT), "--limit", "2", "--out", str(out), "-m", "test-model"]
         first = cli([*args, "--base-url", llm.url, "--wiki", wiki.url])

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from react_cli.errors import UsageError
-from react_cli.share.evaldir import EvalFolder, EvalRow, metric_label
+from react_cli.share.evaldir import EvalFolder, ShownRow, metric_label
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -80,7 +80,7 @@ def _short(label: str) -> str:
     return label if len(label) <= _LABEL_CHARS else label[: _LABEL_CHARS - 1] + "…"
 
 
-def _stop_reasons(rows: tuple[EvalRow, ...]) -> Chart:
+def _stop_reasons(rows: tuple[ShownRow, ...]) -> Chart:
     counts = Counter(row.stop_reason for row in rows).most_common()
     figure = _figure(max(1.6, 0.9 + 0.35 * len(counts)))
     axes = figure.subplots()
@@ -97,7 +97,7 @@ def _stop_reasons(rows: tuple[EvalRow, ...]) -> Chart:
 
 
 def _by_steps(folder: EvalFolder) -> Chart:
-    groups: defaultdict[int, list[EvalRow]] = defaultdict(list)
+    groups: defaultdict[int, list[ShownRow]] = defaultdict(list)
     for row in folder.rows:
         groups[row.steps].append(row)
     steps = sorted(groups)
@@ -126,7 +126,7 @@ def _by_steps(folder: EvalFolder) -> Chart:
     return Chart("Score by number of steps", description, _svg(figure))
 
 
-def _latency(rows: tuple[EvalRow, ...]) -> Chart:
+def _latency(rows: tuple[ShownRow, ...]) -> Chart:
     figure = _figure()
     axes = figure.subplots()
     kinds = (
