@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from react_cli.cli.app import app, debug_enabled, print_error, print_json, print_warning
+from react_cli.cli.app import app, debug_enabled, print_json, print_warning
 from react_cli.cli.options import (
     ApiKeyOpt,
     ApiOpt,
@@ -30,8 +30,9 @@ from react_cli.cli.options import (
     read_question,
     run_flags,
 )
-from react_cli.errors import EXIT_INTERRUPTED, EXIT_NO_ANSWER, LLMConfigError, UsageError
+from react_cli.errors import InterruptError, LLMConfigError, NoAnswerError, UsageError
 from react_cli.interrupts import guarded, hold, pressed
+from react_cli.records import StopReason
 
 if TYPE_CHECKING:
     from react_cli.config import Settings
@@ -183,16 +184,13 @@ def ask(
         write_trace(path, outcome.trace)
     if reached_max_tokens(result):
         print_warning(max_tokens_warning(settings.max_tokens))
-    if result.stop_reason == "interrupted" or pressed():
-        print_error("interrupted" + (f"; trace written to {path}" if path else ""))
-        raise typer.Exit(EXIT_INTERRUPTED)
+    if result.stop_reason == StopReason.INTERRUPTED or pressed():
+        raise _interrupted(path)
     if isinstance(result.failure, LLMConfigError):  # a key or a model name to fix: exit 2
         raise result.failure
     if result.answer is None:
-        print_error(
-            f"no answer: {describe_stop(result.stop_reason, settings.max_steps, result.error)}"
-        )
-        raise typer.Exit(EXIT_NO_ANSWER)
+        reason = StopReason(result.stop_reason)
+        raise NoAnswerError(f"no answer: {describe_stop(reason, settings.max_steps, result.error)}")
 
 
 def _interrupted_before_the_run(
@@ -210,19 +208,22 @@ def _interrupted_before_the_run(
         write_interrupted_trace(
             text, settings=settings, template=template, path=path, created=created, extra=extra
         )
-    print_error("interrupted" + (f"; trace written to {path}" if path else ""))
-    raise typer.Exit(EXIT_INTERRUPTED)
+    raise _interrupted(path)
 
 
-def describe_stop(stop_reason: str, max_steps: int, error: str | None) -> str:
+def _interrupted(trace: Path | None) -> InterruptError:
+    return InterruptError("interrupted" + (f"; trace written to {trace}" if trace else ""))
+
+
+def describe_stop(stop_reason: StopReason, max_steps: int, error: str | None) -> str:
     """A one-line human reason for a run that ended without an answer."""
     reasons = {
-        "max_steps": f"the step limit ({max_steps}) was reached",
-        "repeated_action": "the model repeated the same action",
-        "parse_errors": "the model kept writing no valid action",
-        "token_budget": "the token budget was used up",
-        "timeout": error or "the time limit was reached",
-        "tool_errors": error or "the Wikipedia tool kept failing",
-        "llm_error": error or "the model endpoint failed",
+        StopReason.MAX_STEPS: f"the step limit ({max_steps}) was reached",
+        StopReason.REPEATED_ACTION: "the model repeated the same action",
+        StopReason.PARSE_ERRORS: "the model kept writing no valid action",
+        StopReason.TOKEN_BUDGET: "the token budget was used up",
+        StopReason.TIMEOUT: error or "the time limit was reached",
+        StopReason.TOOL_ERRORS: error or "the Wikipedia tool kept failing",
+        StopReason.LLM_ERROR: error or "the model endpoint failed",
     }
-    return reasons.get(stop_reason, stop_reason)
+    return reasons.get(stop_reason, stop_reason.value)

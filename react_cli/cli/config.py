@@ -111,7 +111,7 @@ def _shown(name: str, value: object) -> object:
     if name in SECRETS:
         return "***"
     if name in URLS and "://" in str(value):
-        from react_cli.http import redact_url
+        from react_cli.redaction import redact_url
 
         return redact_url(str(value))
     return value
