@@ -102,6 +102,19 @@ def test_choices_and_metavars_in_help(cli: Runner) -> None:
     assert "{ENTITY} {KEYWORD}" in lookup and "-n N" in lookup
 
 
+def test_ask_eval_and_config_take_the_same_run_options(cli: Runner) -> None:
+    """One declaration (``cli.options.RunOptions``): each command's help lists all of it."""
+    from dataclasses import fields
+
+    from react_cli.cli.options import RunOptions
+
+    flags = {f"--{option.name.replace('_', '-')}" for option in fields(RunOptions)}
+    assert len(flags) == 15
+    for command in (["ask"], ["eval", "run"], ["config"]):
+        shown = set(re.findall(r"(--[a-z-]+)", cli([*command, "-h"]).stdout))
+        assert flags <= shown, (command, flags - shown)
+
+
 def test_shell_completion_script(cli: Runner) -> None:
     result = cli(["--show-completion", "bash"], _TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION="1")
     assert result.code == 0 and "_REACT_CLI_COMPLETE" in result.stdout

@@ -11,24 +11,11 @@ import typer
 
 from react_cli.cli.app import app, debug_enabled, print_json, print_warning
 from react_cli.cli.options import (
-    ApiKeyOpt,
-    ApiOpt,
-    BaseUrlOpt,
+    NO_RUN_OPTIONS,
     DebugOpt,
-    ForceAnswerOpt,
-    LangOpt,
-    MaxStepsOpt,
-    MaxTokensOpt,
-    MaxTotalTokensOpt,
-    ModelOpt,
-    NoStreamOpt,
-    PromptOpt,
-    TemperatureOpt,
-    TimeoutOpt,
-    VariantOpt,
-    WikiOpt,
+    RunOptions,
     read_question,
-    run_flags,
+    with_run_options,
 )
 from react_cli.errors import InterruptError, LLMConfigError, NoAnswerError, UsageError
 from react_cli.interrupts import guarded, hold, pressed
@@ -41,6 +28,7 @@ if TYPE_CHECKING:
 
 @app.command(short_help="Answer a question; the answer alone goes to stdout.")
 @guarded
+@with_run_options
 def ask(
     question: Annotated[
         list[str] | None,
@@ -49,20 +37,7 @@ def ask(
             help="The question (several words are joined); '-' or omitted reads stdin.",
         ),
     ] = None,
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    api_key: ApiKeyOpt = None,
-    api: ApiOpt = None,
-    prompt: PromptOpt = None,
-    max_steps: MaxStepsOpt = None,
-    temperature: TemperatureOpt = None,
-    max_tokens: MaxTokensOpt = None,
-    max_total_tokens: MaxTotalTokensOpt = None,
-    timeout: TimeoutOpt = None,
-    force_answer: ForceAnswerOpt = False,
-    wiki: WikiOpt = None,
-    lang: LangOpt = None,
-    variant: VariantOpt = None,
+    options: RunOptions = NO_RUN_OPTIONS,
     verbose: Annotated[
         bool, typer.Option("-v", "--verbose", help="Show the trajectory on stderr.")
     ] = False,
@@ -74,7 +49,6 @@ def ask(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print one JSON object instead of the answer.")
     ] = False,
-    no_stream: NoStreamOpt = False,
     debug: DebugOpt = False,
     from_trace: Annotated[
         Path | None,
@@ -92,13 +66,12 @@ def ask(
     Exit codes: 0 answered; 1 no answer (step limit, endpoint failure, ...); 2 usage or
     configuration error (no model, no key, rejected key, unknown model); 130 interrupted.
     """
-    options = dict(locals())
     from react_cli.config import home_dir, resolve
     from react_cli.prompts import load_prompt
 
     if trace is not None and no_trace:
         raise UsageError("--trace and --no-trace contradict each other")
-    settings = resolve(run_flags(options))
+    settings = resolve(options.flags())
     fork = None
     if from_trace is not None or from_step is not None:
         from react_cli.replay import Fork
@@ -109,7 +82,10 @@ def ask(
             raise UsageError("a fork asks the trace's question: give no QUESTION")
         fork = Fork.open(from_trace, from_step)
     # A fork keeps the recorded prompt unless --prompt asks for another one.
-    template = fork.recorded.template() if fork and prompt is None else load_prompt(settings.prompt)
+    if fork is not None and options.prompt is None:
+        template = fork.recorded.template()
+    else:
+        template = load_prompt(settings.prompt)
     text = fork.recorded.result.question if fork else read_question(question or None)
     created = datetime.now(timezone.utc)
     extra = fork.trace_extra() if fork else None

@@ -15,25 +15,7 @@ from react_cli.cli.app import (
     print_json,
     print_warning,
 )
-from react_cli.cli.options import (
-    ApiKeyOpt,
-    ApiOpt,
-    BaseUrlOpt,
-    DebugOpt,
-    ForceAnswerOpt,
-    LangOpt,
-    MaxStepsOpt,
-    MaxTokensOpt,
-    MaxTotalTokensOpt,
-    ModelOpt,
-    NoStreamOpt,
-    PromptOpt,
-    TemperatureOpt,
-    TimeoutOpt,
-    VariantOpt,
-    WikiOpt,
-    run_flags,
-)
+from react_cli.cli.options import NO_RUN_OPTIONS, DebugOpt, RunOptions, with_run_options
 from react_cli.errors import EvalIncompleteError, InterruptError, ReactCliError
 
 if TYPE_CHECKING:
@@ -50,6 +32,7 @@ eval_app.callback(invoke_without_command=True)(help_when_bare)
 
 
 @eval_app.command("run", short_help="Score a model on a dataset (the default 'eval' command).")
+@with_run_options
 def eval_command(
     dataset: Annotated[
         Path | None,
@@ -99,21 +82,7 @@ def eval_command(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the summary object instead of its path.")
     ] = False,
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    api_key: ApiKeyOpt = None,
-    api: ApiOpt = None,
-    prompt: PromptOpt = None,
-    max_steps: MaxStepsOpt = None,
-    temperature: TemperatureOpt = None,
-    max_tokens: MaxTokensOpt = None,
-    max_total_tokens: MaxTotalTokensOpt = None,
-    timeout: TimeoutOpt = None,
-    force_answer: ForceAnswerOpt = False,
-    wiki: WikiOpt = None,
-    lang: LangOpt = None,
-    variant: VariantOpt = None,
-    no_stream: NoStreamOpt = False,
+    options: RunOptions = NO_RUN_OPTIONS,
     debug: DebugOpt = False,
 ) -> None:
     """Score a model on DATASET: summary.json path on stdout, progress on stderr.
@@ -124,7 +93,6 @@ def eval_command(
     configuration error (the endpoint refused the key or the model: the run stops at once);
     130 interrupted (results kept).
     """
-    options = dict(locals())
     from react_cli.eval.plan import EvalRequest, plan_eval
     from react_cli.eval.runner import evaluate
     from react_cli.eval.store import claim_folder
@@ -143,7 +111,7 @@ def eval_command(
         wiki_concurrency=wiki_concurrency,
         out=out,
         resume=resume,
-        flags=run_flags(options),
+        flags=options.flags(),
     )
     plan = plan_eval(request)
     settings = plan.settings

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import io
 import sys
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Annotated, Any
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, get_type_hints
 
 import typer
 
@@ -17,6 +20,7 @@ if TYPE_CHECKING:
 
 
 MAX_STDIN_BYTES = 1 << 20
+R = TypeVar("R")
 
 
 def read_question(words: list[str] | None) -> str:
@@ -58,7 +62,7 @@ def _flags(**options: Any) -> dict[str, Any]:
     return {name: value for name, value in options.items() if value is not None}
 
 
-# Options shared by every command that runs the agent (ask, eval, config).
+# The options of commands that run the agent or its tools; RunOptions gathers the run options.
 ModelOpt = Annotated[
     str | None,
     typer.Option("-m", "--model", metavar="NAME", help="Model name [env REACT_CLI_MODEL]."),
@@ -185,37 +189,67 @@ def settings_flags(**flags: Any) -> dict[str, Any]:
     )
 
 
-RUN_OPTIONS = (
-    "model",
-    "base_url",
-    "api_key",
-    "api",
-    "prompt",
-    "lang",
-    "max_steps",
-    "temperature",
-    "max_tokens",
-    "max_total_tokens",
-    "timeout",
-    "force_answer",
-    "wiki",
-    "variant",
-    "no_stream",
-)
-"""The parameters (by these names) of every command that takes the agent's run options."""
+@dataclass(frozen=True)
+class RunOptions:
+    """The run options every command that runs the agent takes (ask, eval, config), as given:
+    None or off = not given. Declared here once; :func:`with_run_options` adds them to a
+    command, which receives them as one ``options`` argument."""
+
+    model: ModelOpt = None
+    base_url: BaseUrlOpt = None
+    api_key: ApiKeyOpt = None
+    api: ApiOpt = None
+    prompt: PromptOpt = None
+    max_steps: MaxStepsOpt = None
+    temperature: TemperatureOpt = None
+    max_tokens: MaxTokensOpt = None
+    max_total_tokens: MaxTotalTokensOpt = None
+    timeout: TimeoutOpt = None
+    force_answer: ForceAnswerOpt = False
+    wiki: WikiOpt = None
+    lang: LangOpt = None
+    variant: VariantOpt = None
+    no_stream: NoStreamOpt = False
+
+    def flags(self) -> dict[str, Any]:
+        """The settings these options give, as ``config.resolve`` flags; --lang names a wiki
+        and, if one is shipped, a prompt."""
+        given = {option.name: getattr(self, option.name) for option in fields(self)}
+        lang = given.pop("lang")
+        given.update(
+            prompt=lang_prompt(lang, self.prompt),
+            wiki=wiki_flags(self.wiki, lang),
+            run_timeout_s=given.pop("timeout"),
+        )
+        return settings_flags(**given)
 
 
-def run_flags(options: Mapping[str, Any]) -> dict[str, Any]:
-    """The settings a command's run options give; ``options`` maps its parameter names to
-    their values (its ``locals()`` on entry). --lang names a wiki and, if shipped, a prompt."""
-    given = {name: options[name] for name in RUN_OPTIONS}
-    lang = given.pop("lang")
-    given.update(
-        prompt=lang_prompt(lang, given["prompt"]),
-        wiki=wiki_flags(given["wiki"], lang),
-        run_timeout_s=given.pop("timeout"),
-    )
-    return settings_flags(**given)
+NO_RUN_OPTIONS = RunOptions()
+"""A command's ``options`` default (typer replaces the parameter: see ``with_run_options``)."""
+
+
+def with_run_options(command: Callable[..., R]) -> Callable[..., R]:
+    """``command`` with the run options in place of its ``options: RunOptions`` parameter, as
+    typer reads a command's parameters, and called with them gathered in a ``RunOptions``."""
+    signature = inspect.signature(command, eval_str=True)
+    types = get_type_hints(RunOptions, include_extras=True)
+    kind = signature.parameters["options"].kind
+    added = [
+        inspect.Parameter(option.name, kind, default=option.default, annotation=types[option.name])
+        for option in fields(RunOptions)
+    ]
+    parameters: list[inspect.Parameter] = []
+    for parameter in signature.parameters.values():
+        parameters += added if parameter.name == "options" else [parameter]
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> R:
+        given = {option.name: kwargs.pop(option.name) for option in fields(RunOptions)}
+        return command(*args, options=RunOptions(**given), **kwargs)
+
+    run.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    run.__annotations__ = {parameter.name: parameter.annotation for parameter in parameters}
+    return run
 
 
 def run_settings(**flags: Any) -> Settings:
