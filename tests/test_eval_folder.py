@@ -124,30 +124,22 @@ def test_a_second_run_on_a_folder_in_use_is_refused(
     assert assert_consistent(out)["n"] == 6
 
 
-def test_a_lock_file_alone_counts_as_an_empty_folder(
+def test_a_new_eval_s_folder_may_hold_a_lock_file_but_not_a_held_lock(
     cli: Runner, llm: FakeOpenAI, tmp_path: Path
 ) -> None:
     out = tmp_path / "run"
     out.mkdir()
-    (out / ".lock").touch()  # left by an eval that stopped before its first row
-    result = run_eval(cli, llm, "--out", str(out), "--limit", "1")
-    assert result.code == 0, result.stderr
-    assert assert_consistent(out)["n"] == 1
-
-
-def test_a_new_eval_on_a_folder_another_new_eval_holds_is_refused(
-    cli: Runner, llm: FakeOpenAI, tmp_path: Path
-) -> None:
-    out = tmp_path / "run"
-    out.mkdir()
-    holder = lock_folder(out)  # the other eval passed the empty check and took the lock
+    holder = lock_folder(out)  # another new eval passed the empty check and took the lock
     try:
-        result = run_eval(cli, llm, "--out", str(out), "--limit", "1")
+        refused = run_eval(cli, llm, "--out", str(out), "--limit", "1")
     finally:
         holder.close()
-    assert result.code == 2 and result.stdout == ""
-    assert "is in use by another react-cli eval" in one_error_line(result.stderr)
+    assert refused.code == 2 and refused.stdout == ""
+    assert "is in use by another react-cli eval" in one_error_line(refused.stderr)
     assert sorted(p.name for p in out.iterdir()) == [".lock"]
+    result = run_eval(cli, llm, "--out", str(out), "--limit", "1")  # a lock file alone: empty
+    assert result.code == 0, result.stderr
+    assert assert_consistent(out)["n"] == 1
 
 
 def test_a_folder_filled_between_the_empty_check_and_the_lock_is_refused(

@@ -15,7 +15,7 @@ from react_cli.cli.options import (
     DebugOpt,
     RunOptions,
     read_question,
-    with_run_options,
+    with_options,
 )
 from react_cli.errors import InterruptError, LLMConfigError, NoAnswerError, UsageError
 from react_cli.interrupts import guarded, hold, pressed
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 @app.command(short_help="Answer a question; the answer alone goes to stdout.")
 @guarded
-@with_run_options
+@with_options(RunOptions)
 def ask(
     question: Annotated[
         list[str] | None,

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from react_cli.cli.app import HELP_OPTIONS, print_json
-from react_cli.cli.options import NO_RUN_OPTIONS, RunOptions, with_run_options
+from react_cli.cli.options import NO_RUN_OPTIONS, RunOptions, with_options
 
 config_app = typer.Typer(
     help="Show the settings, where each comes from, and the config file's path.",
@@ -21,7 +21,7 @@ URLS = frozenset({"base_url", "wiki"})
 
 
 @config_app.callback(invoke_without_command=True)
-@with_run_options
+@with_options(RunOptions)
 def config_show(
     ctx: typer.Context,
     as_json: Annotated[bool, typer.Option("--json", help="Print the same as JSON.")] = False,

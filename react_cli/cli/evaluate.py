@@ -15,7 +15,7 @@ from react_cli.cli.app import (
     print_json,
     print_warning,
 )
-from react_cli.cli.options import NO_RUN_OPTIONS, DebugOpt, RunOptions, with_run_options
+from react_cli.cli.options import NO_RUN_OPTIONS, DebugOpt, RunOptions, with_options
 from react_cli.errors import EvalIncompleteError, InterruptError, ReactCliError
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ eval_app.callback(invoke_without_command=True)(help_when_bare)
 
 
 @eval_app.command("run", short_help="Score a model on a dataset (the default 'eval' command).")
-@with_run_options
+@with_options(RunOptions)
 def eval_command(
     dataset: Annotated[
         Path | None,

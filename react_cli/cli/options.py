@@ -192,7 +192,7 @@ def settings_flags(**flags: Any) -> dict[str, Any]:
 @dataclass(frozen=True)
 class RunOptions:
     """The run options every command that runs the agent takes (ask, eval, config), as given:
-    None or off = not given. Declared here once; :func:`with_run_options` adds them to a
+    None or off = not given. Declared here once; ``@with_options(RunOptions)`` adds them to a
     command, which receives them as one ``options`` argument."""
 
     model: ModelOpt = None
@@ -225,31 +225,38 @@ class RunOptions:
 
 
 NO_RUN_OPTIONS = RunOptions()
-"""A command's ``options`` default (typer replaces the parameter: see ``with_run_options``)."""
+"""A command's ``options`` default (typer replaces the parameter: see :func:`with_options`)."""
 
 
-def with_run_options(command: Callable[..., R]) -> Callable[..., R]:
-    """``command`` with the run options in place of its ``options: RunOptions`` parameter, as
-    typer reads a command's parameters, and called with them gathered in a ``RunOptions``."""
-    signature = inspect.signature(command, eval_str=True)
-    types = get_type_hints(RunOptions, include_extras=True)
-    kind = signature.parameters["options"].kind
-    added = [
-        inspect.Parameter(option.name, kind, default=option.default, annotation=types[option.name])
-        for option in fields(RunOptions)
-    ]
-    parameters: list[inspect.Parameter] = []
-    for parameter in signature.parameters.values():
-        parameters += added if parameter.name == "options" else [parameter]
+def with_options(kind: type[Any]) -> Callable[[Callable[..., R]], Callable[..., R]]:
+    """A decorator: the fields of the dataclass ``kind``, each a typer option, take the place
+    of the command's ``options`` parameter where typer reads it, and the command is called
+    with them gathered in one ``kind``: options shared by commands are declared once."""
+    types = get_type_hints(kind, include_extras=True)
 
-    @functools.wraps(command)
-    def run(*args: Any, **kwargs: Any) -> R:
-        given = {option.name: kwargs.pop(option.name) for option in fields(RunOptions)}
-        return command(*args, options=RunOptions(**given), **kwargs)
+    def decorate(command: Callable[..., R]) -> Callable[..., R]:
+        signature = inspect.signature(command, eval_str=True)
+        place = signature.parameters["options"].kind
+        added = [
+            inspect.Parameter(
+                field.name, place, default=field.default, annotation=types[field.name]
+            )
+            for field in fields(kind)
+        ]
+        parameters: list[inspect.Parameter] = []
+        for parameter in signature.parameters.values():
+            parameters += added if parameter.name == "options" else [parameter]
 
-    run.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
-    run.__annotations__ = {parameter.name: parameter.annotation for parameter in parameters}
-    return run
+        @functools.wraps(command)
+        def run(*args: Any, **kwargs: Any) -> R:
+            given = {field.name: kwargs.pop(field.name) for field in fields(kind)}
+            return command(*args, options=kind(**given), **kwargs)
+
+        run.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+        run.__annotations__ = {parameter.name: parameter.annotation for parameter in parameters}
+        return run
+
+    return decorate
 
 
 def run_settings(**flags: Any) -> Settings:
