@@ -1,4 +1,4 @@
-"""Options shared by every command that runs the agent, and how they become ``Settings``."""
+"""Options commands share, declared once, and how the run options become ``Settings``."""
 
 from __future__ import annotations
 

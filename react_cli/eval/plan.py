@@ -1,5 +1,8 @@
-"""What an eval will do: its questions, settings and folder, from the options it was given or,
-for ``--resume``, recorded by the eval it continues."""
+"""What an eval will do: its questions, settings and folder, given now or recorded earlier.
+
+Options given to ``react-cli eval`` win; ``--resume`` fills in the rest from the summary of the
+eval it continues.
+"""
 
 from __future__ import annotations
 

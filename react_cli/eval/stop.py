@@ -1,5 +1,9 @@
-"""How an eval stops: one flag that wakes every worker waiting for a question, and a model that
-refuses calls after it, so the questions left in flight end by themselves."""
+"""How an eval stops: one flag, set once, that every worker and every model call obeys.
+
+It wakes the workers waiting for a question at once, and a model wrapped in
+:class:`StopAwareModel` refuses calls after it, so the questions left in flight end by
+themselves.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""What ``react-cli eval`` shows on stderr: a live progress bar with running scores and ETA,
-then the summary as a table. Dataset text never appears here, only numbers and our own words
-(and, in the table, the dataset's path, model and prompt names, on one line as plain text).
+"""What ``react-cli eval`` shows on stderr: a progress bar with running scores, then a table.
+
+Dataset text never appears here, only numbers and our own words (and, in the table, the
+dataset's path, model and prompt names, on one line as plain text).
 """
 
 from __future__ import annotations
