@@ -2,7 +2,7 @@
 
 The store rewrites it after every row; ``--resume`` and ``eval show|report|compare`` read it
 back with :meth:`Summary.from_json`, which checks every field it keeps and names the first
-that is wrong (``BadSummary("em")``). Its JSON keys keep the order of today's files.
+that is wrong (``BadSummary("em")``). Its JSON keys keep the order they have always had.
 """
 
 from __future__ import annotations

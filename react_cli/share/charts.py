@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from react_cli.errors import UsageError
+from react_cli.records import StopReason
 from react_cli.share.evaldir import EvalFolder, ShownRow, metric_label
 
 if TYPE_CHECKING:
@@ -84,15 +85,15 @@ def _stop_reasons(rows: tuple[ShownRow, ...]) -> Chart:
     counts = Counter(row.stop_reason for row in rows).most_common()
     figure = _figure(max(1.6, 0.9 + 0.35 * len(counts)))
     axes = figure.subplots()
-    labels = [_short(reason) for reason, _ in counts][::-1]
+    labels = [_short(reason.value) for reason, _ in counts][::-1]
     values = [count for _, count in counts][::-1]
-    colours = [_GOOD if reason == "finish" else _OTHER for reason, _ in counts][::-1]
+    colours = [_GOOD if reason is StopReason.FINISH else _OTHER for reason, _ in counts][::-1]
     bars = axes.barh(range(len(values)), values, color=colours)
     axes.set_yticks(range(len(values)), labels)
     axes.bar_label(bars, padding=3)
     axes.set_xlabel("questions")
     axes.set_title("Why runs stopped")
-    text = ", ".join(f"{reason} {count}" for reason, count in counts)
+    text = ", ".join(f"{reason.value} {count}" for reason, count in counts)
     return Chart("Stop reasons", f"Questions per stop reason: {text}.", _svg(figure))
 
 

@@ -17,6 +17,7 @@ from react_cli.errors import TraceError, UsageError
 from react_cli.eval.files import RESULTS, SUMMARY, read_rows, read_summary
 from react_cli.eval.rows import Row
 from react_cli.eval.summary import ScoreKind, Summary
+from react_cli.records import StopReason
 from react_cli.share.text import one_line, shown
 from react_cli.share.view import TraceView, load_view
 
@@ -37,7 +38,7 @@ class ShownRow:
     answer: str | None
     em: float  # FEVER: 1.0 when the label is right (F1 the same)
     f1: float
-    stop_reason: str
+    stop_reason: StopReason
     error: str | None
     steps: int
     tokens: int
@@ -55,7 +56,7 @@ class ShownRow:
             answer=None if row.answer is None else shown(row.answer),
             em=row.em,
             f1=row.f1,
-            stop_reason=row.stop_reason.value,
+            stop_reason=row.stop_reason,
             error=None if row.error is None else shown(row.error),
             steps=row.steps,
             tokens=row.tokens,
@@ -71,7 +72,8 @@ class ShownRow:
     @property
     def outcome(self) -> str:
         """The stop reason, with the error of a question that failed."""
-        return f"{self.stop_reason}: {self.error}" if self.error else self.stop_reason
+        reason = self.stop_reason.value
+        return f"{reason}: {self.error}" if self.error else reason
 
     def view(self) -> TraceView | str:
         """The row's trajectory, or why it cannot be shown."""
