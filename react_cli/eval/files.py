@@ -92,9 +92,10 @@ def read_rows(path: Path, *, skip_bad: bool = False) -> ReadRows:
             text = utf8(line)
             row = Row.from_json(parse_json(text))
         except (BadInput, BadRow) as exc:
-            read.torn |= number == len(lines)  # a whole row that lost only its newline is kept
+            last = number == len(lines)  # cut short (a whole row that lost only its newline
+            read.torn |= last  # is read above like any other)
             read.skipped += 1
-            if not (skip_bad or number == len(lines)):
+            if not (skip_bad or last):
                 problem = f"not a result row ({exc})" if isinstance(exc, BadRow) else exc
                 raise UsageError(f"{path} line {number}: {problem}") from None
             continue
