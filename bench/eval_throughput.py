@@ -24,8 +24,10 @@ from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI
 
 from react_cli.config import Settings
-from react_cli.datasets import load_dataset
-from react_cli.evaluate import Evaluation, run_evaluation
+from react_cli.datasets import Selection, load_dataset
+from react_cli.eval.plan import EvalPlan
+from react_cli.eval.runner import evaluate
+from react_cli.eval.store import claim_folder
 from react_cli.prompts import load_prompt
 from react_cli.run import build_backend, build_model
 
@@ -65,34 +67,37 @@ def main() -> None:
         path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
         dataset = load_dataset(path)
         settings = Settings(model="fake", base_url=llm_url, wiki=wiki_url)
-        evaluation = Evaluation(
+        plan = EvalPlan(
             dataset=dataset,
             examples=dataset.examples,
-            selection={},
+            selection=Selection(),
             settings=settings,
             template=load_prompt("hotpotqa"),
-            out_dir=Path(tmp) / "out",
+            folder=Path(tmp) / "out",
             concurrency=args.concurrency,
             wiki_concurrency=args.wiki_concurrency,
         )
-        evaluation.out_dir.mkdir()
         backend = build_backend(settings)  # imports requests: start-up, not throughput
         build_model(settings)
         started = time.perf_counter()
-        outcome = run_evaluation(
-            evaluation, model_factory=lambda: build_model(settings), backend=backend
+        result = evaluate(
+            plan,
+            claim_folder(plan.folder, resuming=False),
+            model_factory=lambda: build_model(settings),
+            backend=backend,
         )
         wall = time.perf_counter() - started
     parent.send("stop")
     calls = parent.recv()
     servers.join()
-    assert outcome.summary["n"] == args.questions and outcome.summary["em"] == 1.0, outcome.summary
+    figures = result.summary.figures
+    assert figures.n == args.questions and figures.em == 1.0, figures
     assert calls == CALLS_PER_QUESTION * args.questions
     ideal = calls * args.latency / args.concurrency
     print(f"questions: {args.questions}  calls: {calls}  latency: {args.latency * 1000:.0f} ms")
     print(f"concurrency: {args.concurrency}  wiki concurrency: {args.wiki_concurrency}")
     print(f"wall: {wall:.3f} s  ideal: {ideal:.3f} s")
-    print(f"mean question latency: {outcome.summary['avg_latency_s'] * 1000:.1f} ms")
+    print(f"mean question latency: {(figures.avg_latency_s or 0) * 1000:.1f} ms")
     print(f"wall / ideal: {wall / ideal:.3f} (goal <= 1.1)")
 
 

@@ -18,10 +18,20 @@ from pathlib import Path
 from typing import Any
 
 from react_cli.errors import UsageError
+from react_cli.records import StrEnum
 from react_cli.scoring import fever_label
-from react_cli.untrusted import BadInput, parse_json, read_text
+from react_cli.untrusted import BadInput, is_json_list, json_records, read_text
 
-FORMATS = ("hotpotqa", "fever", "jsonl")
+
+class Format(StrEnum):
+    """How a dataset file is read and scored (the value is what ``--format`` takes)."""
+
+    HOTPOTQA = "hotpotqa"
+    FEVER = "fever"  # claims with a label: label accuracy
+    JSONL = "jsonl"
+
+
+FORMATS = tuple(Format)
 PAPER_SEED = 233
 PAPER_POOL = 7405  # ReAct's notebooks shuffle range(7405) (the HotpotQA dev size) for both tasks
 PAPER_COUNT = 500
@@ -42,8 +52,19 @@ class Example:
 @dataclass(frozen=True)
 class Dataset:
     path: Path
-    format: str
+    format: Format
     examples: list[Example]
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which of a dataset's rows an eval runs: the paper's subset or all, then shuffled with
+    ``shuffle_seed``, then ``[offset:offset + limit]``."""
+
+    offset: int = 0
+    limit: int | None = None
+    shuffle_seed: int | None = None
+    paper_subset: bool = False
 
 
 def _read_records(path: Path) -> tuple[list[Any], bool]:
@@ -54,36 +75,26 @@ def _read_records(path: Path) -> tuple[list[Any], bool]:
         raise UsageError(f"no such dataset file: {path}") from None
     except (OSError, BadInput) as exc:
         raise UsageError(f"cannot read dataset {path}: {exc}") from None
-    if text.lstrip().startswith("["):
-        try:
-            records = parse_json(text)
-        except BadInput as exc:
-            raise UsageError(f"dataset {path}: {exc}") from None
-        return records, True
-    records = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            records.append(parse_json(line))
-        except BadInput as exc:
-            raise UsageError(f"dataset {path} line {number}: {exc}") from None
-    return records, False
+    try:
+        return [record for _, record in json_records(text, f"dataset {path}")], is_json_list(text)
+    except BadInput as exc:  # not JSON: it says where
+        raise UsageError(str(exc)) from None
 
 
-def detect_format(records: list[Any], is_list: bool) -> str:
+def detect_format(records: list[Any], is_list: bool) -> Format:
     """``fever`` if rows have a claim, else ``hotpotqa`` for a JSON list, ``jsonl`` otherwise."""
     first = records[0] if records and isinstance(records[0], dict) else {}
     if "claim" in first:
-        return "fever"
-    return "hotpotqa" if is_list else "jsonl"
+        return Format.FEVER
+    return Format.HOTPOTQA if is_list else Format.JSONL
 
 
-def _example(index: int, record: Any, form: str, path: Path) -> Example:
+def _example(index: int, record: Any, form: Format, path: Path) -> Example:
     where = f"dataset {path} row {index}"
     if not isinstance(record, dict):
         raise UsageError(f"{where}: not a JSON object")
-    question_key, gold_key = ("claim", "label") if form == "fever" else ("question", "answer")
+    fever = form is Format.FEVER
+    question_key, gold_key = ("claim", "label") if fever else ("question", "answer")
     question, gold = record.get(question_key), record.get(gold_key)
     if not isinstance(question, str) or not " ".join(question.split()):
         raise UsageError(f"{where}: no {question_key!r} text (format {form})")
@@ -95,7 +106,7 @@ def _example(index: int, record: Any, form: str, path: Path) -> Example:
     texts = [g for g in golds if isinstance(g, str)]
     if not texts or len(texts) != len(golds):
         raise UsageError(f"{where}: {gold_key!r} must be a string, a number or a list of them")
-    if form == "fever":
+    if fever:
         label = fever_label(texts[0])
         if label is None:
             raise UsageError(f"{where}: unknown FEVER label {texts[0]!r}")
@@ -110,11 +121,11 @@ def load_dataset(path: Path, form: str | None = None) -> Dataset:
     if form is not None and form not in FORMATS:
         raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not {form!r}")
     records, is_list = _read_records(path)
-    if not isinstance(records, list) or not records:
+    if not records:
         raise UsageError(f"dataset {path} holds no rows")
-    form = form or detect_format(records, is_list)
-    examples = [_example(i, record, form, path) for i, record in enumerate(records)]
-    return Dataset(path, form, examples)
+    chosen = Format(form) if form is not None else detect_format(records, is_list)
+    examples = [_example(i, record, chosen, path) for i, record in enumerate(records)]
+    return Dataset(path, chosen, examples)
 
 
 def paper_indices(size: int) -> list[int]:
@@ -132,15 +143,10 @@ def paper_indices(size: int) -> list[int]:
     return indices[:PAPER_COUNT]
 
 
-def select(
-    examples: list[Example],
-    *,
-    offset: int = 0,
-    limit: int | None = None,
-    shuffle_seed: int | None = None,
-    paper_subset: bool = False,
-) -> list[Example]:
-    """The rows to run: paper subset or all, then shuffled, then ``[offset:offset + limit]``."""
+def select(examples: list[Example], selection: Selection) -> list[Example]:
+    """The rows ``selection`` names, in the order they run; UsageError if it names none."""
+    offset, limit, shuffle_seed = selection.offset, selection.limit, selection.shuffle_seed
+    paper_subset = selection.paper_subset
     if offset < 0:
         raise UsageError("--offset must be ≥ 0")
     if limit is not None and limit < 1:

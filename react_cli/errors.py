@@ -10,6 +10,9 @@ Every failure a user can meet is a ``ReactCliError``; ``cli.py`` maps it to a on
   observation instead, so this only escapes from direct tool commands.
 - ``TraceError`` (1): a trace file is missing, truncated, not JSON or of an unknown version.
 - ``StoreError`` (1): an eval folder's ``results.jsonl`` or ``summary.json`` cannot be written.
+- ``NoAnswerError`` (1): a run ended without an answer; ``EvalIncompleteError`` (1): an eval
+  ended with questions that failed or never ran; ``RerunDiffersError`` (1): a re-run did not
+  reproduce its recording; ``InterruptError`` (130): Ctrl-C, with what was kept.
 """
 
 from __future__ import annotations
@@ -72,3 +75,21 @@ class TraceError(ReactCliError):
 
 class StoreError(ReactCliError):
     """An eval folder's results or summary cannot be written (disk full, file-size limit)."""
+
+
+class NoAnswerError(ReactCliError):
+    """A run ended without an answer (step limit, endpoint failure, ...)."""
+
+
+class EvalIncompleteError(ReactCliError):
+    """An eval ended with questions that failed or never ran; ``--resume`` continues it."""
+
+
+class RerunDiffersError(ReactCliError):
+    """A re-run of a recorded run did not reproduce it."""
+
+
+class InterruptError(ReactCliError):
+    """Ctrl-C stopped the command; the message says what was kept."""
+
+    exit_code = EXIT_INTERRUPTED

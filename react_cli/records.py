@@ -14,7 +14,7 @@ from enum import Enum
 from typing import Any, Protocol
 
 if sys.version_info >= (3, 11):
-    from enum import StrEnum
+    from enum import StrEnum as StrEnum  # exported: the package's other enums use it
 else:  # pragma: no cover - exercised on 3.10 only
 
     class StrEnum(str, Enum):
@@ -38,6 +38,7 @@ class StopReason(StrEnum):
     INTERRUPTED = "interrupted"
     FORKED = "forked"  # the replayed part of a fork (never a finished run's reason)
     ERROR = "error"  # eval: the question crashed before its run could end
+
 
 CHARS_PER_TOKEN = 4
 """The package's one rule of thumb for text without a tokenizer: about 4 characters a token."""

@@ -13,7 +13,7 @@ import json
 import math
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -124,6 +124,34 @@ def parse_json(text: str) -> Any:
     except RecursionError:
         raise BadInput(_too_deep()) from None
     return _checked(value, clean=_SURROGATE_ESCAPE.search(text) is not None)
+
+
+def is_json_list(text: str) -> bool:
+    """Whether a file of records is one JSON list (else JSON Lines: one record a line)."""
+    return text.lstrip().startswith("[")
+
+
+def json_records(text: str, source: str) -> Iterator[tuple[str, Any]]:
+    """``(where, record)`` for each record of one JSON list (``"<source> item 3"``, from 1) or
+    of JSON Lines (``"<source> line 7"``, blank lines skipped), parsed by :func:`parse_json`.
+
+    BadInput names where the text is not JSON: ``"<source> line 7: truncated JSON"``.
+    """
+    if is_json_list(text):
+        try:
+            items = parse_json(text)
+        except BadInput as exc:
+            raise BadInput(f"{source}: {exc}") from None
+        for number, item in enumerate(items, 1):
+            yield f"{source} item {number}", item
+        return
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            try:
+                record = parse_json(line)
+            except BadInput as exc:
+                raise BadInput(f"{source} line {number}: {exc}") from None
+            yield f"{source} line {number}", record
 
 
 def dump_json(data: Any, indent: int | None = None) -> str:

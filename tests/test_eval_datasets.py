@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from react_cli.datasets import Example, load_dataset, paper_indices, select
+from react_cli.datasets import Example, Selection, load_dataset, paper_indices, select
 from react_cli.errors import UsageError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"
@@ -96,19 +96,19 @@ def examples(n: int) -> list[Example]:
 
 def test_select_offset_limit_and_shuffle() -> None:
     rows = examples(10)
-    assert [e.index for e in select(rows, offset=2, limit=3)] == [2, 3, 4]
-    shuffled = [e.index for e in select(rows, shuffle_seed=1)]
+    assert [e.index for e in select(rows, Selection(offset=2, limit=3))] == [2, 3, 4]
+    shuffled = [e.index for e in select(rows, Selection(shuffle_seed=1))]
     assert sorted(shuffled) == list(range(10)) and shuffled != list(range(10))
-    assert [e.index for e in select(rows, shuffle_seed=1, limit=2)] == shuffled[:2]
-    assert [e.index for e in select(rows, offset=9, limit=5)] == [9]
+    assert [e.index for e in select(rows, Selection(shuffle_seed=1, limit=2))] == shuffled[:2]
+    assert [e.index for e in select(rows, Selection(offset=9, limit=5))] == [9]
 
 
 def test_select_refuses_an_offset_past_the_end() -> None:
     """A run of no questions would still write a folder and report EM 0.000."""
     with pytest.raises(UsageError, match="--offset 10 leaves no questions: the selection has 10"):
-        select(examples(10), offset=10)
+        select(examples(10), Selection(offset=10))
     with pytest.raises(UsageError, match="--offset 500 leaves no questions: the selection has 500"):
-        select(examples(7405), paper_subset=True, offset=500)
+        select(examples(7405), Selection(paper_subset=True, offset=500))
 
 
 def test_paper_subset_matches_the_react_notebooks() -> None:
@@ -116,7 +116,7 @@ def test_paper_subset_matches_the_react_notebooks() -> None:
     assert paper_indices(7405)[:8] == [3687, 6238, 5388, 3522, 3824, 2866, 1551, 2544]
     indices = paper_indices(9999)
     assert len(indices) == 500 == len(set(indices)) and max(indices) < 7405
-    chosen = select(examples(7405), paper_subset=True, offset=1, limit=2)
+    chosen = select(examples(7405), Selection(paper_subset=True, offset=1, limit=2))
     assert [e.index for e in chosen] == [6238, 5388]
 
 
@@ -131,4 +131,4 @@ def test_paper_subset_matches_the_react_notebooks() -> None:
 )
 def test_bad_selections(kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(UsageError, match=message):
-        select(examples(6), **kwargs)  # type: ignore[arg-type]
+        select(examples(6), Selection(**kwargs))  # type: ignore[arg-type]

@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from inproc import Runner, one_error_line
 
-from react_cli.evalfiles import lock_folder
+from react_cli.eval.files import lock_folder
 
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"
 HOTPOT = FIXTURES / "hotpotqa_dev_first6.json"
@@ -122,6 +122,52 @@ def test_a_second_run_on_a_folder_in_use_is_refused(
     third = run_eval(cli, llm, "--resume", str(out))  # the lock goes with the run holding it
     assert third.code == 0, third.stderr
     assert assert_consistent(out)["n"] == 6
+
+
+def test_a_new_eval_s_folder_may_hold_a_lock_file_but_not_a_held_lock(
+    cli: Runner, llm: FakeOpenAI, tmp_path: Path
+) -> None:
+    out = tmp_path / "run"
+    out.mkdir()
+    holder = lock_folder(out)  # another new eval passed the empty check and took the lock
+    try:
+        refused = run_eval(cli, llm, "--out", str(out), "--limit", "1")
+    finally:
+        holder.close()
+    assert refused.code == 2 and refused.stdout == ""
+    assert "is in use by another react-cli eval" in one_error_line(refused.stderr)
+    assert sorted(p.name for p in out.iterdir()) == [".lock"]
+    result = run_eval(cli, llm, "--out", str(out), "--limit", "1")  # a lock file alone: empty
+    assert result.code == 0, result.stderr
+    assert assert_consistent(out)["n"] == 1
+
+
+def test_a_folder_filled_between_the_empty_check_and_the_lock_is_refused(
+    cli: Runner,
+    llm: FakeOpenAI,
+    finished_runs: dict[int, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two new evals on one --out: the second takes the lock after the first has finished,
+    and must see the folder is no longer empty rather than add its rows to the first's."""
+    from react_cli.eval import store
+
+    out, other = tmp_path / "run", tmp_path / "other"
+    finished_run(cli, llm, finished_runs, other, 1)
+    real_lock = store.lock_folder
+
+    def the_other_eval_ran_first(folder: Path) -> Any:
+        for name in ("results.jsonl", "summary.json"):
+            shutil.copy(other / name, folder / name)
+        return real_lock(folder)
+
+    monkeypatch.setattr(store, "lock_folder", the_other_eval_ran_first)
+    requests = len(llm.requests)
+    result = run_eval(cli, llm, "--out", str(out), "--limit", "2")
+    assert result.code == 2 and len(llm.requests) == requests
+    assert one_error_line(result.stderr).startswith(f"Error: {out} holds an earlier run: ")
+    assert (out / "results.jsonl").read_bytes() == (other / "results.jsonl").read_bytes()
 
 
 # --- (b) a torn last row -------------------------------------------------------------------------
@@ -232,7 +278,7 @@ def test_a_summary_that_cannot_be_written_takes_its_row_back(
             raise OSError(errno.ENOSPC, "No space left on device")
         real_write(path, document)
 
-    monkeypatch.setattr("react_cli.evaluate.write_json_atomic", disk_full_at_the_third_row)
+    monkeypatch.setattr("react_cli.eval.store.write_json_atomic", disk_full_at_the_third_row)
     out = tmp_path / "run"
     result = run_eval(cli, llm, "--out", str(out), "--concurrency", "1")
     assert result.code == 1
@@ -277,16 +323,16 @@ def test_a_question_with_lone_surrogates_is_run_like_any_other(
 def test_a_worker_crash_is_a_row_not_a_lost_question(
     cli: Runner, llm: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from react_cli import evaluate
+    from react_cli.eval import question
 
-    real = evaluate.score_row
+    real = question.score
 
     def crash_on_the_third(example: Any, answer: str | None, fever: bool) -> Any:
         if example.index == 2:
             raise RuntimeError("a bug in scoring")
         return real(example, answer, fever)
 
-    monkeypatch.setattr(evaluate, "score_row", crash_on_the_third)
+    monkeypatch.setattr(question, "score", crash_on_the_third)
     out = tmp_path / "run"
     result = run_eval(cli, llm, "--out", str(out))
     assert result.code == 1
@@ -296,7 +342,7 @@ def test_a_worker_crash_is_a_row_not_a_lost_question(
     assert summary["n"] == 6 and summary["failed"] == 1 and summary["status"] == "finished"
     row = next(row for row in rows_on_disk(out) if row["index"] == 2)
     assert row["stop_reason"] == "error" and row["error"] == "RuntimeError: a bug in scoring"
-    monkeypatch.setattr(evaluate, "score_row", real)
+    monkeypatch.setattr(question, "score", real)
     again = run_eval(cli, llm, "--resume", str(out))  # a failed question is retried
     assert again.code == 0 and assert_consistent(out)["failed"] == 0
 
@@ -308,7 +354,7 @@ def test_two_runs_started_in_the_same_second_get_their_own_folders(
     cli: Runner, llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     second = datetime(2026, 11, 30, 12, 0, 0, tzinfo=timezone.utc)
-    monkeypatch.setattr("react_cli.trace.now_utc", lambda: second)
+    monkeypatch.setattr("react_cli.eval.plan.now_utc", lambda: second)
     first = run_eval(cli, llm, "--limit", "1")
     again = run_eval(cli, llm, "--limit", "1")
     assert first.code == again.code == 0, (first.stderr, again.stderr)
@@ -399,10 +445,10 @@ def interrupt_main_thread() -> None:
 
 
 STAGES = [
-    "react_cli.datasets.load_dataset",
-    "react_cli.evaluate.read_rows",
-    "react_cli.evaluate.read_summary",
-    "react_cli.evaluate.write_atomic",  # the rows rewritten without failures
+    "react_cli.eval.plan.load_dataset",
+    "react_cli.eval.store.read_rows",
+    "react_cli.eval.store.read_summary",
+    "react_cli.eval.store.write_atomic",  # the rows rewritten without failures
 ]
 
 
@@ -450,7 +496,7 @@ def test_double_ctrl_c_still_leaves_a_consistent_summary(
             interrupt_main_thread()
         real_write(path, document)
 
-    monkeypatch.setattr("react_cli.evaluate.write_json_atomic", write_and_press)
+    monkeypatch.setattr("react_cli.eval.store.write_json_atomic", write_and_press)
     out = tmp_path / "run"
     with FakeOpenAI(model) as llm:
         result = run_eval(cli, llm, "--out", str(out), "--concurrency", "1")

@@ -1,4 +1,4 @@
-"""The batch runner's pieces: the polite wiki wrapper and the stop-aware model."""
+"""The eval runner's pieces: the polite wiki wrapper, the stop and the stop-aware model."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from scripted import ScriptedModel
 
-from react_cli.evaluate import EvalStopped, PoliteBackend, StopAwareModel
+from react_cli.eval.runner import PoliteBackend
+from react_cli.eval.stop import CallRefused, Stop, StopAwareModel
 from react_cli.wiki.base import SearchOutcome
 
 
@@ -41,9 +42,41 @@ def test_polite_backend_caps_requests_in_flight(limit: int) -> None:
 
 
 def test_stop_aware_model_refuses_calls_once_stopped() -> None:
-    stop = threading.Event()
+    stop = Stop()
     model = StopAwareModel(ScriptedModel(["a", "b"]), stop)
     assert model.complete("p", []).text == "a"
     stop.set()
-    with pytest.raises(EvalStopped):
+    with pytest.raises(CallRefused):
         model.complete("p", [])
+
+
+def test_a_stop_wakes_a_worker_waiting_for_a_question_at_once() -> None:
+    """The pool's threads are joined at exit: none may wait for a request in flight."""
+    stop, release = Stop(), threading.Event()
+    started = threading.Event()
+
+    def question() -> str:
+        started.set()
+        release.wait(10)
+        return "row"
+
+    with ThreadPoolExecutor(1) as pool:
+        waiting = pool.submit(stop.wait_for, question)
+        assert started.wait(5) and not waiting.done()
+        stop.set()
+        assert waiting.result(timeout=5) is None  # long before the question ends
+    release.set()
+
+
+def test_the_stop_hands_back_results_and_errors_and_starts_nothing_once_set() -> None:
+    stop = Stop()
+    assert stop.wait_for(lambda: 42) == 42
+
+    def crash() -> None:
+        raise RuntimeError("a bug")
+
+    with pytest.raises(RuntimeError, match="a bug"):
+        stop.wait_for(crash)
+    ran: list[int] = []
+    stop.set()
+    assert stop.wait_for(lambda: ran.append(1)) is None and ran == []

@@ -3,10 +3,10 @@ tool prints being a command that works as printed. In-process, against loopback 
 
 from __future__ import annotations
 
-import _thread
 import json
 import re
 import shlex
+import signal
 import threading
 from pathlib import Path
 
@@ -100,6 +100,19 @@ def test_choices_and_metavars_in_help(cli: Runner) -> None:
     assert "[DATASET]" in evaluate
     lookup = cli(["wiki", "lookup", "-h"]).stdout
     assert "{ENTITY} {KEYWORD}" in lookup and "-n N" in lookup
+
+
+def test_ask_eval_and_config_take_the_same_run_options(cli: Runner) -> None:
+    """One declaration (``cli.options.RunOptions``): each command's help lists all of it."""
+    from dataclasses import fields
+
+    from react_cli.cli.options import RunOptions
+
+    flags = {f"--{option.name.replace('_', '-')}" for option in fields(RunOptions)}
+    assert len(flags) == 15
+    for command in (["ask"], ["eval", "run"], ["config"]):
+        shown = set(re.findall(r"(--[a-z-]+)", cli([*command, "-h"]).stdout))
+        assert flags <= shown, (command, flags - shown)
 
 
 def test_shell_completion_script(cli: Runner) -> None:
@@ -383,7 +396,9 @@ def test_ctrl_c_before_any_result_shows_no_scores_and_a_working_hint(
         return Reply(finish("yes"), delay_s=slow["delay"])
 
     with FakeOpenAI(model) as llm:
-        timer = threading.Timer(0.5, _thread.interrupt_main)
+        # What a terminal does on Ctrl-C: a real SIGINT, which ends the main thread's wait.
+        main = threading.main_thread().ident or 0
+        timer = threading.Timer(0.5, signal.pthread_kill, (main, signal.SIGINT))
         timer.start()
         args = ["eval", str(HOTPOT), "--limit", "2", "--out", str(out), "-m", "test-model"]
         first = cli([*args, "--base-url", llm.url, "--wiki", wiki.url])

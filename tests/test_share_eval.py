@@ -236,6 +236,19 @@ def test_a_report_of_an_eval_without_rows_yet(eval_a: Path, tmp_path: Path) -> N
     assert soup.find(id="questions").tbody.find_all("tr") == []
 
 
+def test_an_eval_stopped_before_its_first_result_shows_dashes(eval_a: Path, tmp_path: Path) -> None:
+    """Its summary has no scores or averages yet (null, as the eval writes them)."""
+    summary = json.loads((eval_a / "summary.json").read_text(encoding="utf-8"))
+    empty = dict.fromkeys(("em", "f1", "avg_steps", "avg_tokens", "avg_latency_s"))
+    summary.update(empty, n=0, total_tokens=0, stop_reasons={}, status="interrupted")
+    write_json(tmp_path / "summary.json", summary)
+    out = printed(show_eval(tmp_path, wrong=True))
+    assert "EM           │ —" in out and "avg steps    │ —" in out and "no wrong answers" in out
+    cards = self_contained(eval_report(tmp_path)).find_all(class_="card")
+    shown = {card.contents[-1]: card.b.get_text() for card in cards}
+    assert shown["EM"] == shown["avg latency"] == "—" and shown["questions"] == "0"
+
+
 def test_show_output_goes_through_a_plain_console(eval_hostile: Path) -> None:
     console = Console(file=io.StringIO(), markup=True, force_terminal=True, width=300)
     for part in show_eval(eval_hostile, wrong=True):

@@ -65,13 +65,14 @@ class DefaultCommandGroup(TyperGroup):
 
     default_command = "run"
 
-    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
+    # typer hands its own Context, a subclass of the (vendored) click Context it declares
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:  # type: ignore[override]
         help_asked = args[:1] and args[0] in (ctx.help_option_names or ())
         if args and not help_asked and args[0] not in self.commands:
             args = [self.default_command, *args]
         return super().parse_args(ctx, args)
 
-    def format_help(self, ctx: typer.Context, formatter: Any) -> None:
+    def format_help(self, ctx: typer.Context, formatter: Any) -> None:  # type: ignore[override]
         command = self.commands[self.default_command]
         inner = type(ctx)(command, info_name=ctx.info_name, parent=ctx.parent)
         command.format_help(inner, formatter)
@@ -128,13 +129,9 @@ def debug_enabled() -> bool:
     return os.environ.get(DEBUG_ENV, "") not in ("", "0")
 
 
-_reported: list[str] = []  # the Error lines printed so far (main adds one only if none was)
-
-
-def print_error(message: str) -> None:
-    one_line = _one_line(message)
-    _reported.append(one_line)
-    print(f"Error: {one_line}", file=sys.stderr, flush=True)
+def _print_error(message: str) -> None:
+    """The one ``Error: ...`` line of a failed command, on stderr."""
+    print(f"Error: {_one_line(message)}", file=sys.stderr, flush=True)
 
 
 def print_warning(message: str) -> None:
@@ -149,41 +146,43 @@ def _one_line(message: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: run the app, turn every known failure into one line and an exit code."""
+    """Entry point: run the app, turn every known failure into one line and an exit code.
+
+    Commands report how they failed by raising a ``ReactCliError``; only this function prints
+    the ``Error:`` line and chooses the exit code.
+    """
     from typer.exceptions import Abort, TyperException
 
-    _reported.clear()
     try:
         command = typer.main.get_command(app)
         code = command.main(args=argv, prog_name="react-cli", standalone_mode=False)
-        if code == EXIT_INTERRUPTED and not _reported:
-            # typer turns a Ctrl-C it catches into a silent exit 130
-            print_error("interrupted")
+        if code == EXIT_INTERRUPTED:  # typer turns a Ctrl-C it catches into a silent exit 130
+            _print_error("interrupted")
     except TyperException as exc:
-        print_error(exc.format_message())
+        _print_error(exc.format_message())
         code = exc.exit_code
     except ReactCliError as exc:
-        print_error(str(exc))
+        _print_error(str(exc))
         code = exc.exit_code
     except (KeyboardInterrupt, Abort):
-        print_error("interrupted")
+        _print_error("interrupted")
         code = EXIT_INTERRUPTED
     except BrokenPipeError:
         code = _stdout_closed()
     except OSError as exc:  # e.g. stdout on a full disk
-        print_error(_os_error_message(exc))
+        _print_error(_os_error_message(exc))
         code = EXIT_NO_ANSWER
     except Exception as exc:
         if debug_enabled():
             raise
-        print_error(f"internal error: {exc!r} (set {DEBUG_ENV}=1 for a traceback)")
+        _print_error(f"internal error: {exc!r} (set {DEBUG_ENV}=1 for a traceback)")
         code = EXIT_NO_ANSWER
     try:
         sys.stdout.flush()
     except BrokenPipeError:
         code = _stdout_closed()
     except OSError as exc:
-        print_error(_os_error_message(exc))
+        _print_error(_os_error_message(exc))
         code = EXIT_NO_ANSWER
     sys.exit(code if isinstance(code, int) else EXIT_OK)
 

@@ -9,29 +9,17 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from react_cli.cli.app import app, debug_enabled, print_error, print_json, print_warning
+from react_cli.cli.app import app, debug_enabled, print_json, print_warning
 from react_cli.cli.options import (
-    ApiKeyOpt,
-    ApiOpt,
-    BaseUrlOpt,
+    NO_RUN_OPTIONS,
     DebugOpt,
-    ForceAnswerOpt,
-    LangOpt,
-    MaxStepsOpt,
-    MaxTokensOpt,
-    MaxTotalTokensOpt,
-    ModelOpt,
-    NoStreamOpt,
-    PromptOpt,
-    TemperatureOpt,
-    TimeoutOpt,
-    VariantOpt,
-    WikiOpt,
+    RunOptions,
     read_question,
-    run_flags,
+    with_options,
 )
-from react_cli.errors import EXIT_INTERRUPTED, EXIT_NO_ANSWER, LLMConfigError, UsageError
+from react_cli.errors import InterruptError, LLMConfigError, NoAnswerError, UsageError
 from react_cli.interrupts import guarded, hold, pressed
+from react_cli.records import StopReason
 
 if TYPE_CHECKING:
     from react_cli.config import Settings
@@ -40,6 +28,7 @@ if TYPE_CHECKING:
 
 @app.command(short_help="Answer a question; the answer alone goes to stdout.")
 @guarded
+@with_options(RunOptions)
 def ask(
     question: Annotated[
         list[str] | None,
@@ -48,20 +37,7 @@ def ask(
             help="The question (several words are joined); '-' or omitted reads stdin.",
         ),
     ] = None,
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    api_key: ApiKeyOpt = None,
-    api: ApiOpt = None,
-    prompt: PromptOpt = None,
-    max_steps: MaxStepsOpt = None,
-    temperature: TemperatureOpt = None,
-    max_tokens: MaxTokensOpt = None,
-    max_total_tokens: MaxTotalTokensOpt = None,
-    timeout: TimeoutOpt = None,
-    force_answer: ForceAnswerOpt = False,
-    wiki: WikiOpt = None,
-    lang: LangOpt = None,
-    variant: VariantOpt = None,
+    options: RunOptions = NO_RUN_OPTIONS,
     verbose: Annotated[
         bool, typer.Option("-v", "--verbose", help="Show the trajectory on stderr.")
     ] = False,
@@ -73,7 +49,6 @@ def ask(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print one JSON object instead of the answer.")
     ] = False,
-    no_stream: NoStreamOpt = False,
     debug: DebugOpt = False,
     from_trace: Annotated[
         Path | None,
@@ -91,13 +66,12 @@ def ask(
     Exit codes: 0 answered; 1 no answer (step limit, endpoint failure, ...); 2 usage or
     configuration error (no model, no key, rejected key, unknown model); 130 interrupted.
     """
-    options = dict(locals())
     from react_cli.config import home_dir, resolve
     from react_cli.prompts import load_prompt
 
     if trace is not None and no_trace:
         raise UsageError("--trace and --no-trace contradict each other")
-    settings = resolve(run_flags(options))
+    settings = resolve(options.flags())
     fork = None
     if from_trace is not None or from_step is not None:
         from react_cli.replay import Fork
@@ -108,7 +82,10 @@ def ask(
             raise UsageError("a fork asks the trace's question: give no QUESTION")
         fork = Fork.open(from_trace, from_step)
     # A fork keeps the recorded prompt unless --prompt asks for another one.
-    template = fork.recorded.template() if fork and prompt is None else load_prompt(settings.prompt)
+    if fork is not None and options.prompt is None:
+        template = fork.recorded.template()
+    else:
+        template = load_prompt(settings.prompt)
     text = fork.recorded.result.question if fork else read_question(question or None)
     created = datetime.now(timezone.utc)
     extra = fork.trace_extra() if fork else None
@@ -183,16 +160,13 @@ def ask(
         write_trace(path, outcome.trace)
     if reached_max_tokens(result):
         print_warning(max_tokens_warning(settings.max_tokens))
-    if result.stop_reason == "interrupted" or pressed():
-        print_error("interrupted" + (f"; trace written to {path}" if path else ""))
-        raise typer.Exit(EXIT_INTERRUPTED)
+    if result.stop_reason == StopReason.INTERRUPTED or pressed():
+        raise _interrupted(path)
     if isinstance(result.failure, LLMConfigError):  # a key or a model name to fix: exit 2
         raise result.failure
     if result.answer is None:
-        print_error(
-            f"no answer: {describe_stop(result.stop_reason, settings.max_steps, result.error)}"
-        )
-        raise typer.Exit(EXIT_NO_ANSWER)
+        reason = StopReason(result.stop_reason)
+        raise NoAnswerError(f"no answer: {describe_stop(reason, settings.max_steps, result.error)}")
 
 
 def _interrupted_before_the_run(
@@ -210,19 +184,22 @@ def _interrupted_before_the_run(
         write_interrupted_trace(
             text, settings=settings, template=template, path=path, created=created, extra=extra
         )
-    print_error("interrupted" + (f"; trace written to {path}" if path else ""))
-    raise typer.Exit(EXIT_INTERRUPTED)
+    raise _interrupted(path)
 
 
-def describe_stop(stop_reason: str, max_steps: int, error: str | None) -> str:
+def _interrupted(trace: Path | None) -> InterruptError:
+    return InterruptError("interrupted" + (f"; trace written to {trace}" if trace else ""))
+
+
+def describe_stop(stop_reason: StopReason, max_steps: int, error: str | None) -> str:
     """A one-line human reason for a run that ended without an answer."""
     reasons = {
-        "max_steps": f"the step limit ({max_steps}) was reached",
-        "repeated_action": "the model repeated the same action",
-        "parse_errors": "the model kept writing no valid action",
-        "token_budget": "the token budget was used up",
-        "timeout": error or "the time limit was reached",
-        "tool_errors": error or "the Wikipedia tool kept failing",
-        "llm_error": error or "the model endpoint failed",
+        StopReason.MAX_STEPS: f"the step limit ({max_steps}) was reached",
+        StopReason.REPEATED_ACTION: "the model repeated the same action",
+        StopReason.PARSE_ERRORS: "the model kept writing no valid action",
+        StopReason.TOKEN_BUDGET: "the token budget was used up",
+        StopReason.TIMEOUT: error or "the time limit was reached",
+        StopReason.TOOL_ERRORS: error or "the Wikipedia tool kept failing",
+        StopReason.LLM_ERROR: error or "the model endpoint failed",
     }
-    return reasons.get(stop_reason, stop_reason)
+    return reasons.get(stop_reason, stop_reason.value)

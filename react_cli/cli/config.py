@@ -7,24 +7,7 @@ from typing import Annotated
 import typer
 
 from react_cli.cli.app import HELP_OPTIONS, print_json
-from react_cli.cli.options import (
-    ApiKeyOpt,
-    ApiOpt,
-    BaseUrlOpt,
-    ForceAnswerOpt,
-    LangOpt,
-    MaxStepsOpt,
-    MaxTokensOpt,
-    MaxTotalTokensOpt,
-    ModelOpt,
-    NoStreamOpt,
-    PromptOpt,
-    TemperatureOpt,
-    TimeoutOpt,
-    VariantOpt,
-    WikiOpt,
-    run_flags,
-)
+from react_cli.cli.options import NO_RUN_OPTIONS, RunOptions, with_options
 
 config_app = typer.Typer(
     help="Show the settings, where each comes from, and the config file's path.",
@@ -38,36 +21,22 @@ URLS = frozenset({"base_url", "wiki"})
 
 
 @config_app.callback(invoke_without_command=True)
+@with_options(RunOptions)
 def config_show(
     ctx: typer.Context,
     as_json: Annotated[bool, typer.Option("--json", help="Print the same as JSON.")] = False,
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    api_key: ApiKeyOpt = None,
-    api: ApiOpt = None,
-    prompt: PromptOpt = None,
-    max_steps: MaxStepsOpt = None,
-    temperature: TemperatureOpt = None,
-    max_tokens: MaxTokensOpt = None,
-    max_total_tokens: MaxTotalTokensOpt = None,
-    timeout: TimeoutOpt = None,
-    force_answer: ForceAnswerOpt = False,
-    wiki: WikiOpt = None,
-    lang: LangOpt = None,
-    variant: VariantOpt = None,
-    no_stream: NoStreamOpt = False,
+    options: RunOptions = NO_RUN_OPTIONS,
 ) -> None:
     """Show every setting ask and eval would use (with these options) and its source.
 
     Sources, highest first: flag, env (the variable), file (the config file), default.
     Secrets are masked and URLs shown without credentials or query string.
     """
-    options = dict(locals())
     if ctx.invoked_subcommand is not None:
         return
     from react_cli.config import CONFIG_NAME, home_dir, resolve_with_origins
 
-    flags = run_flags(options)
+    flags = options.flags()
     home = home_dir()
     path = home / CONFIG_NAME
     settings, origins = resolve_with_origins(flags)
@@ -111,7 +80,7 @@ def _shown(name: str, value: object) -> object:
     if name in SECRETS:
         return "***"
     if name in URLS and "://" in str(value):
-        from react_cli.http import redact_url
+        from react_cli.redaction import redact_url
 
         return redact_url(str(value))
     return value

@@ -1,11 +1,14 @@
-"""Options shared by every command that runs the agent, and how they become ``Settings``."""
+"""Options commands share, declared once, and how the run options become ``Settings``."""
 
 from __future__ import annotations
 
+import functools
+import inspect
 import io
 import sys
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Annotated, Any
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, get_type_hints
 
 import typer
 
@@ -17,6 +20,7 @@ if TYPE_CHECKING:
 
 
 MAX_STDIN_BYTES = 1 << 20
+R = TypeVar("R")
 
 
 def read_question(words: list[str] | None) -> str:
@@ -58,7 +62,7 @@ def _flags(**options: Any) -> dict[str, Any]:
     return {name: value for name, value in options.items() if value is not None}
 
 
-# Options shared by every command that runs the agent (ask, eval, config).
+# The options of commands that run the agent or its tools; RunOptions gathers the run options.
 ModelOpt = Annotated[
     str | None,
     typer.Option("-m", "--model", metavar="NAME", help="Model name [env REACT_CLI_MODEL]."),
@@ -185,37 +189,74 @@ def settings_flags(**flags: Any) -> dict[str, Any]:
     )
 
 
-RUN_OPTIONS = (
-    "model",
-    "base_url",
-    "api_key",
-    "api",
-    "prompt",
-    "lang",
-    "max_steps",
-    "temperature",
-    "max_tokens",
-    "max_total_tokens",
-    "timeout",
-    "force_answer",
-    "wiki",
-    "variant",
-    "no_stream",
-)
-"""The parameters (by these names) of every command that takes the agent's run options."""
+@dataclass(frozen=True)
+class RunOptions:
+    """The run options every command that runs the agent takes (ask, eval, config), as given:
+    None or off = not given. Declared here once; ``@with_options(RunOptions)`` adds them to a
+    command, which receives them as one ``options`` argument."""
+
+    model: ModelOpt = None
+    base_url: BaseUrlOpt = None
+    api_key: ApiKeyOpt = None
+    api: ApiOpt = None
+    prompt: PromptOpt = None
+    max_steps: MaxStepsOpt = None
+    temperature: TemperatureOpt = None
+    max_tokens: MaxTokensOpt = None
+    max_total_tokens: MaxTotalTokensOpt = None
+    timeout: TimeoutOpt = None
+    force_answer: ForceAnswerOpt = False
+    wiki: WikiOpt = None
+    lang: LangOpt = None
+    variant: VariantOpt = None
+    no_stream: NoStreamOpt = False
+
+    def flags(self) -> dict[str, Any]:
+        """The settings these options give, as ``config.resolve`` flags; --lang names a wiki
+        and, if one is shipped, a prompt."""
+        given = {option.name: getattr(self, option.name) for option in fields(self)}
+        lang = given.pop("lang")
+        given.update(
+            prompt=lang_prompt(lang, self.prompt),
+            wiki=wiki_flags(self.wiki, lang),
+            run_timeout_s=given.pop("timeout"),
+        )
+        return settings_flags(**given)
 
 
-def run_flags(options: Mapping[str, Any]) -> dict[str, Any]:
-    """The settings a command's run options give; ``options`` maps its parameter names to
-    their values (its ``locals()`` on entry). --lang names a wiki and, if shipped, a prompt."""
-    given = {name: options[name] for name in RUN_OPTIONS}
-    lang = given.pop("lang")
-    given.update(
-        prompt=lang_prompt(lang, given["prompt"]),
-        wiki=wiki_flags(given["wiki"], lang),
-        run_timeout_s=given.pop("timeout"),
-    )
-    return settings_flags(**given)
+NO_RUN_OPTIONS = RunOptions()
+"""A command's ``options`` default (typer replaces the parameter: see :func:`with_options`)."""
+
+
+def with_options(kind: type[Any]) -> Callable[[Callable[..., R]], Callable[..., R]]:
+    """A decorator: the fields of the dataclass ``kind``, each a typer option, take the place
+    of the command's ``options`` parameter where typer reads it, and the command is called
+    with them gathered in one ``kind``: options shared by commands are declared once."""
+    types = get_type_hints(kind, include_extras=True)
+
+    def decorate(command: Callable[..., R]) -> Callable[..., R]:
+        signature = inspect.signature(command, eval_str=True)
+        place = signature.parameters["options"].kind
+        added = [
+            inspect.Parameter(
+                field.name, place, default=field.default, annotation=types[field.name]
+            )
+            for field in fields(kind)
+        ]
+        parameters: list[inspect.Parameter] = []
+        for parameter in signature.parameters.values():
+            parameters += added if parameter.name == "options" else [parameter]
+
+        @functools.wraps(command)
+        def run(*args: Any, **kwargs: Any) -> R:
+            given = {field.name: kwargs.pop(field.name) for field in fields(kind)}
+            return command(*args, options=kind(**given), **kwargs)
+
+        run.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+        run.__annotations__ = {parameter.name: parameter.annotation for parameter in parameters}
+        return run
+
+    return decorate
 
 
 def run_settings(**flags: Any) -> Settings:

@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from react_cli.cli.app import app, print_error, print_json
+from react_cli.cli.app import app, print_json
 from react_cli.cli.options import (
     WikiOpt,
     run_settings,
 )
-from react_cli.errors import EXIT_NO_ANSWER, UsageError
+from react_cli.errors import RerunDiffersError, UsageError
 
 if TYPE_CHECKING:
     from react_cli.replay import Recorded
@@ -190,8 +190,8 @@ def _rerun(
             print(f"  - {plain(difference.recorded)}")
             print(f"  + {plain(difference.now)}")
     if differences:
-        print_error(f"the re-run differs from the recorded run ({differences[0].where} first)")
-        raise typer.Exit(EXIT_NO_ANSWER)
+        first = differences[0].where
+        raise RerunDiffersError(f"the re-run differs from the recorded run ({first} first)")
 
 
 @app.command(short_help="List recent runs, newest first.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -15,6 +16,7 @@ from react_cli.cli.options import (
     WikiOpt,
     run_settings,
     wiki_flags,
+    with_options,
 )
 from react_cli.errors import ReactCliError, UsageError
 
@@ -31,13 +33,28 @@ wiki_app = typer.Typer(
 wiki_app.callback(invoke_without_command=True)(help_when_bare)
 
 
-def _wiki_session(
-    wiki: str | None, lang: str | None, variant: str | None, debug: bool = False
-) -> Tools:
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the details as JSON too.")]
+
+
+@dataclass(frozen=True)
+class WikiOptions:
+    """The options of the commands that use the Wikipedia tools (None or off: not given)."""
+
+    wiki: WikiOpt = None
+    lang: LangOpt = None
+    variant: VariantOpt = None
+    as_json: JsonOpt = False
+    debug: DebugOpt = False
+
+
+NO_WIKI_OPTIONS = WikiOptions()
+
+
+def _wiki_session(options: WikiOptions) -> Tools:
     from react_cli.run import build_tools, show_contact_hint, stderr_debug_log, stderr_retry_notice
 
-    settings = run_settings(wiki=wiki_flags(wiki, lang), variant=variant)
-    debug_log = stderr_debug_log if debug or debug_enabled() else None
+    settings = run_settings(wiki=wiki_flags(options.wiki, options.lang), variant=options.variant)
+    debug_log = stderr_debug_log if options.debug or debug_enabled() else None
     tools = build_tools(settings, debug_log, stderr_retry_notice)
     show_contact_hint(settings)
     return tools
@@ -57,27 +74,22 @@ def _observe(result: ToolResult, as_json: bool) -> None:
         print(plain(result.observation))
 
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print the details as JSON too.")]
-
-
 @wiki_app.command("search")
+@with_options(WikiOptions)
 def wiki_search(
     entity: Annotated[
         str, typer.Argument(metavar="ENTITY", help="What the agent would write in Search[...].")
     ],
-    wiki: WikiOpt = None,
-    lang: LangOpt = None,
-    variant: VariantOpt = None,
-    as_json: JsonOpt = False,
-    debug: DebugOpt = False,
+    options: WikiOptions = NO_WIKI_OPTIONS,
 ) -> None:
     """Print the observation Search[ENTITY] gives."""
     from react_cli.untrusted import clean_text
 
-    _observe(_wiki_session(wiki, lang, variant, debug).search(clean_text(entity)), as_json)
+    _observe(_wiki_session(options).search(clean_text(entity)), options.as_json)
 
 
 @wiki_app.command("lookup")
+@with_options(WikiOptions)
 def wiki_lookup(
     entity: Annotated[
         str, typer.Argument(metavar="ENTITY", help="The page to load, as in Search[...].")
@@ -88,11 +100,7 @@ def wiki_lookup(
     count: Annotated[
         int, typer.Option("-n", metavar="N", help="How many successive Lookups to print.")
     ] = 1,
-    wiki: WikiOpt = None,
-    lang: LangOpt = None,
-    variant: VariantOpt = None,
-    as_json: JsonOpt = False,
-    debug: DebugOpt = False,
+    options: WikiOptions = NO_WIKI_OPTIONS,
 ) -> None:
     """Print what N successive Lookup[KEYWORD] show on ENTITY's page."""
     from react_cli.errors import WikiError
@@ -102,7 +110,7 @@ def wiki_lookup(
     entity, keyword = clean_text(entity), clean_text(keyword)
     if count < 1:
         raise UsageError("-n must be at least 1")
-    session = _wiki_session(wiki, lang, variant, debug)
+    session = _wiki_session(options)
     found = session.search(entity)
     if "error" in found.details:
         raise WikiError(str(found.details["error"]))
@@ -110,7 +118,7 @@ def wiki_lookup(
         raise ReactCliError(f"no page to look in: {found.observation}")
     for _ in range(count):
         result = session.lookup(keyword)
-        _observe(result, as_json)
+        _observe(result, options.as_json)
         if result.observation == NO_MORE:
             break
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from react_cli.errors import UsageError
-from react_cli.share.evaldir import EvalFolder, EvalRow, metric_label
+from react_cli.records import StopReason
+from react_cli.share.evaldir import EvalFolder, ShownRow, metric_label
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -80,24 +81,24 @@ def _short(label: str) -> str:
     return label if len(label) <= _LABEL_CHARS else label[: _LABEL_CHARS - 1] + "…"
 
 
-def _stop_reasons(rows: tuple[EvalRow, ...]) -> Chart:
+def _stop_reasons(rows: tuple[ShownRow, ...]) -> Chart:
     counts = Counter(row.stop_reason for row in rows).most_common()
     figure = _figure(max(1.6, 0.9 + 0.35 * len(counts)))
     axes = figure.subplots()
-    labels = [_short(reason) for reason, _ in counts][::-1]
+    labels = [_short(reason.value) for reason, _ in counts][::-1]
     values = [count for _, count in counts][::-1]
-    colours = [_GOOD if reason == "finish" else _OTHER for reason, _ in counts][::-1]
+    colours = [_GOOD if reason is StopReason.FINISH else _OTHER for reason, _ in counts][::-1]
     bars = axes.barh(range(len(values)), values, color=colours)
     axes.set_yticks(range(len(values)), labels)
     axes.bar_label(bars, padding=3)
     axes.set_xlabel("questions")
     axes.set_title("Why runs stopped")
-    text = ", ".join(f"{reason} {count}" for reason, count in counts)
+    text = ", ".join(f"{reason.value} {count}" for reason, count in counts)
     return Chart("Stop reasons", f"Questions per stop reason: {text}.", _svg(figure))
 
 
 def _by_steps(folder: EvalFolder) -> Chart:
-    groups: defaultdict[int, list[EvalRow]] = defaultdict(list)
+    groups: defaultdict[int, list[ShownRow]] = defaultdict(list)
     for row in folder.rows:
         groups[row.steps].append(row)
     steps = sorted(groups)
@@ -126,7 +127,7 @@ def _by_steps(folder: EvalFolder) -> Chart:
     return Chart("Score by number of steps", description, _svg(figure))
 
 
-def _latency(rows: tuple[EvalRow, ...]) -> Chart:
+def _latency(rows: tuple[ShownRow, ...]) -> Chart:
     figure = _figure()
     axes = figure.subplots()
     kinds = (

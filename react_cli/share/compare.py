@@ -18,8 +18,9 @@ from rich.table import Table
 from rich.text import Text
 
 from react_cli.errors import UsageError
+from react_cli.eval.summary import ScoreKind
 from react_cli.render import format_seconds, plain
-from react_cli.share.evaldir import EvalFolder, EvalRow, ScoreKind, load_eval, metric_label
+from react_cli.share.evaldir import EvalFolder, ShownRow, load_eval, metric_label
 from react_cli.share.stats import BOOTSTRAP_RESAMPLES, bootstrap_ci, mcnemar_exact
 from react_cli.share.text import brief
 
@@ -169,11 +170,11 @@ def compare_evals(a: Path, b: Path, *, seed: int = DEFAULT_SEED) -> Comparison:
     )
 
 
-def _score(row: EvalRow, name: str) -> float:
+def _score(row: ShownRow, name: str) -> float:
     return row.f1 if name == "f1" else row.em  # accuracy is stored as em
 
 
-def _flip(x: EvalRow, y: EvalRow) -> Flip:
+def _flip(x: ShownRow, y: ShownRow) -> Flip:
     direction = FlipDirection.RIGHT_TO_WRONG if x.correct else FlipDirection.WRONG_TO_RIGHT
     return Flip(x.index, x.question, x.gold, x.answer, y.answer, direction)
 
@@ -182,7 +183,7 @@ def _paired(name: str, values: list[tuple[float, float]]) -> Paired:
     return Paired(name, fmean(a for a, _ in values), fmean(b for _, b in values), len(values))
 
 
-def _costs(pairs: list[tuple[EvalRow, EvalRow]]) -> tuple[Paired, ...]:
+def _costs(pairs: list[tuple[ShownRow, ShownRow]]) -> tuple[Paired, ...]:
     """Tokens, model calls and seconds per question (calls where both runs' are known)."""
     calls = [(x.model_calls(), y.model_calls()) for x, y in pairs]
     known = [(float(cx), float(cy)) for cx, cy in calls if cx is not None and cy is not None]

@@ -1,36 +1,25 @@
-"""An eval folder as ``react-cli eval`` writes it, read as untrusted input: summary, rows, traces.
+"""An eval folder read for showing and comparing: its summary and rows, cleaned, and traces.
 
-Everything shown later comes from here already cleaned; only ``EvalRow.key`` keeps the recorded
-question text exactly, because two runs are paired on it. A line of ``results.jsonl`` that is
-not a valid row (cut short by a crash, edited, hostile) is skipped and counted, not fatal.
+The folder is read by the eval package's one reader (``eval.files``), as untrusted input; here
+every text is cleaned for display. Only ``ShownRow.key`` keeps the recorded question text
+exactly, because two evals are paired on it. A line of ``results.jsonl`` that is not a valid
+row (cut short by a crash, edited, hostile), or that repeats a question, is skipped and
+counted, not fatal.
 """
 
 from __future__ import annotations
 
-import json
-import math
-from dataclasses import dataclass
-from enum import Enum
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from react_cli.errors import TraceError, UsageError
-from react_cli.evaluate import RESULTS, SUMMARY
+from react_cli.eval.files import RESULTS, SUMMARY, read_rows, read_summary
+from react_cli.eval.rows import Row
+from react_cli.eval.summary import ScoreKind, Summary
+from react_cli.records import StopReason
 from react_cli.share.text import one_line, shown
 from react_cli.share.view import TraceView, load_view
-from react_cli.trace import seconds
-
-
-class ScoreKind(str, Enum):
-    """How an eval scores answers: HotpotQA-style EM and F1, or FEVER label accuracy."""
-
-    EM_F1 = "em_f1"
-    ACCURACY = "accuracy"
-
-    @property
-    def metrics(self) -> tuple[str, ...]:
-        """The summary's score fields, in the order they are shown."""
-        return ("em", "f1") if self is ScoreKind.EM_F1 else ("accuracy",)
 
 
 def metric_label(metric: str) -> str:
@@ -39,23 +28,42 @@ def metric_label(metric: str) -> str:
 
 
 @dataclass(frozen=True)
-class EvalRow:
-    """One finished question of an eval."""
+class ShownRow:
+    """One finished question of an eval, its texts cleaned for display."""
 
-    key: tuple[int, str]  # dataset index and question exactly as recorded: pairs two runs
+    key: tuple[int, str]  # dataset index and question exactly as recorded: pairs two evals
     index: int
     question: str
     gold: str
     answer: str | None
     em: float  # FEVER: 1.0 when the label is right (F1 the same)
     f1: float
-    stop_reason: str
+    stop_reason: StopReason
     error: str | None
     steps: int
     tokens: int
     latency_s: float
     calls: int | None  # as recorded; None = not recorded (count them from the trace)
     trace: Path | None  # inside the folder; None when absent or pointing elsewhere
+
+    @classmethod
+    def of(cls, row: Row, folder: Path) -> ShownRow:
+        return cls(
+            key=row.key,
+            index=row.index,
+            question=shown(row.question),
+            gold=shown(" / ".join(row.golds)),
+            answer=None if row.answer is None else shown(row.answer),
+            em=row.em,
+            f1=row.f1,
+            stop_reason=row.stop_reason,
+            error=None if row.error is None else shown(row.error),
+            steps=row.steps,
+            tokens=row.tokens,
+            latency_s=row.latency_s,
+            calls=row.calls,
+            trace=None if row.trace is None else _inside(folder, row.trace),
+        )
 
     @property
     def correct(self) -> bool:
@@ -64,7 +72,8 @@ class EvalRow:
     @property
     def outcome(self) -> str:
         """The stop reason, with the error of a question that failed."""
-        return f"{self.stop_reason}: {self.error}" if self.error else self.stop_reason
+        reason = self.stop_reason.value
+        return f"{reason}: {self.error}" if self.error else reason
 
     def view(self) -> TraceView | str:
         """The row's trajectory, or why it cannot be shown."""
@@ -102,36 +111,45 @@ _CONFIG_SHOWN = (
 
 @dataclass(frozen=True)
 class EvalFolder:
-    """A whole eval folder; ``summary`` is cleaned and has every field the summary table reads."""
+    """A whole eval folder; the texts of ``summary`` are cleaned to one line each."""
 
     path: Path
-    summary: dict[str, Any]
-    kind: ScoreKind
-    rows: tuple[EvalRow, ...]  # in dataset order
+    summary: Summary
+    rows: tuple[ShownRow, ...]  # in dataset order
     skipped: int  # lines of results.jsonl that are no valid row, or repeat a question
-    methods: tuple[tuple[str, Facts], ...]  # the per-method table of multi-method evals
+
+    @property
+    def kind(self) -> ScoreKind:
+        return self.summary.figures.kind
 
     @property
     def label(self) -> str:
-        """What the run was: model and prompt, and the method when recorded."""
-        config = self.summary["config"]
-        method = config.get("method")
-        label = f"{config['model']} · {config['prompt']['name']}"
-        return f"{label} · {method}" if isinstance(method, str) else label
+        """What the eval ran: model and prompt, and the method when recorded."""
+        config = self.summary.config
+        label = f"{config.model} · {config.prompt_name}"
+        return f"{label} · {config.method}" if config.method is not None else label
+
+    @property
+    def methods(self) -> tuple[tuple[str, Facts], ...]:
+        """The per-method table of an eval that ran several methods, as text."""
+        return tuple(
+            (name, tuple((key, _shown_scalar(value)) for key, value in cells))
+            for name, cells in self.summary.methods
+        )
 
     def config_facts(self) -> Facts:
-        """The run's settings worth showing (no endpoint URL, no local paths)."""
-        config, dataset = self.summary["config"], self.summary["dataset"]
-        facts = [("dataset", f"{Path(dataset['path']).name} ({dataset['format']})")]
+        """The eval's settings worth showing (no endpoint URL, no local paths)."""
+        config, dataset = self.summary.config, self.summary.dataset
+        recorded = {**config.run, "concurrency": config.concurrency}
+        facts = [("dataset", f"{Path(dataset.path).name} ({dataset.format.value})")]
         for key in _CONFIG_SHOWN:
-            if config.get(key) is not None:
-                facts.append((key.replace("_", " "), str(config[key])))
-        wiki = str(config.get("wiki"))
+            if recorded.get(key) is not None:
+                facts.append((key.replace("_", " "), str(recorded[key])))
+        wiki = str(recorded.get("wiki"))
         if wiki.startswith("zim:"):  # a local archive: its name, not where it lives
             facts = [(k, f"zim:{Path(wiki[4:]).name}" if k == "wiki" else v) for k, v in facts]
-        prompt = config["prompt"]
-        name, sha = str(prompt["name"]), prompt.get("sha256")
-        facts.insert(2, ("prompt", f"{name} ({sha[:12]})" if isinstance(sha, str) else name))
+        name, sha = config.prompt_name, config.prompt_sha256
+        facts.insert(2, ("prompt", f"{name} ({sha[:12]})" if sha is not None else name))
         return tuple(facts)
 
 
@@ -139,148 +157,45 @@ def load_eval(path: Path) -> EvalFolder:
     """Read an eval folder; UsageError when it is not one or its summary is malformed."""
     if not path.is_dir():
         raise UsageError(f"{path}: no such eval folder")
-    try:
-        summary = json.loads((path / SUMMARY).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UsageError(f"{path}: not an eval folder (no {SUMMARY})") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageError(f"{path / SUMMARY}: unreadable ({exc})") from None
-    problem = _summary_problem(summary)
-    if problem:
-        raise UsageError(f"{path / SUMMARY}: not a react-cli eval summary ({problem})")
-    summary = _cleaned(summary)
-    kind = ScoreKind.ACCURACY if "accuracy" in summary else ScoreKind.EM_F1
-    rows, skipped = _rows(path)
-    return EvalFolder(path, summary, kind, rows, skipped, _methods(summary.get("methods")))
+    summary = read_summary(path / SUMMARY)
+    if summary is None:
+        raise UsageError(f"{path}: not an eval folder (no {SUMMARY})")
+    read = read_rows(path / RESULTS, skip_bad=True)
+    rows: dict[tuple[int, str], ShownRow] = {}
+    for row in read.rows:
+        if row.key not in rows:
+            rows[row.key] = ShownRow.of(row, path)
+    skipped = read.skipped + len(read.rows) - len(rows)
+    ordered = tuple(sorted(rows.values(), key=lambda row: row.key))
+    return EvalFolder(path, _cleaned(summary), ordered, skipped)
 
 
-def _number(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
-
-
-def _summary_problem(summary: Any) -> str | None:
-    """What keeps ``summary`` from being shown, or None."""
-    if not isinstance(summary, dict):
-        return "not an object"
-    dataset, config = summary.get("dataset"), summary.get("config")
-    if not isinstance(dataset, dict) or not all(
-        isinstance(dataset.get(key), str) for key in ("path", "format")
-    ):
-        return "dataset"
-    if not isinstance(config, dict) or not isinstance(config.get("prompt"), dict):
-        return "config"
-    if config.get("model") is None or config["prompt"].get("name") is None:
-        return "config"
-    scores = ("accuracy",) if "accuracy" in summary else ("em", "f1")
-    numbers: tuple[str, ...] = (
-        *scores,
-        "n",
-        "total_tokens",
-        "failed",
-        "avg_steps",
-        "avg_tokens",
-        "avg_latency_s",
-        "wall_s",
+def _cleaned(summary: Summary) -> Summary:
+    """``summary`` with every text (keys too) cleaned to one line."""
+    config = replace(summary.config, run=_cleaned_json(summary.config.run))
+    methods = tuple(
+        (one_line(name), tuple((one_line(key), _cleaned_json(value)) for key, value in cells))
+        for name, cells in summary.methods
     )
-    for key in numbers:
-        if not _number(summary.get(key)):
-            return key
-    stops = summary.get("stop_reasons")
-    if not isinstance(summary.get("status"), str):
-        return "status"
-    if not isinstance(stops, dict) or not all(_number(count) for count in stops.values()):
-        return "stop_reasons"
-    return None
+    return replace(
+        summary,
+        dataset=replace(summary.dataset, path=one_line(summary.dataset.path)),
+        config=config,
+        created=one_line(summary.created),
+        updated=one_line(summary.updated),
+        methods=methods,
+    )
 
 
-def _cleaned(value: Any) -> Any:
+def _cleaned_json(value: Any) -> Any:
     """JSON with every string (keys too) cleaned to one line."""
     if isinstance(value, str):
         return one_line(value)
     if isinstance(value, dict):
-        return {one_line(str(key)): _cleaned(item) for key, item in value.items()}
+        return {one_line(str(key)): _cleaned_json(item) for key, item in value.items()}
     if isinstance(value, list):
-        return [_cleaned(item) for item in value]
+        return [_cleaned_json(item) for item in value]
     return value
-
-
-def _rows(path: Path) -> tuple[tuple[EvalRow, ...], int]:
-    try:
-        lines = (path / RESULTS).read_text(encoding="utf-8", errors="replace").splitlines()
-    except FileNotFoundError:
-        return (), 0
-    except OSError as exc:
-        raise UsageError(f"{path / RESULTS}: unreadable ({exc.strerror or exc})") from None
-    rows: dict[tuple[int, str], EvalRow] = {}
-    skipped = 0
-    for line in lines:
-        if not line.strip():
-            continue
-        try:
-            row = _row(json.loads(line), path)
-        except (ValueError, TypeError, KeyError):  # JSONDecodeError is a ValueError
-            skipped += 1
-            continue
-        if row.key in rows:
-            skipped += 1
-            continue
-        rows[row.key] = row
-    return tuple(sorted(rows.values(), key=lambda row: row.key)), skipped
-
-
-def _row(data: Any, folder: Path) -> EvalRow:
-    """A row of results.jsonl; TypeError/ValueError/KeyError when it is not a valid one."""
-    if not isinstance(data, dict):
-        raise TypeError("not an object")
-    index, question = data["index"], data["question"]
-    if isinstance(index, bool) or not isinstance(index, int) or not isinstance(question, str):
-        raise TypeError("index or question")
-    em, f1 = _fraction(data["em"]), _fraction(data["f1"])
-    answer, error, trace = (_optional_str(data.get(key)) for key in ("answer", "error", "trace"))
-    calls = data.get("calls")
-    return EvalRow(
-        key=(index, question),
-        index=index,
-        question=shown(question),
-        gold=shown(_gold(data.get("gold"))),
-        answer=None if answer is None else shown(answer),
-        em=em,
-        f1=f1,
-        stop_reason=one_line(_optional_str(data["stop_reason"]) or "?"),
-        error=None if error is None else shown(error),
-        steps=_count(data.get("steps")),
-        tokens=_count(data.get("tokens")),
-        latency_s=seconds(data.get("latency_s"), "latency_s"),
-        calls=None if calls is None else _count(calls),
-        trace=None if trace is None else _inside(folder, trace),
-    )
-
-
-def _fraction(value: Any) -> float:
-    if not _number(value) or not 0 <= value <= 1:
-        raise ValueError(f"score {value!r}")
-    return float(value)
-
-
-def _count(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"count {value!r}")
-    return value
-
-
-def _optional_str(value: Any) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value
-    raise TypeError(f"{type(value).__name__}, not text")
-
-
-def _gold(value: Any) -> str:
-    golds = value if isinstance(value, list) else [value]
-    if not golds or not all(isinstance(g, (str, int, float)) for g in golds):
-        raise TypeError("gold")
-    return " / ".join(str(g) for g in golds)
 
 
 def _inside(folder: Path, name: str) -> Path | None:
@@ -290,26 +205,6 @@ def _inside(folder: Path, name: str) -> Path | None:
         return target if target.is_relative_to(folder.resolve()) else None
     except (OSError, ValueError):
         return None
-
-
-def _methods(value: Any) -> tuple[tuple[str, Facts], ...]:
-    """A ``methods`` table, ``{name: {field: value}}`` or ``[{"method": name, …}]``, as text."""
-    if isinstance(value, list):
-        value = {
-            item.get("method", item.get("name")): item for item in value if isinstance(item, dict)
-        }
-    if not isinstance(value, dict):
-        return ()
-    table = []
-    for name, fields in value.items():
-        if isinstance(fields, dict):
-            cells = tuple(
-                (str(key), _shown_scalar(item))
-                for key, item in fields.items()
-                if key not in ("method", "name") and (_number(item) or isinstance(item, str))
-            )
-            table.append((one_line(str(name)), cells))
-    return tuple(table)
 
 
 def _shown_scalar(value: float | str) -> str:

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from react_cli.eval.summary import ScoreKind
+from react_cli.eval.view import figure_text
 from react_cli.render import format_seconds
 from react_cli.share.charts import Chart, charts, require_matplotlib
-from react_cli.share.evaldir import EvalFolder, EvalRow, ScoreKind, load_eval, metric_label
+from react_cli.share.evaldir import EvalFolder, ShownRow, load_eval, metric_label
 from react_cli.share.html import facts, trace_body
 from react_cli.share.page import Html, data_uri, el, join, page
 from react_cli.share.text import brief
@@ -43,19 +45,22 @@ def _card(name: str, value: str) -> Html:
 
 
 def _header(folder: EvalFolder) -> Html:
-    summary = folder.summary
-    scores = [_card(metric_label(name), f"{summary[name]:.4f}") for name in folder.kind.metrics]
+    summary, figures = folder.summary, folder.summary.figures
+    scores = [
+        _card(metric_label(name), figure_text(figures.score(name), "{:.4f}"))
+        for name in folder.kind.metrics
+    ]
     cards = [
         *scores,
-        _card("questions", f"{summary['n']:,}"),
-        _card("failed", f"{summary['failed']:,}"),
-        _card("avg steps", f"{summary['avg_steps']:.2f}"),
-        _card("avg tokens", f"{summary['avg_tokens']:,.0f}"),
-        _card("total tokens", f"{summary['total_tokens']:,}"),
-        _card("avg latency", format_seconds(summary["avg_latency_s"])),
-        _card("wall time", format_seconds(summary["wall_s"])),
+        _card("questions", f"{figures.n:,}"),
+        _card("failed", f"{figures.failed:,}"),
+        _card("avg steps", figure_text(figures.avg_steps, "{:.2f}")),
+        _card("avg tokens", figure_text(figures.avg_tokens, "{:,.0f}")),
+        _card("total tokens", f"{figures.total_tokens:,}"),
+        _card("avg latency", figure_text(figures.avg_latency_s, format_seconds)),
+        _card("wall time", format_seconds(summary.wall_s)),
     ]
-    notes = [el("p", f"status: {summary['status']}", class_="muted")]
+    notes = [el("p", f"status: {summary.status.value}", class_="muted")]
     if folder.skipped:
         notes.append(
             el("p", f"{folder.skipped} unreadable line(s) of results.jsonl skipped", class_="error")
@@ -126,7 +131,7 @@ def _cell(text: str, key: float | None = None, *, class_: str | None = None) -> 
     return el("td", shown, data_key=str(key), class_="num")
 
 
-def _row(n: int, row: EvalRow, kind: ScoreKind) -> Html:
+def _row(n: int, row: ShownRow, kind: ScoreKind) -> Html:
     scores = [_cell(f"{row.em:.0f}", row.em)]
     if kind is ScoreKind.EM_F1:
         scores.append(_cell(f"{row.f1:.2f}", row.f1))
@@ -177,7 +182,7 @@ def _questions(folder: EvalFolder) -> Html:
     )
 
 
-def _trajectory(n: int, row: EvalRow, view: TraceView | str) -> Html:
+def _trajectory(n: int, row: ShownRow, view: TraceView | str) -> Html:
     back = el("p", el("a", "↑ back to the questions", href="#questions-section"))
     title = el("h2", f"Question {row.index}")
     body = (

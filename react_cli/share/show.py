@@ -12,7 +12,7 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from react_cli.eval_view import summary_table
+from react_cli.eval.view import summary_table
 from react_cli.share.evaldir import EvalFolder, load_eval
 from react_cli.share.text import brief
 

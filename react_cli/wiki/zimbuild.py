@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import quote
 
 from react_cli.errors import UsageError
-from react_cli.untrusted import BadInput, parse_json, read_text
+from react_cli.untrusted import BadInput, json_records, read_text
 from react_cli.wiki.zim import INSTALL_ZIM
 
 MAX_CORPUS_BYTES = 1 << 30
@@ -43,34 +43,18 @@ def read_corpus(path: Path) -> Iterator[tuple[str, str]]:
         raw = read_text(path, MAX_CORPUS_BYTES)
     except (OSError, BadInput) as exc:
         raise UsageError(f"cannot read corpus {str(path)!r}: {exc}") from None
-    for where, record in _records(raw, path):
-        if not isinstance(record, dict):
-            raise UsageError(f"{where}: expected a JSON object")
-        if "context" in record:
-            yield from _hotpot_paragraphs(record["context"], where)
-        elif isinstance(record.get("title"), str) and isinstance(record.get("text"), str):
-            yield record["title"], record["text"]
-        else:
-            raise UsageError(f"{where}: expected {{title, text}} or a HotpotQA 'context'")
-
-
-def _records(raw: str, path: Path) -> Iterator[tuple[str, Any]]:
-    """``(location, record)`` of a JSON list or of JSON Lines."""
-    if raw.lstrip().startswith("["):
-        try:
-            items = parse_json(raw)
-        except BadInput as exc:
-            raise UsageError(f"{path}: {exc}") from None
-        for index, item in enumerate(items):
-            yield f"{path} item {index + 1}", item
-        return
-    for number, line in enumerate(raw.splitlines(), 1):
-        if line.strip():
-            try:
-                record = parse_json(line)
-            except BadInput as exc:
-                raise UsageError(f"{path} line {number}: {exc}") from None
-            yield f"{path} line {number}", record
+    try:
+        for where, record in json_records(raw, str(path)):
+            if not isinstance(record, dict):
+                raise UsageError(f"{where}: expected a JSON object")
+            if "context" in record:
+                yield from _hotpot_paragraphs(record["context"], where)
+            elif isinstance(record.get("title"), str) and isinstance(record.get("text"), str):
+                yield record["title"], record["text"]
+            else:
+                raise UsageError(f"{where}: expected {{title, text}} or a HotpotQA 'context'")
+    except BadInput as exc:  # a record that is not JSON
+        raise UsageError(str(exc)) from None
 
 
 def _hotpot_paragraphs(context: Any, where: str) -> Iterator[tuple[str, str]]:

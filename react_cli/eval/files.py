@@ -1,32 +1,36 @@
-"""The eval folder's files: one run at a time, rows read back whole, rows appended whole.
+"""The eval folder's files: one eval at a time, rows and summary read back, rows appended whole.
 
-- ``.lock``: an exclusive ``flock`` for as long as a run uses the folder, so a second run (two
+- ``.lock``: an exclusive ``flock`` for as long as an eval uses the folder, so a second one (two
   ``--resume`` of one folder) is refused instead of interleaving rows;
 - ``results.jsonl``: read back row by row; a last line cut short (crash, full disk) is dropped
-  and reported, any other bad line is an error naming the line; an append that fails (disk
-  full, file-size limit) is undone, so the rows on disk are always whole rows;
-- ``summary.json``: read with the same JSON bounds as every local file.
+  and reported, any other line that is not a row is an error naming the line (or, for
+  ``eval show``, skipped and counted); an append that fails (disk full, file-size limit) is
+  undone, so the rows on disk are always whole rows;
+- ``summary.json``: read with the same JSON bounds as every local file, checked field by field.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from react_cli.errors import UsageError
+from react_cli.eval.rows import BadRow, Row
+from react_cli.eval.summary import BadSummary, Summary
 from react_cli.untrusted import BadInput, not_regular, parse_json, read_bytes, read_text, utf8
 
 LOCK = ".lock"
+RESULTS = "results.jsonl"
+SUMMARY = "summary.json"
+TRACES = "traces"
 MAX_RESULTS_BYTES = 1 << 30
 MAX_SUMMARY_BYTES = 16 << 20
-# What a row needs for the summary, and the largest meaningful value of its numbers: sums over
-# 7,405 rows must stay finite and short enough to be read back.
-_ROW_NUMBERS = {"em": 1.0, "f1": 1.0, "latency_s": 1e9, "steps": 10**6, "tokens": 10**15}
 
 
 def lock_folder(directory: Path) -> IO[bytes]:
-    """Hold the folder's lock until the returned file is closed; UsageError if a run has it."""
+    """Hold the folder's lock until the returned file is closed; UsageError if an eval has it."""
     import fcntl
 
     path = directory / LOCK
@@ -59,68 +63,62 @@ def check_regular(path: Path) -> None:
         raise UsageError(f"{path} is {kind}, not a regular file")
 
 
-def read_rows(path: Path) -> tuple[list[dict[str, Any]], bool]:
-    """The rows of ``results.jsonl`` (none if missing), and whether a torn last line was
-    dropped; UsageError naming the line for anything else that is not a row."""
+@dataclass
+class ReadRows:
+    """The rows of ``results.jsonl``, each with its line as stored."""
+
+    rows: list[Row] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)  # rewritten as they were on resume
+    torn: bool = False  # a last line cut short (crash, full disk) was dropped
+    skipped: int = 0  # lines that are no row (read with ``skip_bad``), torn ones included
+
+
+def read_rows(path: Path, *, skip_bad: bool = False) -> ReadRows:
+    """The rows of ``results.jsonl`` (none if missing); any line but a torn last one that is
+    not a row is a UsageError naming the line, or with ``skip_bad`` skipped and counted."""
     check_regular(path)
     try:
         data = read_bytes(path, MAX_RESULTS_BYTES)
     except FileNotFoundError:
-        return [], False
+        return ReadRows()
     except (OSError, BadInput) as exc:
         raise UsageError(f"{path}: cannot read: {exc}") from None
-    lines = data.split(b"\n")
-    tail = lines.pop()  # after the last newline: empty unless a write was cut short
-    rows = [_row(path, number, line) for number, line in enumerate(lines, 1) if line.strip()]
-    if not tail.strip():
-        return rows, False
-    try:  # a complete row that lost only its newline is still a row
-        rows.append(_row(path, len(lines) + 1, tail))
-    except UsageError:
-        return rows, True
-    return rows, False
+    lines = data.split(b"\n")  # the last one is empty unless a write was cut short
+    read = ReadRows()
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            text = utf8(line)
+            row = Row.from_json(parse_json(text))
+        except (BadInput, BadRow) as exc:
+            last = number == len(lines)  # cut short (a whole row that lost only its newline
+            read.torn |= last  # is read above like any other)
+            read.skipped += 1
+            if not (skip_bad or last):
+                problem = f"not a result row ({exc})" if isinstance(exc, BadRow) else exc
+                raise UsageError(f"{path} line {number}: {problem}") from None
+            continue
+        read.rows.append(row)
+        read.lines.append(text)
+    return read
 
 
-def _row(path: Path, number: int, line: bytes) -> dict[str, Any]:
-    try:
-        row = parse_json(utf8(line))
-    except BadInput as exc:
-        raise UsageError(f"{path} line {number}: {exc}") from None
-    problem = _row_problem(row) if isinstance(row, dict) else "not a JSON object"
-    if problem is not None or not isinstance(row, dict):
-        raise UsageError(f"{path} line {number}: not a result row ({problem})")
-    return row
-
-
-def _row_problem(row: dict[str, Any]) -> str | None:
-    if not isinstance(row.get("question"), str) or not isinstance(row.get("stop_reason"), str):
-        return "no question or stop_reason text"
-    index = row.get("index")
-    if type(index) is not int or index < 0:
-        return "index is not a row number"
-    for name, limit in _ROW_NUMBERS.items():
-        value = row.get(name)
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return f"{name} is not a number"
-        if isinstance(limit, int) and type(value) is not int:
-            return f"{name} is not a whole number"
-        if not 0 <= value <= limit:
-            return f"{name} is out of range"
-    return None
-
-
-def read_summary(path: Path) -> dict[str, Any] | None:
+def read_summary(path: Path) -> Summary | None:
     """The folder's ``summary.json`` (None if missing); UsageError if it is not one."""
     check_regular(path)
     try:
         document = parse_json(read_text(path, MAX_SUMMARY_BYTES))
     except FileNotFoundError:
         return None
-    except (OSError, BadInput) as exc:
-        raise UsageError(f"{path}: {exc}") from None
-    if not isinstance(document, dict):
-        raise UsageError(f"{path}: not an eval summary (top level is not an object)")
-    return document
+    except OSError as exc:
+        raise UsageError(f"{path}: unreadable ({exc.strerror or exc})") from None
+    except BadInput as exc:
+        raise UsageError(f"{path}: unreadable ({exc})") from None
+    try:
+        return Summary.from_json(document)
+    except BadSummary as exc:
+        raise UsageError(f"{path}: not a react-cli eval summary ({exc})") from None
 
 
 class RowFile:

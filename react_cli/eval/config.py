@@ -1,0 +1,89 @@
+"""What an eval was made with (its summary's ``config``): the run settings and its concurrency."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+# Settings a summary records, by the name ``config.Settings`` gives them.
+_RECORDED_SETTINGS = {
+    "model": "model",
+    "base_url": "base_url",
+    "api": "api",
+    "temperature": "temperature",
+    "max_steps": "max_steps",
+    "max_tokens": "max_tokens",
+    "max_total_tokens": "max_total_tokens",
+    "max_parse_errors": "max_parse_errors",
+    "max_repeats": "max_repeats",
+    "max_tool_errors": "max_tool_errors",
+    "stream": "stream",
+    "timeout_s": "run_timeout_s",
+    "force_answer": "force_answer",
+    "wiki": "wiki",
+    "variant": "variant",
+}
+_OWN = ("concurrency", "wiki_concurrency")
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """The run settings every question of the eval used, as ``run.run_config`` records them
+    in a trace (no secret), and how many questions and Wikipedia requests ran at once."""
+
+    run: dict[str, Any]
+    concurrency: int | None  # None: not recorded
+    wiki_concurrency: int | None
+
+    @property
+    def model(self) -> str:
+        return str(self.run["model"])
+
+    @property
+    def prompt_name(self) -> str:
+        return str(self.run["prompt"]["name"])
+
+    @property
+    def prompt_sha256(self) -> str | None:
+        sha = self.run["prompt"].get("sha256")
+        return sha if isinstance(sha, str) else None
+
+    @property
+    def method(self) -> str | None:
+        """The method, where an eval records one (the paper's methods); else None."""
+        method = self.run.get("method")
+        return method if isinstance(method, str) else None
+
+    def settings(self) -> dict[str, Any]:
+        """The recorded settings, as ``config.resolve`` flags (``resolve`` checks them)."""
+        flags = {
+            name: self.run[key]
+            for key, name in _RECORDED_SETTINGS.items()
+            if self.run.get(key) is not None
+        }
+        flags["prompt"] = self.prompt_name
+        return flags
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **self.run,
+            "concurrency": self.concurrency,
+            "wiki_concurrency": self.wiki_concurrency,
+        }
+
+    @classmethod
+    def from_json(cls, data: object) -> EvalConfig | None:
+        """The config ``data`` holds; None unless it names a model and a prompt."""
+        if not isinstance(data, dict) or not isinstance(data.get("prompt"), dict):
+            return None
+        if data.get("model") is None or not isinstance(data["prompt"].get("name"), str):
+            return None
+        run = {key: value for key, value in data.items() if key not in _OWN}
+        return cls(run, _count(data.get("concurrency")), _count(data.get("wiki_concurrency")))
+
+
+def _count(value: object) -> int | None:
+    """A recorded number of workers (anything but a whole number ≥ 1: not recorded)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return value
+    return None

@@ -1,0 +1,160 @@
+"""What an eval will do: its questions, settings and folder, given now or recorded earlier.
+
+Options given to ``react-cli eval`` win; ``--resume`` fills in the rest from the summary of the
+eval it continues.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from react_cli.config import Settings, Source, home_dir, resolve, resolve_with_origins
+from react_cli.datasets import Dataset, Example, Format, Selection, load_dataset, select
+from react_cli.errors import UsageError
+from react_cli.eval.config import EvalConfig
+from react_cli.eval.files import SUMMARY, read_summary
+from react_cli.eval.summary import DatasetRef, Summary
+from react_cli.prompts import PromptTemplate, load_prompt
+from react_cli.run import run_config
+from react_cli.trace import now_utc, slug
+
+DEFAULT_CONCURRENCY = 4
+DEFAULT_WIKI_CONCURRENCY = 2
+MAX_CONCURRENCY = 256
+"""More workers than this only add threads waiting on the GIL (and on the endpoint's limits)."""
+
+
+@dataclass(frozen=True)
+class EvalPlan:
+    """Everything one eval needs."""
+
+    dataset: Dataset
+    examples: list[Example]  # the selection, in the order the questions run
+    selection: Selection
+    settings: Settings
+    template: PromptTemplate
+    folder: Path
+    resuming: bool = False
+    concurrency: int = DEFAULT_CONCURRENCY
+    wiki_concurrency: int = DEFAULT_WIKI_CONCURRENCY
+
+    def dataset_ref(self) -> DatasetRef:
+        dataset = self.dataset
+        path = str(dataset.path.resolve())
+        return DatasetRef(path, dataset.format, len(dataset.examples), self.selection)
+
+    def config(self) -> EvalConfig:
+        run = run_config(self.settings, self.template)
+        return EvalConfig(run, self.concurrency, self.wiki_concurrency)
+
+
+@dataclass(frozen=True)
+class EvalRequest:
+    """What ``react-cli eval`` was given; None (or off) where an option was not."""
+
+    dataset: Path | None = None
+    format: str | None = None
+    offset: int | None = None
+    limit: int | None = None
+    shuffle_seed: int | None = None
+    paper_subset: bool = False
+    concurrency: int | None = None
+    wiki_concurrency: int | None = None
+    out: Path | None = None
+    resume: Path | None = None
+    flags: dict[str, Any] = field(default_factory=dict)  # run options, as ``config.resolve``'s
+
+
+def plan_eval(request: EvalRequest) -> EvalPlan:
+    """The eval ``request`` asks for; UsageError for anything impossible, before any output.
+
+    ``--resume DIR`` without DATASET continues the earlier eval's own dataset and selection;
+    its settings fill in every setting no option, variable or config file gives now.
+    """
+    if request.out is not None and request.resume is not None and request.out != request.resume:
+        raise UsageError("--out and --resume name different folders; --resume DIR is enough")
+    earlier = earlier_summary(request.resume) if request.resume is not None else None
+    recorded = earlier.dataset if earlier is not None and request.dataset is None else None
+    if request.dataset is not None:
+        path = request.dataset
+    elif recorded is not None:
+        path = Path(recorded.path)
+    else:
+        raise UsageError("give DATASET, or --resume DIR to continue an earlier run")
+    config = earlier.config if earlier is not None else None
+    workers = (config.concurrency, config.wiki_concurrency) if config else (None, None)
+    concurrency = _first(request.concurrency, workers[0], DEFAULT_CONCURRENCY)
+    wiki_concurrency = _first(request.wiki_concurrency, workers[1], DEFAULT_WIKI_CONCURRENCY)
+    if min(concurrency, wiki_concurrency) < 1:
+        raise UsageError("--concurrency and --wiki-concurrency must be at least 1")
+    if max(concurrency, wiki_concurrency) > MAX_CONCURRENCY:
+        raise UsageError(f"--concurrency and --wiki-concurrency must be at most {MAX_CONCURRENCY}")
+    form = request.format or (recorded.format if recorded is not None else None)
+    data = load_dataset(path, form)
+    selection = _selection(request, recorded.selection if recorded is not None else Selection())
+    examples = select(data.examples, selection)
+    flags = dict(request.flags)
+    if "prompt" not in flags and data.format is Format.FEVER and earlier is None:
+        flags["prompt"] = "fever"
+    settings = resolve(flags) if config is None else _resumed_settings(flags, config)
+    return EvalPlan(
+        dataset=data,
+        examples=examples,
+        selection=selection,
+        settings=settings,
+        template=load_prompt(settings.prompt),
+        folder=request.resume or request.out or _new_folder(path),
+        resuming=request.resume is not None,
+        concurrency=concurrency,
+        wiki_concurrency=wiki_concurrency,
+    )
+
+
+def earlier_summary(folder: Path) -> Summary:
+    """The summary of the eval ``--resume DIR`` continues; UsageError if DIR holds none."""
+    if not folder.is_dir():
+        raise UsageError(f"--resume {folder}: no such folder")
+    summary = read_summary(folder / SUMMARY)
+    if summary is None:
+        raise UsageError(f"--resume {folder}: no {SUMMARY} there, not an eval folder")
+    return summary
+
+
+def _first(given: int | None, recorded: int | None, default: int) -> int:
+    """An option's value: given now, else recorded by the earlier eval, else the default."""
+    if given is not None:
+        return given
+    return recorded if recorded is not None else default
+
+
+def _selection(request: EvalRequest, recorded: Selection) -> Selection:
+    """The options given, else what the earlier eval recorded (without DATASET)."""
+    offset, limit, seed = request.offset, request.limit, request.shuffle_seed
+    return Selection(
+        offset=recorded.offset if offset is None else offset,
+        limit=recorded.limit if limit is None else limit,
+        shuffle_seed=recorded.shuffle_seed if seed is None else seed,
+        paper_subset=request.paper_subset or recorded.paper_subset,
+    )
+
+
+def _resumed_settings(flags: dict[str, Any], recorded: EvalConfig) -> Settings:
+    """Settings for a resumed eval: the ones it was made with fill in every setting that no
+    option, environment variable or config file gives now (instead of the defaults)."""
+    origins = resolve_with_origins(flags)[1]
+    unset = {
+        name: value
+        for name, value in recorded.settings().items()
+        if origins[name].source == Source.DEFAULT
+    }
+    return resolve({**unset, **flags})
+
+
+def _new_folder(dataset: Path) -> Path:
+    """``<home>/evals/<time>-<random>-<dataset>``: unique even for two evals started in the
+    same second."""
+    stamp = now_utc().strftime("%Y%m%dT%H%M%SZ")
+    return home_dir() / "evals" / f"{stamp}-{secrets.token_hex(3)}-{slug(dataset.stem)}"

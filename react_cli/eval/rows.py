@@ -1,0 +1,166 @@
+"""A line of ``results.jsonl``: one question's result, as a typed record written and read back.
+
+Rows are read back from files anyone may have edited (``--resume``, ``eval show``), so
+:meth:`Row.from_json` checks every field and says what is wrong; numbers are bounded so that
+sums over thousands of rows stay finite and short enough to be read back.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from react_cli.records import StopReason, Usage
+
+HARD_FAILURES = frozenset({StopReason.LLM_ERROR, StopReason.ERROR})
+"""Stop reasons of questions that failed rather than were answered badly; resume retries them."""
+_FRACTION, _SECONDS, _STEPS, _TOKENS = 1.0, 1e9, 10**6, 10**15
+
+
+class BadRow(ValueError):
+    """Why a JSON value is not a row, as a phrase: ``index is not a row number``."""
+
+
+@dataclass(frozen=True)
+class FeverLabel:
+    """The label a FEVER answer reads as (``value`` None: it names none)."""
+
+    value: str | None
+
+
+@dataclass(frozen=True)
+class Row:
+    """One finished question of an eval; its JSON keys keep this order."""
+
+    index: int  # in the dataset file, from 0
+    id: str | int | None  # the dataset's own id of the question, if it has one
+    question: str
+    golds: tuple[str, ...]  # accepted answers (FEVER: the label)
+    answer: str | None
+    em: float  # FEVER: 1.0 when the label is right (F1 the same)
+    f1: float
+    stop_reason: StopReason
+    error: str | None
+    steps: int
+    tokens: int
+    usage: Usage | None  # None in rows written before usage was recorded
+    cost: float | None  # None without configured prices
+    latency_s: float
+    trace: str | None  # relative to the eval folder; None when the question crashed
+    label: FeverLabel | None = None  # FEVER rows whose run ended
+    calls: int | None = None  # model calls, where a method records them (else: its trace's)
+
+    @property
+    def key(self) -> tuple[int, str]:
+        """What identifies a question across evals: its dataset index and its text."""
+        return self.index, self.question
+
+    @property
+    def failed(self) -> bool:
+        """Whether the question failed (endpoint down, crash) rather than was answered badly."""
+        return self.stop_reason in HARD_FAILURES
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "index": self.index,
+            "id": self.id,
+            "question": self.question,
+            "gold": self.golds[0] if len(self.golds) == 1 else list(self.golds),
+            "answer": self.answer,
+        }
+        if self.label is not None:
+            data["label"] = self.label.value
+        data.update(
+            em=self.em,
+            f1=self.f1,
+            stop_reason=self.stop_reason.value,
+            error=self.error,
+            steps=self.steps,
+            tokens=self.tokens,
+            usage=None if self.usage is None else self.usage.to_dict(),
+            cost=self.cost,
+            latency_s=self.latency_s,
+            trace=self.trace,
+        )
+        if self.calls is not None:
+            data["calls"] = self.calls
+        return data
+
+    @classmethod
+    def from_json(cls, data: object) -> Row:
+        """The row ``data`` holds; BadRow says what is wrong with it."""
+        if not isinstance(data, dict):
+            raise BadRow("not a JSON object")
+        question, stop_reason = data.get("question"), data.get("stop_reason")
+        if not isinstance(question, str) or not isinstance(stop_reason, str):
+            raise BadRow("no question or stop_reason text")
+        try:
+            reason = StopReason(stop_reason)
+        except ValueError:
+            raise BadRow("stop_reason is not one react-cli writes") from None
+        index = data.get("index")
+        if type(index) is not int or index < 0:
+            raise BadRow("index is not a row number")
+        usage = data.get("usage")
+        if usage is not None and not isinstance(usage, dict):
+            raise BadRow("usage is not an object")
+        return cls(
+            index=index,
+            id=_id(data.get("id")),
+            question=question,
+            golds=_golds(data.get("gold")),
+            answer=_text(data, "answer"),
+            em=_number(data, "em", _FRACTION),
+            f1=_number(data, "f1", _FRACTION),
+            stop_reason=reason,
+            error=_text(data, "error"),
+            steps=_whole(data, "steps", _STEPS),
+            tokens=_whole(data, "tokens", _TOKENS),
+            usage=None if usage is None else Usage.from_dict(usage),
+            cost=None if data.get("cost") is None else _number(data, "cost", math.inf),
+            latency_s=_number(data, "latency_s", _SECONDS),
+            trace=_text(data, "trace"),
+            label=FeverLabel(_text(data, "label")) if "label" in data else None,
+            calls=None if data.get("calls") is None else _whole(data, "calls", _STEPS),
+        )
+
+
+def _number(data: dict[str, Any], name: str, limit: float) -> float:
+    value = data.get(name)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise BadRow(f"{name} is not a number")
+    if not 0 <= value <= limit:
+        raise BadRow(f"{name} is out of range")
+    return value
+
+
+def _whole(data: dict[str, Any], name: str, limit: int) -> int:
+    value = _number(data, name, limit)
+    if type(value) is not int:
+        raise BadRow(f"{name} is not a whole number")
+    return value
+
+
+def _text(data: dict[str, Any], name: str) -> str | None:
+    value = data.get(name)
+    if value is not None and not isinstance(value, str):
+        raise BadRow(f"{name} is not text")
+    return value
+
+
+def _id(value: object) -> str | int | None:
+    if isinstance(value, bool) or not isinstance(value, (str, int, type(None))):
+        raise BadRow("id is not text or a whole number")
+    return value
+
+
+def _golds(value: object) -> tuple[str, ...]:
+    """The accepted answers: text, a number (printed as text), or a list of them."""
+    golds = value if isinstance(value, list) else [value]
+    if not golds or not all(
+        isinstance(g, str) or (isinstance(g, (int, float)) and not isinstance(g, bool))
+        for g in golds
+    ):
+        raise BadRow("gold is not text, a number or a list of them")
+    return tuple(str(g) for g in golds)

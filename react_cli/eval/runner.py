@@ -1,0 +1,200 @@
+"""An eval's questions run on a thread pool, scored, and handed one row at a time to the store.
+
+Questions run on ``concurrency`` workers (a ``ThreadPoolExecutor``), each with its own model
+client; they share one Wikipedia backend (one connection pool) behind a semaphore that allows
+at most ``wiki_concurrency`` requests to the wiki host at a time. Each question gets its own
+stateful ``WikiSession`` (Lookup state is per question).
+
+An eval stops (Ctrl-C, failures in a row, a configuration error, a full disk) through one
+:class:`Stop`: no question starts after it, the workers stop waiting for the questions in
+flight (whose rows are not kept), and those questions' next model call is refused.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from typing import IO
+
+from react_cli import interrupts
+from react_cli.datasets import Example
+from react_cli.errors import LLMConfigError, StoreError
+from react_cli.eval.files import RESULTS
+from react_cli.eval.plan import EvalPlan
+from react_cli.eval.question import Answered, answer, describe
+from react_cli.eval.rows import Row
+from react_cli.eval.stop import Stop, StopAwareModel
+from react_cli.eval.store import ResultsStore
+from react_cli.eval.summary import EvalStatus, Summary
+from react_cli.records import Model
+from react_cli.wiki.base import SearchOutcome, WikiBackend
+
+MAX_CONSECUTIVE_FAILURES = 5
+
+
+class PoliteBackend:
+    """A ``WikiBackend`` that lets at most ``limit`` searches (hence requests) run at once."""
+
+    def __init__(self, backend: WikiBackend, limit: int) -> None:
+        self._backend = backend
+        self._slots = threading.BoundedSemaphore(limit)
+
+    def search(self, entity: str) -> SearchOutcome:
+        with self._slots:
+            return self._backend.search(entity)
+
+
+class EvalObserver:
+    """Progress of an eval, called from the main thread only; the default does nothing."""
+
+    def started(self, total: int, done: int, summary: Summary) -> None: ...
+
+    def result(self, row: Row, summary: Summary) -> None: ...
+
+    def finished(self, summary: Summary) -> None: ...
+
+
+@dataclass(frozen=True)
+class EvalResult:
+    """What an eval ended with."""
+
+    summary: Summary
+    status: EvalStatus
+    last_error: str | None = None  # the store's error, or the last question's that failed
+    max_tokens_reached: int = 0  # questions with a reply stopped at max_tokens before its action
+    config_error: LLMConfigError | None = None  # the endpoint refused the key or the model
+
+
+class _Workers:
+    """One eval's pool of workers and the state they share."""
+
+    def __init__(self, plan: EvalPlan, store: ResultsStore, backend: WikiBackend) -> None:
+        self.plan = plan
+        self.store = store
+        self.backend = PoliteBackend(backend, plan.wiki_concurrency)
+        self.stop = Stop()
+        self.gave_up = False
+        self.failure: str | None = None  # why the eval could not go on (the store failed)
+        self.failures_in_a_row = 0
+        self.last_error: str | None = None
+        self.max_tokens_reached = 0
+        self.config_error: LLMConfigError | None = None
+        self._lock = threading.Lock()
+        self._idle: list[Model] = []
+        self._local = threading.local()
+        self._pool: ThreadPoolExecutor | None = None
+
+    def drive(
+        self, pending: list[Example], models: list[Model], observer: EvalObserver
+    ) -> tuple[EvalStatus, str | None]:
+        """Run the questions, one worker per model, reporting each stored row; returns the
+        status and the last failure. After a stop, the questions not started end at once."""
+        self._idle = [StopAwareModel(model, self.stop) for model in models]
+        self._pool = ThreadPoolExecutor(len(models), "eval", initializer=self._take_model)
+        futures = [self._pool.submit(self._question, example) for example in pending]
+        for future in as_completed(futures):
+            stored = future.result()
+            if stored is not None:
+                observer.result(*stored)
+        if self.failure:
+            return EvalStatus.FAILED, self.failure
+        return (EvalStatus.STOPPED if self.gave_up else EvalStatus.FINISHED), self.last_error
+
+    def close(self) -> None:
+        """Stop: no question starts any more, and no worker waits for one in flight."""
+        self.stop.set()
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _take_model(self) -> None:
+        """Each worker thread's own model client, taken as the thread starts."""
+        self._local.model = self._idle.pop()
+
+    def _question(self, example: Example) -> tuple[Row, Summary] | None:
+        """A worker's task: run, score and store one question (None: not stored)."""
+        model: Model = self._local.model
+        try:
+            answered = self.stop.wait_for(lambda: answer(self.plan, example, model, self.backend))
+            return None if answered is None else self._store(answered)
+        except Exception as exc:  # the store refused the row (disk full), or a bug: stop here
+            with self._lock:
+                self.failure = self.failure or describe(exc)
+            self.stop.set()
+            return None
+
+    def _store(self, answered: Answered) -> tuple[Row, Summary] | None:
+        """Store a question's row (unless the eval stopped meanwhile); stop the eval after too
+        many hard failures in a row (endpoint down) or at a configuration error."""
+        row = answered.row
+        with self._lock:
+            summary = None if self.stop.is_set() else self.store.add(row)
+            if summary is None:
+                return None
+            self.max_tokens_reached += answered.max_tokens_reached
+            self.config_error = self.config_error or answered.config_error
+            if row.failed:
+                self.failures_in_a_row += 1
+                self.last_error = row.error
+            else:
+                self.failures_in_a_row = 0
+            if self.failures_in_a_row >= MAX_CONSECUTIVE_FAILURES or self.config_error:
+                self.gave_up = True
+                self.stop.set()
+        return row, summary
+
+
+def evaluate(
+    plan: EvalPlan,
+    lock: IO[bytes],
+    *,
+    model_factory: Callable[[], Model],
+    backend: WikiBackend,
+    observer: EvalObserver | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> EvalResult:
+    """Run every selected question not already in ``results.jsonl`` of the folder ``lock``
+    holds (``store.claim_folder``); see the module docstring.
+
+    Ctrl-C (KeyboardInterrupt in the calling thread) stops the eval: rows written so far stay,
+    questions in flight are dropped, and the status is ``interrupted``; a second Ctrl-C waits
+    for the final summary. When ``results.jsonl`` or ``summary.json`` cannot be written, the
+    eval stops with status ``failed`` and the store's error as ``last_error``. ``warn`` hears
+    about a torn last row dropped from an earlier eval.
+    """
+    observer = observer or EvalObserver()
+    keys = {(example.index, example.question) for example in plan.dataset.examples}
+    with interrupts.guard():
+        store = ResultsStore(plan.folder, lock, plan.dataset_ref(), plan.config(), keys)
+        workers = _Workers(plan, store, backend)
+        status, last_error = EvalStatus.FAILED, None
+        try:
+            if store.torn and warn is not None:
+                cut = "its last row was cut short (crash or full disk); that question runs again"
+                warn(f"{plan.folder / RESULTS}: {cut}")
+            pending = [e for e in plan.examples if (e.index, e.question) not in store.done]
+            count = max(1, min(plan.concurrency, len(pending)))
+            models = [model_factory() for _ in range(count)]
+            total = len(plan.examples)
+            observer.started(total, total - len(pending), store.summary(EvalStatus.RUNNING))
+            status, last_error = workers.drive(pending, models, observer)
+        except KeyboardInterrupt:
+            status = EvalStatus.INTERRUPTED
+        finally:
+            interrupts.hold()  # the final summary gets written whatever the user presses
+            workers.close()
+            summary = _final_summary(store, status)
+    observer.finished(summary)
+    return EvalResult(summary, status, last_error, workers.max_tokens_reached, workers.config_error)
+
+
+def _final_summary(store: ResultsStore, status: EvalStatus) -> Summary:
+    """Close the store; when the eval failed on the disk already, that first error is the one
+    reported, and the summary is what the file would say."""
+    try:
+        return store.close(status)
+    except StoreError:
+        if status is not EvalStatus.FAILED:
+            raise
+        return store.summary(status)
