@@ -27,7 +27,7 @@ from react_cli.config import Settings
 from react_cli.datasets import load_dataset
 from react_cli.evaluate import Evaluation, run_evaluation
 from react_cli.prompts import load_prompt
-from react_cli.run import build_backend, build_model
+from react_cli.wiring import build_backend, build_model
 
 CALLS_PER_QUESTION = 2
 

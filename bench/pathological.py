@@ -26,7 +26,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from react_cli import parser, render, sanitize, scoring  # noqa: E402
+from react_cli import cutter, parser, render, scoring, untrusted  # noqa: E402
 from react_cli.redaction import Redactor  # noqa: E402
 from react_cli.replay import _CALL  # noqa: E402
 from react_cli.sizelimit import capped_lines  # noqa: E402
@@ -55,15 +55,15 @@ def chunks(text: str, width: int) -> list[str]:
 
 
 def feed_all(pieces: list[str]) -> str:
-    cutter = parser.ObservationCutter()
-    return "".join(cutter.feed(piece) for piece in pieces) + cutter.flush()
+    stream = cutter.ObservationCutter()
+    return "".join(stream.feed(piece) for piece in pieces) + stream.flush()
 
 
 def sse_lines(pieces: list[str]) -> int:
     return sum(1 for _ in capped_lines([piece.encode() for piece in pieces], 10**9))
 
 
-loads, split, clean = sanitize.loads, sentences.split_sentences, titles.clean_entity
+loads, split, clean = untrusted.loads, sentences.split_sentences, titles.clean_entity
 disamb, REDACT = zim._is_disambiguation, Redactor([SECRET])
 
 
@@ -91,13 +91,13 @@ def many_pages(size: int) -> dict[str, object]:
 
 
 CASES = [
-    # The model's text (parser.py)
-    Case("cut_at_observation: marks", lambda n: repeat("* _ # > ", n), parser.cut_at_observation),
+    # The model's text (cutter.py, parser.py)
+    Case("cut_at_observation: marks", lambda n: repeat("* _ # > ", n), cutter.cut_at_observation),
     Case("cutter: a held line, 'Obs' lines", lambda n: chunks(held_then_obs(n), 16), feed_all),
-    Case("strip_think: unclosed tags", lambda n: repeat("<think>", n), parser.strip_think),
+    Case("strip_think: unclosed tags", lambda n: repeat("<think>", n), cutter.strip_think),
     Case("parse_step: emphasis lines, labels", lambda n: lines_then_labels(n), parser.parse_step),
     Case("parse_step: '[' runs", lambda n: "Finish" + repeat("[", n), parser.parse_step),
-    # The stream and the answers around it (sizelimit.py, sanitize.py, redaction.py)
+    # The stream and the answers around it (sizelimit.py, untrusted.py, redaction.py)
     Case("SSE lines: 16-byte pieces", lambda n: chunks(repeat(": ping\n\n", n), 16), sse_lines),
     Case("JSON: lone surrogate escapes", lambda n: json.dumps([repeat("\ud800x", n)]), loads),
     Case("redactor: near-misses, one hit", lambda n: repeat(SECRET[:-1] + " ", n) + SECRET, REDACT),

@@ -24,15 +24,16 @@ from typing import Any, TypeVar
 from react_cli import interrupts
 from react_cli.config import Settings
 from react_cli.datasets import Dataset, Example
+from react_cli.deadline import Deadline
 from react_cli.errors import LLMConfigError, ReactCliError, StoreError, UsageError
 from react_cli.evalfiles import RowFile, lock_folder, read_rows, read_summary
 from react_cli.prompts import PromptTemplate
 from react_cli.records import Completion, Model, TextSink, Usage
-from react_cli.run import reached_max_tokens, run_config, run_question
 from react_cli.scoring import best_scores, fever_label
 from react_cli.trace import now_utc, slug, write_atomic, write_json_atomic
 from react_cli.untrusted import dump_json
-from react_cli.wiki.base import SearchOutcome, WikiBackend, WikiSession
+from react_cli.wiki.base import SearchResult, WikiBackend, WikiSession
+from react_cli.wiring import run_config, run_question
 
 SUMMARY_VERSION = 1
 RESULTS = "results.jsonl"
@@ -110,9 +111,9 @@ class PoliteBackend:
         self._backend = backend
         self._slots = threading.BoundedSemaphore(limit)
 
-    def search(self, entity: str) -> SearchOutcome:
+    def search(self, entity: str, *, deadline: Deadline) -> SearchResult:
         with self._slots:
-            return self._backend.search(entity)
+            return self._backend.search(entity, deadline=deadline)
 
 
 class StopAwareModel:
@@ -122,10 +123,12 @@ class StopAwareModel:
         self._model = model
         self._stop = stop
 
-    def complete(self, prompt: str, stop: list[str], on_text: TextSink | None = None) -> Completion:
+    def complete(
+        self, prompt: str, stop: list[str], *, deadline: Deadline, on_text: TextSink | None = None
+    ) -> Completion:
         if self._stop.is_set():
             raise EvalStopped
-        return self._model.complete(prompt, stop, on_text)
+        return self._model.complete(prompt, stop, deadline=deadline, on_text=on_text)
 
 
 @dataclass
@@ -396,7 +399,7 @@ class Evaluation:
     wiki_concurrency: int = 2
 
     def header(self) -> dict[str, Any]:
-        config = run_config(self.settings, self.template)
+        config = run_config(self.settings, self.template).to_json()
         config.update(concurrency=self.concurrency, wiki_concurrency=self.wiki_concurrency)
         dataset = {
             "path": str(self.dataset.path.resolve()),
@@ -540,24 +543,24 @@ class _Run:
                 tools=tools,
                 trace_path=evaluation.out_dir / name,
             )
-            result = outcome.result
+            result = outcome.run
             if result.stop_reason == "interrupted":
                 return None
             em, f1, extra = score_row(example, result.answer, self.fever)
         except Exception as exc:  # one question's crash is its row, never the batch's end
             row.update(answer=None, em=0.0, f1=0.0, stop_reason="error", error=_describe(exc))
-            row.update(steps=0, tokens=0, usage=Usage().to_dict(), cost=None)
+            row.update(steps=0, tokens=0, usage=Usage().to_json(), cost=None)
             row.update(latency_s=round(time.monotonic() - started, 4), trace=None)
             return row
         with self._lock:
-            self.max_tokens_reached += reached_max_tokens(result)
+            self.max_tokens_reached += result.max_tokens_reached
             if isinstance(result.failure, LLMConfigError) and self.config_error is None:
                 self.config_error = result.failure  # no other question can do better: stop
         row.update(answer=result.answer, **extra, em=em, f1=round(f1, 6))
         row.update(stop_reason=result.stop_reason, error=result.error, steps=len(result.steps))
-        row.update(tokens=result.usage.total_tokens, usage=result.usage.to_dict())
+        row.update(tokens=result.usage.total_tokens, usage=result.usage.to_json())
         prices = evaluation.settings.prices()
-        row["cost"] = None if prices is None else prices.cost(result.usage).to_dict()["amount"]
+        row["cost"] = None if prices is None else prices.cost(result.usage).to_json()["amount"]
         row.update(latency_s=round(result.duration_s, 4))
         row["trace"] = name
         return row

@@ -144,15 +144,15 @@ def eval_command(
     )
     from react_cli.prompts import load_prompt
     from react_cli.render import make_console
-    from react_cli.run import (
+    from react_cli.trace import now_utc, slug
+    from react_cli.untrusted import clean_text
+    from react_cli.wiring import (
         build_backend,
         build_model,
         max_tokens_warning,
         show_contact_hint,
         stderr_debug_log,
     )
-    from react_cli.trace import now_utc, slug
-    from react_cli.untrusted import clean_text
     from react_cli.wording import plural
 
     if out is not None and resume is not None and out != resume:

@@ -34,7 +34,12 @@ wiki_app.callback(invoke_without_command=True)(help_when_bare)
 def _wiki_session(
     wiki: str | None, lang: str | None, variant: str | None, debug: bool = False
 ) -> Tools:
-    from react_cli.run import build_tools, show_contact_hint, stderr_debug_log, stderr_retry_notice
+    from react_cli.wiring import (
+        build_tools,
+        show_contact_hint,
+        stderr_debug_log,
+        stderr_retry_notice,
+    )
 
     settings = run_settings(wiki=wiki_flags(wiki, lang), variant=variant)
     debug_log = stderr_debug_log if debug or debug_enabled() else None
@@ -48,8 +53,8 @@ def _observe(result: ToolResult, as_json: bool) -> None:
     from react_cli.errors import WikiError
     from react_cli.render import plain
 
-    if "error" in result.details:
-        raise WikiError(str(result.details["error"]))
+    if result.error is not None:
+        raise WikiError(result.error)
     if as_json:
         record = {"observation": result.observation, "details": result.details}
         print_json(record)
@@ -72,9 +77,11 @@ def wiki_search(
     debug: DebugOpt = False,
 ) -> None:
     """Print the observation Search[ENTITY] gives."""
+    from react_cli.deadline import NO_DEADLINE
     from react_cli.untrusted import clean_text
 
-    _observe(_wiki_session(wiki, lang, variant, debug).search(clean_text(entity)), as_json)
+    session = _wiki_session(wiki, lang, variant, debug)
+    _observe(session.search(clean_text(entity), deadline=NO_DEADLINE), as_json)
 
 
 @wiki_app.command("lookup")
@@ -95,6 +102,7 @@ def wiki_lookup(
     debug: DebugOpt = False,
 ) -> None:
     """Print what N successive Lookup[KEYWORD] show on ENTITY's page."""
+    from react_cli.deadline import NO_DEADLINE
     from react_cli.errors import WikiError
     from react_cli.untrusted import clean_text
     from react_cli.wiki.base import NO_MORE
@@ -103,13 +111,13 @@ def wiki_lookup(
     if count < 1:
         raise UsageError("-n must be at least 1")
     session = _wiki_session(wiki, lang, variant, debug)
-    found = session.search(entity)
-    if "error" in found.details:
-        raise WikiError(str(found.details["error"]))
+    found = session.search(entity, deadline=NO_DEADLINE)
+    if found.error is not None:
+        raise WikiError(found.error)
     if "resolved_title" not in found.details or found.details.get("disambiguation"):
         raise ReactCliError(f"no page to look in: {found.observation}")
     for _ in range(count):
-        result = session.lookup(keyword)
+        result = session.lookup(keyword, deadline=NO_DEADLINE)
         _observe(result, as_json)
         if result.observation == NO_MORE:
             break

@@ -18,7 +18,7 @@ from react_cli.errors import TraceError, UsageError
 from react_cli.evaluate import RESULTS, SUMMARY
 from react_cli.share.text import one_line, shown
 from react_cli.share.view import TraceView, load_view
-from react_cli.trace import seconds
+from react_cli.trajectory import seconds
 
 
 class ScoreKind(str, Enum):
