@@ -14,7 +14,14 @@ from collections.abc import Callable
 from react_cli.cutter import strip_think
 from react_cli.deadline import Deadline
 from react_cli.errors import LLMError, ReactCliError
-from react_cli.parser import VALID_ACTIONS_HINT, Action, first_line, kept_in_prompt, parse_step
+from react_cli.parser import (
+    VALID_ACTIONS_HINT,
+    Action,
+    ActionKind,
+    first_line,
+    kept_in_prompt,
+    parse_step,
+)
 from react_cli.records import Completion, Model, StopReason, ToolResult, Tools, Usage
 from react_cli.runconfig import Limits
 from react_cli.trajectory import PARSE_FAILURE, ErrorKind, Run, Step, StepError
@@ -188,7 +195,7 @@ class _Running:
         if action is None:
             step.error = PARSE_FAILURE
             step.observation = VALID_ACTIONS_HINT
-        elif action.kind == "finish":
+        elif action.kind is ActionKind.FINISH:
             return prompt, action.argument
         else:
             step.observation = self._run_tool(action, step)
@@ -207,10 +214,10 @@ class _Running:
         self.observer.model_text(FORCED_CUE)
         step.raw = self._call(f"{prompt}Action {step.index}: {FORCED_CUE}", ["\n"], step).text
         action = parse_step(step.raw).action  # the model may restate "Action k: Finish[x]"
-        if action is None or action.kind != "finish":
+        if action is None or action.kind is not ActionKind.FINISH:
             line = strip_think(step.raw).split("\n")[0]
             action = parse_step(FORCED_CUE + line + ("" if "]" in line else "]")).action
-        if action is None or action.kind != "finish" or not action.argument:
+        if action is None or action.kind is not ActionKind.FINISH or not action.argument:
             step.error = PARSE_FAILURE
             self.observer.step_finished(step)
             return None
@@ -220,7 +227,7 @@ class _Running:
 
     def _run_tool(self, action: Action, step: Step) -> str:
         started = self.clock()
-        call = self.tools.search if action.kind == "search" else self.tools.lookup
+        call = self.tools.search if action.kind is ActionKind.SEARCH else self.tools.lookup
         try:
             result = call(action.argument, deadline=self.deadline)
         except ReactCliError as exc:  # tools should not raise; a crash must not end the run

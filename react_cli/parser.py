@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 
 from react_cli.cutter import cut_at_observation, strip_think
+from react_cli.records import StrEnum
 
 VALID_ACTIONS_HINT = (
     "Invalid action. Valid actions are Search[entity], Lookup[keyword] and Finish[answer]."
@@ -39,11 +40,19 @@ _THOUGHT_LABEL = re.compile(
 _EMPHASIS_ONLY = "*_`"
 
 
+class ActionKind(StrEnum):
+    """The three actions of the paper, as the parser normalises them (lower case)."""
+
+    SEARCH = "search"
+    LOOKUP = "lookup"
+    FINISH = "finish"
+
+
 @dataclass(frozen=True)
 class Action:
-    """One tool call; ``kind`` is lower-case so callers can compare without normalising."""
+    """One action the model wrote: its kind and its argument."""
 
-    kind: str
+    kind: ActionKind
     argument: str
 
     def __str__(self) -> str:
@@ -131,9 +140,9 @@ def _read_action(text: str, pos: int) -> tuple[Action | None, str | None]:
     close = _closing_bracket(text, head.end(), line_end)
     if close is None:
         return None, raw
-    kind = head.group("kind").lower()
+    kind = ActionKind(head.group("kind").lower())
     argument = text[head.end() : close].strip()
-    if not argument and kind != "finish":
+    if not argument and kind is not ActionKind.FINISH:
         return None, raw
     return Action(kind, argument), text[head.start() : close + 1]
 

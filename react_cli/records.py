@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from react_cli.deadline import Deadline
 
 if sys.version_info >= (3, 11):
-    from enum import StrEnum
+    from enum import StrEnum as StrEnum  # re-exported: the 3.10 fallback is defined below
 else:  # pragma: no cover - exercised on 3.10 only
 
     class StrEnum(str, Enum):

@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 from react_cli.agent import Agent, RunObserver
 from react_cli.deadline import Deadline
 from react_cli.errors import LLMError, ReactCliError, UsageError
-from react_cli.parser import parse_action
+from react_cli.parser import Action, ActionKind, parse_action
 from react_cli.records import Completion, Model, StopReason, TextSink, ToolResult, Tools, Usage
 from react_cli.trace import Trace
 from react_cli.trajectory import Run, Step
@@ -88,47 +88,46 @@ class RecordedTools:
 
     def __init__(self, steps: list[Step], live: Tools | None = None) -> None:
         self.live = live
-        self._queue: deque[tuple[str, str, ToolResult]] = deque()
+        self._queue: deque[tuple[Action, ToolResult]] = deque()
         for step in steps:
             action = parse_action(step.action or "") if step.error_text is None else None
-            if action is not None and action.kind in ("search", "lookup"):
+            if action is not None and action.kind is not ActionKind.FINISH:
                 error = None if step.error is None else step.error.message  # a tool's failure
                 result = ToolResult(step.observation, dict(step.details), error=error)
-                self._queue.append((action.kind, action.argument, result))
-        self._played: list[tuple[str, str]] = []
+                self._queue.append((action, result))
+        self._played: list[Action] = []
         self._went_live = False
 
     def search(self, entity: str, *, deadline: Deadline) -> ToolResult:
-        return self._call("search", entity, deadline)
+        return self._call(Action(ActionKind.SEARCH, entity), deadline)
 
     def lookup(self, keyword: str, *, deadline: Deadline) -> ToolResult:
-        return self._call("lookup", keyword, deadline)
+        return self._call(Action(ActionKind.LOOKUP, keyword), deadline)
 
-    def _call(self, kind: str, argument: str, deadline: Deadline) -> ToolResult:
-        if not self._went_live and self._queue and self._queue[0][:2] == (kind, argument):
-            self._played.append((kind, argument))
-            return self._queue.popleft()[2]
+    def _call(self, action: Action, deadline: Deadline) -> ToolResult:
+        if not self._went_live and self._queue and self._queue[0][0] == action:
+            self._played.append(action)
+            return self._queue.popleft()[1]
         if self.live is None:
-            label = "Search" if kind == "search" else "Lookup"
-            raise ReplayMismatch(f"the recorded run made no {label}[{argument}] call here")
+            raise ReplayMismatch(f"the recorded run made no {action} call here")
         if not self._went_live:
             self._went_live = True
-            self._restore_live_state(kind, deadline)
-        return _tool(self.live, kind)(argument, deadline=deadline)
+            self._restore_live_state(action, deadline)
+        return _tool(self.live, action.kind)(action.argument, deadline=deadline)
 
-    def _restore_live_state(self, kind: str, deadline: Deadline) -> None:
+    def _restore_live_state(self, action: Action, deadline: Deadline) -> None:
         """A live Lookup reads the page of the last Search: replay those calls on ``live``."""
         assert self.live is not None
-        if kind != "lookup":
+        if action.kind is not ActionKind.LOOKUP:
             return
-        starts = [i for i, (k, _) in enumerate(self._played) if k == "search"]
-        for k, argument in self._played[starts[-1] :] if starts else []:
-            _tool(self.live, k)(argument, deadline=deadline)
+        starts = [i for i, played in enumerate(self._played) if played.kind is ActionKind.SEARCH]
+        for played in self._played[starts[-1] :] if starts else []:
+            _tool(self.live, played.kind)(played.argument, deadline=deadline)
 
 
-def _tool(tools: Tools, kind: str) -> Callable[..., ToolResult]:
-    """The tool ``kind`` names (search or lookup)."""
-    return tools.search if kind == "search" else tools.lookup
+def _tool(tools: Tools, kind: ActionKind) -> Callable[..., ToolResult]:
+    """The tool an action of ``kind`` calls (Search or Lookup)."""
+    return tools.search if kind is ActionKind.SEARCH else tools.lookup
 
 
 @dataclass(frozen=True)
