@@ -1,5 +1,5 @@
-"""The model endpoint: ``client.OpenAIClient`` (requests, errors, retries) and ``stream``
-(reading an answer); imported only when a command calls a model."""
+"""The model endpoint: ``client.OpenAIClient`` (requests, retries), ``stream`` (reading an
+answer) and ``failures`` (saying what went wrong); imported only when a command calls a model."""
 
 from __future__ import annotations
 

@@ -1,10 +1,11 @@
 """The model client: one ReAct step from any OpenAI-compatible endpoint (chat or completions).
 
 It builds the request, stops sending ``stop`` or ``stream_options`` once the endpoint rejects
-them (for the rest of the run), words every failure as an ``LLMError``, and lists the models
-an endpoint serves. Whatever a fresh request may fix (a connection error, 429/5xx, an answer
-that breaks off, stalls or is cut after its 200) is retried by the one ``retry.RetryPolicy``
-within the run's ``Deadline``; ``stream.AnswerReader`` reads the answer.
+them (for the rest of the run), raises an ``LLMError`` (worded by ``failures``) for what it
+cannot fix, and lists the models an endpoint serves. Whatever a fresh request may fix (a
+connection error, 429/5xx, an answer that breaks off, stalls or is cut after its 200) is retried
+by the one ``retry.RetryPolicy`` within the run's ``Deadline``; ``stream.AnswerReader`` reads
+the answer.
 """
 
 from __future__ import annotations
@@ -16,42 +17,23 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import requests
-from urllib3.exceptions import HTTPError
 
 from react_cli.deadline import NO_DEADLINE, Deadline, Watchdog
-from react_cli.errors import (
-    LLMAuthError,
-    LLMConnectionError,
-    LLMError,
-    LLMNotFoundError,
-    LLMRequestError,
-    LLMResponseError,
-    UsageError,
-)
-from react_cli.http import (
-    TIMED_OUT,
-    failure_reason,
-    is_transient,
-    make_session,
-    user_agent,
-    watched_request,
-)
+from react_cli.errors import LLMConnectionError, LLMResponseError, UsageError
+from react_cli.http import TIMED_OUT, is_transient, make_session, user_agent, watched_request
+from react_cli.llm.failures import Failures, always, reissued
 from react_cli.llm.stream import Answer, AnswerReader, BrokeOff, CutOff, Malformed, ShownOnce
 from react_cli.records import CHARS_PER_TOKEN, Api, Completion, RetryObserver, TextSink
 from react_cli.redaction import Redactor, redact_url, url_secrets
-from react_cli.retry import RETRY_STATUSES, GiveUp, Retryable, RetryPolicy
+from react_cli.retry import Retryable, RetryPolicy
 from react_cli.sizelimit import TooLarge, read_capped
-from react_cli.untrusted import decode, loads
-from react_cli.wording import plural
+from react_cli.untrusted import loads
 
-MAX_MESSAGE_CHARS = 300
 MODEL_HINT = "check the model name ('react-cli models' lists them) and the base URL"
 URL_HINT = "check the base URL (an OpenAI-compatible one usually ends in /v1)"
 LENGTH_SLACK = 4  # an answer is cut at 4x its estimated length: no honest answer reaches it
 DEFAULT_MAX_CHARS = 100_000  # when no max_tokens is set (long <think> blocks fit)
 BODY_OVERHEAD_BYTES = 64_000  # JSON around the text of a non-streamed answer
-ERROR_BODY_BYTES = 65_536  # of an error answer, only this much is read (its message is cut)
-EXCERPT_CHARS = 80  # of a malformed answer, shown in the error
 _MENTIONS_STOP = re.compile(r"\bstop(?:_sequences?)?\b", re.IGNORECASE)
 
 
@@ -91,10 +73,11 @@ class OpenAIClient:
         self.stop_supported = True
         self.stream_options_supported = True
         self._api_key = api_key or None
-        self._redact = Redactor([self._api_key, *url_secrets(self.url)])
+        redact = Redactor([self._api_key, *url_secrets(self.url)])
+        self._say = Failures(self.shown_url, model, self._api_key is not None, redact)
         self._policy = policy or RetryPolicy()
-        self._session = make_session(user_agent(), debug_log, self._redact)
-        self._log = self._redact.log(debug_log) or _ignore
+        self._session = make_session(user_agent(), debug_log, redact)
+        self._log = redact.log(debug_log) or _ignore
         self._on_retry = on_retry
 
     def close(self) -> None:
@@ -139,12 +122,12 @@ class OpenAIClient:
                 response = self._send(url, dog, deadline, accept="application/json")
                 with response:
                     if response.status_code >= 400:
-                        message = self._error_message(response)
-                        raise self._refusal(response, message, shown, URL_HINT)
+                        message = self._say.error_message(response)
+                        raise self._say.refusal(response, message, shown, URL_HINT)
                     try:
                         return read_capped(response.iter_content(65536), self._body_limit())
                     except requests.RequestException as exc:
-                        reason = self._reason(exc, dog)
+                        reason = self._say.reason(exc, dog)
                         raise LLMConnectionError(f"cannot reach {shown}: {reason}") from None
                     except TooLarge as exc:
                         raise LLMResponseError(
@@ -202,11 +185,11 @@ class OpenAIClient:
                 self._session, method, url, dog, timeout_s, json=json, headers=headers
             )
         except requests.RequestException as exc:
-            reason = self._reason(exc, dog)
+            reason = self._say.reason(exc, dog)
             error = LLMConnectionError(f"cannot reach {shown}: {reason}")
             if not is_transient(exc):
                 raise error from None
-            raise Retryable(reason, _always(error)) from None
+            raise Retryable(reason, always(error)) from None
 
     def _read(self, response: requests.Response, dog: Watchdog, sink: ShownOnce | None) -> Answer:
         """The answer of a 200; a cut or broken one is retryable (and never shown twice)."""
@@ -214,18 +197,18 @@ class OpenAIClient:
         try:
             return reader.read(response)
         except CutOff as exc:
-            raise Retryable("the stream was cut off", _reissued(self._malformed(exc))) from None
+            raise Retryable("the stream was cut off", reissued(self._say.malformed(exc))) from None
         except Malformed as exc:
-            raise self._malformed(exc) from None
+            raise self._say.malformed(exc) from None
         except BrokeOff as exc:
-            reason = TIMED_OUT if exc.cause is None else self._reason(exc.cause, dog)
+            reason = TIMED_OUT if exc.cause is None else self._say.reason(exc.cause, dog)
             error = LLMConnectionError(f"the answer from {self.shown_url} broke off: {reason}")
-            raise Retryable(reason, _reissued(error)) from None
+            raise Retryable(reason, reissued(error)) from None
 
     def _drop_rejected(self, response: requests.Response, body: dict[str, Any]) -> None:
         """Stop sending a parameter the endpoint rejected, or raise what the status means."""
         status = response.status_code
-        message = self._error_message(response)
+        message = self._say.error_message(response)
         if status == 400 and "stream_options" in body and "stream_options" in message:
             self.stream_options_supported = False
             self._log("endpoint rejected stream_options; retrying without it")
@@ -235,87 +218,16 @@ class OpenAIClient:
             self._log("endpoint rejected stop; retrying without it (cutting client-side)")
             return
         where = f"{self.shown_url} (model {self.model!r})"
-        raise self._refusal(response, message, where, MODEL_HINT)
-
-    def _error_message(self, response: requests.Response) -> str:
-        """The server's message from an error answer (at most ``ERROR_BODY_BYTES`` read)."""
-        try:
-            raw = response.raw.read(ERROR_BODY_BYTES, decode_content=True)
-        except (requests.RequestException, OSError, ValueError, HTTPError):
-            raw = b""
-        return self._clean(_server_message(decode(raw)))
-
-    def _refusal(
-        self, response: requests.Response, message: str, where: str, hint: str
-    ) -> Exception:
-        """What an error status means: a configuration error (401/403, 404 with ``hint``), a
-        rejected request, or (429, 5xx) a failure to retry, ending in "kept failing"."""
-        status = response.status_code
-        said = f": {message}" if message else ""
-        if status in (401, 403):
-            key = "rejected the API key" if self._api_key else "requires an API key"
-            return LLMAuthError(
-                f"the endpoint {key} (HTTP {status}) at {where}{said}; "
-                "set OPENAI_API_KEY or --api-key"
-            )
-        if status == 404:
-            return LLMNotFoundError(f"not found (HTTP 404) at {where}: {hint}{said}")
-        if status < 500 and status != 429:
-            return LLMRequestError(
-                f"the endpoint rejected the request (HTTP {status}) at {where}{said}"
-            )
-
-        def kept_failing(retries: int, out_of_time: bool) -> Exception:
-            late = "; no time left to retry within the run's time limit" if out_of_time else ""
-            return LLMConnectionError(
-                f"{where} kept failing with HTTP {status} after "
-                f"{plural(retries, 'retry', 'retries')}{said}{late}"
-            )
-
-        if status not in RETRY_STATUSES:
-            return kept_failing(0, False)
-        return Retryable.for_status(status, response.headers, kept_failing)
+        raise self._say.refusal(response, message, where, MODEL_HINT)
 
     def _body_limit(self) -> int:
         """The most bytes an answer (or one stream event) may take: its text at 4 bytes a
         character (UTF-8) and JSON around it; the text is cut at ``max_chars`` after."""
         return 4 * max(self.max_chars, DEFAULT_MAX_CHARS) + BODY_OVERHEAD_BYTES
 
-    def _malformed(self, exc: Malformed) -> LLMError:
-        what = str(exc)
-        if exc.excerpt is not None:  # quoted with secrets masked before it is cut
-            what += f": {self._redact(exc.excerpt)[:EXCERPT_CHARS]!r}"
-        return LLMResponseError(
-            f"{self.shown_url} (model {self.model!r}) answered HTTP 200 with {self._clean(what)}"
-        )
-
-    def _reason(self, exc: requests.RequestException, dog: Watchdog) -> str:
-        if dog.expired:
-            return TIMED_OUT
-        return failure_reason(exc) or self._clean(f"{type(exc).__name__}: {exc}")
-
-    def _clean(self, text: str) -> str:
-        """One short line for an error message, never holding a secret."""
-        text = " ".join(self._redact(text).split())
-        if len(text) > MAX_MESSAGE_CHARS:
-            text = text[: MAX_MESSAGE_CHARS - 1] + "…"
-        return text
-
 
 def _ignore(line: str) -> None:
     """The client's notes without ``--debug``."""
-
-
-def _always(error: Exception) -> GiveUp:
-    """A failure whose message does not change with the retries made."""
-    return lambda retries, out_of_time: error
-
-
-def _reissued(error: LLMError) -> GiveUp:
-    """A failure after the 200: its message ends with how often the request was re-issued."""
-    return lambda retries, out_of_time: type(error)(
-        f"{error} (after {plural(retries, 're-issued request')})"
-    )
 
 
 def _endpoint_url(base_url: str, api: str) -> str:
@@ -324,15 +236,3 @@ def _endpoint_url(base_url: str, api: str) -> str:
     parts = urlsplit(base_url)
     path = parts.path.rstrip("/") + ("/chat/completions" if api == Api.CHAT else f"/{api}")
     return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
-
-
-def _server_message(text: str) -> str:
-    """The human part of an error body: OpenAI ``error.message``, vLLM ``message``, or raw."""
-    try:
-        data = loads(text)
-    except ValueError:
-        return text
-    error = data.get("error", data) if isinstance(data, dict) else data
-    if isinstance(error, dict):
-        error = error.get("message") or error.get("detail") or error
-    return error if isinstance(error, str) else text
