@@ -31,7 +31,7 @@ from react_cli.redaction import Redactor  # noqa: E402
 from react_cli.replay import _CALL  # noqa: E402
 from react_cli.sizelimit import capped_lines  # noqa: E402
 from react_cli.wiki import base, html, sentences, titles, zim, zimbuild  # noqa: E402
-from react_cli.wiki.mediawiki import _answer  # noqa: E402
+from react_cli.wiki.query_answer import read_answer  # noqa: E402
 
 SIZES = (10_000, 100_000, 1_000_000)
 SECRET = "sk-" + "a" * 40
@@ -111,7 +111,7 @@ CASES = [
     Case("article_text: nested <div>", lambda n: repeat("<div>" + "x" * 95, n), html.article_text),
     Case("disambiguation: open class", lambda n: 'class="' + repeat("disambig ", n), disamb),
     Case("zimbuild heading: '=' line", lambda n: repeat("=", n) + "x", zimbuild._heading),
-    Case("MediaWiki answer: many pages", many_pages, _answer),
+    Case("MediaWiki answer: many pages", many_pages, read_answer),
     # Elsewhere (render.py, replay.py, scoring.py)
     Case("plain: open OSC, unfinished CSI", lambda n: open_escapes(n), render.plain),
     Case("replay call label: spaces", lambda n: "Thought 1:" + repeat(" ", n) + "x", _CALL.search),

@@ -5,7 +5,7 @@ A hit costs one request: the entity's case variants are looked up together with 
 disambiguation page or a miss costs a second request.
 
 Every answer is untrusted: it is read under the request's watchdog and size limit, decoded
-with replacement characters, and checked for the shape this module reads (``_Answer``);
+with replacement characters, and checked for the shape this backend reads (``query_answer``);
 anything else is a ``WikiError``, which the session shows the model as a failed tool call.
 Failures worth another try (connection errors, timeouts, 429/5xx, ``maxlag``) are retried by
 the one ``retry.RetryPolicy``; ``maxlag`` at most ``MAXLAG_RETRIES`` times, briefly.
@@ -28,6 +28,7 @@ from react_cli.retry import RETRY_STATUSES, GiveUp, Retryable, RetryPolicy, retr
 from react_cli.sizelimit import TooLarge, read_capped
 from react_cli.untrusted import decode, loads
 from react_cli.wiki.base import MAX_ANSWER_BYTES, REQUEST_FAILED, Article, SearchResult
+from react_cli.wiki.query_answer import Malformed, QueryAnswer, read_answer
 from react_cli.wiki.titles import case_variants, title_query
 
 MAXLAG_S = 5
@@ -42,37 +43,6 @@ _PAGE_PROPS = {
     "ppprop": "disambiguation",
     "redirects": "1",
 }
-
-
-class _Malformed(ValueError):
-    """An answer that is JSON but not of the shape the Action API documents."""
-
-
-@dataclass(frozen=True)
-class _Page:
-    title: str
-    extract: str | None  # None: not sent (several pages matched; extracts come one at a time)
-    disambiguation: bool
-    links: list[str]
-
-
-@dataclass(frozen=True)
-class _Answer:
-    """The parts of an ``action=query`` answer this module reads, checked."""
-
-    pages: dict[str, _Page]  # existing pages by title
-    normalized: dict[str, str]
-    redirects: dict[str, str]
-    search: list[str]
-
-    def first_existing(self, wanted: list[str]) -> _Page | None:
-        """The page for the first of ``wanted`` that exists, after normalisation and redirects."""
-        for title in wanted:
-            title = self.normalized.get(title, title)
-            title = self.redirects.get(title, title)
-            if title in self.pages:
-                return self.pages[title]
-        return None
 
 
 @dataclass
@@ -168,20 +138,20 @@ class MediaWikiBackend:
         position = {title: text.find(title.lower()) for title in titles}
         return sorted(titles, key=lambda t: (position[t] < 0, position[t]))
 
-    def _query(self, params: dict[str, str], search: _Search) -> _Answer:
+    def _query(self, params: dict[str, str], search: _Search) -> QueryAnswer:
         """One ``action=query``: its checked ``query`` object, ``maxlag`` retried."""
         full = {"action": "query", "format": "json", "formatversion": "2", "maxlag": str(MAXLAG_S)}
         full.update(params)
         if self._variant:
             full["variant"] = self._variant
 
-        def attempt() -> _Answer:
+        def attempt() -> QueryAnswer:
             data, retry_after = self._get(full, search)
             error = data.get("error")
             if error is None:
                 try:
-                    return _answer(data.get("query", {}))
-                except _Malformed as exc:
+                    return read_answer(data.get("query", {}))
+                except Malformed as exc:
                     self._fail(
                         f"{self._host} answered with a malformed query result ({exc})", search
                     )
@@ -261,46 +231,6 @@ class MediaWikiBackend:
 
     def _fail(self, reason: str, search: _Search) -> NoReturn:
         raise self._error(reason, search.retries) from None
-
-
-def _answer(query: Any) -> _Answer:
-    """The checked form of a ``query`` object; ``_Malformed`` says what is wrong."""
-    if not isinstance(query, dict):
-        raise _Malformed("not an object")
-    pages = {}
-    for page in _list(query, "pages"):
-        if page.get("missing") or page.get("invalid"):
-            continue
-        title = _text(page, "title")
-        extract = page.get("extract")
-        if extract is not None and not isinstance(extract, str):
-            raise _Malformed(f"an extract of type {type(extract).__name__}")
-        props = page.get("pageprops", {})
-        if not isinstance(props, dict):
-            raise _Malformed("pageprops not an object")
-        links = [_text(link, "title") for link in _list(page, "links")]
-        pages[title] = _Page(title, extract, "disambiguation" in props, links)
-    return _Answer(
-        pages=pages,
-        normalized={_text(n, "from"): _text(n, "to") for n in _list(query, "normalized")},
-        redirects={_text(r, "from"): _text(r, "to") for r in _list(query, "redirects")},
-        search=[_text(hit, "title") for hit in _list(query, "search")],
-    )
-
-
-def _list(data: dict[str, Any], key: str) -> list[dict[str, Any]]:
-    """``data[key]``: a list of objects (missing: empty)."""
-    items = data.get(key, [])
-    if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
-        raise _Malformed(f"'{key}' not a list of objects")
-    return items
-
-
-def _text(data: dict[str, Any], key: str) -> str:
-    value = data.get(key)
-    if not isinstance(value, str):
-        raise _Malformed(f"'{key}' missing or not text")
-    return value
 
 
 def _plain_reason(response: requests.Response, body: bytes) -> str:
