@@ -30,7 +30,7 @@ from react_cli import cutter, parser, render, scoring, untrusted  # noqa: E402
 from react_cli.redaction import Redactor  # noqa: E402
 from react_cli.replay import _CALL  # noqa: E402
 from react_cli.sizelimit import capped_lines  # noqa: E402
-from react_cli.wiki import base, html, sentences, titles, zim, zimbuild  # noqa: E402
+from react_cli.wiki import base, html, html_body, sentences, titles, zim, zimbuild  # noqa: E402
 from react_cli.wiki.query_answer import read_answer  # noqa: E402
 
 SIZES = (10_000, 100_000, 1_000_000)
@@ -107,7 +107,7 @@ CASES = [
     Case("clean_entity: nested quotes", lambda n: repeat("“", n // 2) + repeat("”", n // 2), clean),
     Case("clean_entity: stacked full stops", lambda n: "x" + repeat(" .", n), clean),
     Case("fold: punctuation and CJK", lambda n: repeat("貓 -", n), titles.fold),
-    Case("body_slice: every tag unclosed", lambda n: repeat(UNCLOSED, n), html.body_slice),
+    Case("body_slice: every tag unclosed", lambda n: repeat(UNCLOSED, n), html_body.body_slice),
     Case("article_text: nested <div>", lambda n: repeat("<div>" + "x" * 95, n), html.article_text),
     Case("disambiguation: open class", lambda n: 'class="' + repeat("disambig ", n), disamb),
     Case("zimbuild heading: '=' line", lambda n: repeat("=", n) + "x", zimbuild._heading),
