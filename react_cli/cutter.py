@@ -1,6 +1,9 @@
-"""What is cut from a model's text before anything reads it: an invented ``Observation``
-line and everything after it (at once, or while the text streams in), and ``<think>`` blocks.
-Pure functions and one incremental cutter; nothing here does I/O or raises on bad input."""
+"""What is cut from a model's text before anything reads it: invented observations, thinking.
+
+An invented ``Observation`` line and everything after it go, at once or while the text
+streams in; so do ``<think>`` blocks. Pure functions and one incremental cutter; nothing here
+does I/O or raises on bad input.
+"""
 
 from __future__ import annotations
 

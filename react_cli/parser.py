@@ -1,5 +1,8 @@
-"""Pure functions that read what a model wrote: its thought and action, and which part of it
-the loop keeps. Nothing here does I/O or raises on bad input."""
+"""Pure functions that read what a model wrote: its thought and action, and what is kept.
+
+Which part of a reply goes back into the prompt, and which part the loop ignores, is decided
+here too. Nothing here does I/O or raises on bad input.
+"""
 
 from __future__ import annotations
 

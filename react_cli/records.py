@@ -1,8 +1,8 @@
-"""The vocabulary every layer shares: stop reasons, token usage and cost, one call's result,
-retry notices, and the ``Model`` / ``Tools`` protocols the loop calls.
+"""The vocabulary every layer shares: stop reasons, usage, call results, the loop's protocols.
 
-The loop gets its model and tools injected through these protocols, so a scripted model or
-the recorded model and tools of a replay take the place of the HTTP client and Wikipedia.
+Also the cost of tokens and the retry notices. The loop gets its model and tools injected
+through the protocols, so a scripted model or the recorded model and tools of a replay take
+the place of the HTTP client and Wikipedia.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The one gate for local bytes: text made valid Unicode, JSON bounded in size, depth, numbers.
+"""The one gate for bytes from outside: text made valid Unicode, JSON bounded and cleaned.
 
 Files, stdin and argv come from outside: a lone surrogate (a ``"\\ud800"`` escape, or an argv
 byte that is not UTF-8) cannot be encoded again, so it would break the trace or the row that

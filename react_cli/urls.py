@@ -1,5 +1,7 @@
-"""The URLs settings name: Wikipedia's language hosts and variants, MediaWiki host roots, and
-whether requests can use a URL at all (checked once, when the settings are resolved)."""
+"""The URLs settings name: Wikipedia language hosts and variants, MediaWiki roots, usability.
+
+Whether requests can use a URL at all is checked once, when the settings are resolved.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
-"""The values a setting may take: ranges, upper bounds of durations and counts, a usable API
-key, variant and URLs; checked once, when the settings are resolved, so a typo fails at once
-with the option's name instead of breaking a run later."""
+"""The values a setting may take, checked once when the settings are resolved.
+
+Ranges, upper bounds of durations and counts, a usable API key, variant and URLs: a typo
+fails at once with the option's name instead of breaking a run later.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Wiring: the model client, the tools and the run configuration from settings; one question
-run and its trace kept.
+"""Wiring: model, tools and run configuration from settings; one question run, its trace kept.
 
 Shared by ``ask`` and by batch commands, so a run means the same thing everywhere.
 """

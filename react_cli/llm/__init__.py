@@ -1,5 +1,8 @@
-"""The model endpoint: ``client.OpenAIClient`` (requests, retries), ``stream`` (reading an
-answer) and ``failures`` (saying what went wrong); imported only when a command calls a model."""
+"""The model endpoint: a client, the reader of its answers, and the words for its failures.
+
+``client.OpenAIClient`` sends requests and retries them, ``stream`` reads an answer,
+``failures`` says what went wrong; imported only when a command calls a model.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
-"""How the model endpoint's failures are said: what an error status means (a key or a model to
-fix, a rejected request, a server that kept failing), an unusable answer, a broken connection;
-each one short line that never holds a secret."""
+"""How the model endpoint's failures are said: one short line each, never holding a secret.
+
+What an error status means (a key or a model to fix, a rejected request, a server that kept
+failing), an unusable answer, a broken connection.
+"""
 
 from __future__ import annotations
 

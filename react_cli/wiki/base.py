@@ -1,5 +1,6 @@
-"""The backend-neutral half of the Wikipedia tools: records, the backend protocol, and the
-stateful Search/Lookup session with the paper's observation strings.
+"""The backend-neutral half of the Wikipedia tools: the backend protocol and the session.
+
+The session is the stateful Search/Lookup of the paper, with its observation strings.
 
 Backends only answer "which article is this entity?"; everything the model sees (sentence
 choice, Lookup numbering, caps, error wording) is decided here, so every backend behaves

@@ -1,5 +1,6 @@
-"""The article body of a Wikipedia page's HTML, cut out by linear scans before it is parsed:
-from the article container to the first closing section (See also, References, ...), without
+"""The article body of a Wikipedia page's HTML, cut out by linear scans before it is parsed.
+
+It runs from the article container to the first closing section (See also, References, ...), without
 the markup the text walk skips anyway (MathML, styles, reference markers, edit links, the
 table of contents, link tags). The closing sections are about two thirds of a long article's
 bytes, so parsing only the body is what makes ``html.article_text`` fast.

@@ -1,5 +1,7 @@
-"""The parts of a MediaWiki ``action=query`` answer the backend reads, checked for the shape
-the Action API documents: anything else is ``Malformed`` (the answer is untrusted)."""
+"""The parts of a MediaWiki ``action=query`` answer the backend reads, checked.
+
+The answer is untrusted: anything but the shape the Action API documents is ``Malformed``.
+"""
 
 from __future__ import annotations
 
