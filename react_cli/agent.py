@@ -100,7 +100,8 @@ class _Running:
             error = f"the time limit ({self.limits.timeout_s:g} s) was reached"
         elif stop_reason is StopReason.TOOL_ERRORS:
             calls = plural(self.limits.max_tool_errors, "failed tool call")
-            error = f"{self.steps[-1].error.message} ({calls} in a row)"  # type: ignore[union-attr]
+            last = self.steps[-1].error
+            error = f"{last.message if last else 'the tool failed'} ({calls} in a row)"
         run = Run(
             question=question,
             answer=answer,

@@ -94,9 +94,10 @@ class _WatchedTimeout(Timeout):
     def __init__(self, watchdog: Watchdog, connect: float, read: float) -> None:
         super().__init__(connect=connect, read=read)
         self.watchdog = watchdog
+        self._seconds = (connect, read)
 
     def clone(self) -> _WatchedTimeout:
-        return _WatchedTimeout(self.watchdog, self._connect, self._read)  # type: ignore[arg-type]
+        return _WatchedTimeout(self.watchdog, *self._seconds)
 
 
 def watched_request(
