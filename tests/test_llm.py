@@ -331,3 +331,16 @@ def test_debug_log_redacts_the_key(make_client: MakeClient) -> None:
     assert "Bearer ***" in lines[0]
     assert any(line.startswith("HTTP 200 ") for line in lines)
     assert all(KEY not in line and "\n" not in line for line in lines)
+
+
+def test_debug_log_shows_a_request_before_it_is_sent() -> None:
+    """One logger for every request: a refused one is logged too (no answer to log after)."""
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    lines: list[str] = []
+    client = OpenAIClient(base_url=url, model="m", policy=FAST, api_key=KEY, debug_log=lines.append)
+    with pytest.raises(LLMConnectionError):
+        client.complete(PROMPT, STOP, deadline=NO_DEADLINE)
+    client.close()
+    posts = [line for line in lines if line.startswith(f"POST {url}/chat/completions ")]
+    assert len(posts) == FAST.retries + 1 and '"Authorization": "Bearer ***"' in posts[0]
+    assert '"model": "m"' in posts[0] and all(KEY not in line for line in lines)
