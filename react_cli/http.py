@@ -33,13 +33,13 @@ TIMED_OUT = "timed out waiting for the answer"
 # Exception types met in a failure's chain, most specific first, and how we say them.
 _REASONS: tuple[tuple[tuple[type[BaseException], ...], str], ...] = (
     ((ConnectionRefusedError,), "connection refused"),
+    ((requests.ConnectTimeout,), "timed out connecting"),  # not raised for NewConnectionError
+    ((u3.ReadTimeoutError, requests.ReadTimeout, TimeoutError), TIMED_OUT),
     ((socket.gaierror, u3.NameResolutionError), "cannot resolve the host name"),
     ((ssl.SSLError, ssl.CertificateError, u3.SSLError), "TLS/SSL error"),
     ((http.client.RemoteDisconnected,), "the server closed the connection without answering"),
     ((ConnectionResetError, BrokenPipeError), "the connection was reset"),
     ((http.client.IncompleteRead, u3.ProtocolError), "the connection broke off mid-answer"),
-    ((requests.ConnectTimeout,), "timed out connecting"),  # not raised for NewConnectionError
-    ((u3.ReadTimeoutError, requests.ReadTimeout, TimeoutError), TIMED_OUT),
 )
 
 
