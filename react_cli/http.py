@@ -13,6 +13,7 @@ import http.client
 import json
 import socket
 import ssl
+import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -176,7 +177,9 @@ class _Adapter(HTTPAdapter):
         manager.pool_classes_by_scheme = dict(_WATCHED_POOLS)
         return manager
 
-    def send(self, request: requests.PreparedRequest, *args: Any, **kwargs: Any) -> Any:
+    def send(
+        self, request: requests.PreparedRequest, *args: Any, **kwargs: Any
+    ) -> requests.Response:
         if self._log is None:
             return super().send(request, *args, **kwargs)
         url = redact_url(str(request.url), keep_query=True)
@@ -185,8 +188,9 @@ class _Adapter(HTTPAdapter):
         if body:
             line += f" body={body.decode('utf-8', 'replace') if isinstance(body, bytes) else body}"
         self._log(line)
+        started = time.monotonic()
         response = super().send(request, *args, **kwargs)
-        elapsed = response.elapsed.total_seconds()
+        elapsed = time.monotonic() - started  # the session sets response.elapsed only later
         self._log(
             f"HTTP {response.status_code} {url} in {elapsed:.3f}s "
             f"headers={_headers(response.headers)}"
