@@ -54,6 +54,7 @@ def default_trace_path(home: Path, created: datetime, question: str) -> Path:
 
 
 _RUN_HEAD = ("question", "answer", "stop_reason", "error")  # the run's keys before config
+_RUN_KEYS = frozenset({*_RUN_HEAD, "usage", "duration_s", "steps"})
 _FALLBACK_TEMPLATE = "Question: {question}\n"
 
 
@@ -99,7 +100,7 @@ class Trace:
             fields = {key: _text(document, key) for key in ("id", "created", "prompt_template")}
         except (TypeError, ValueError, KeyError, AttributeError) as exc:
             raise TraceError(f"{path}: malformed trace ({exc})") from None
-        known = {"version", "config", *fields, *run.to_json()}
+        known = {"version", "config", *fields, *_RUN_KEYS}
         extra = {key: value for key, value in document.items() if key not in known}
         return cls(run, config, **fields, extra=extra, path=path)
 
