@@ -1,6 +1,6 @@
 """Agent overhead per step: full runs against an instant model and an in-memory wiki.
 
-Each run is ``run.run_question`` (loop, parsing, the real WikiSession with sentence splitting,
+Each run is ``wiring.run_question`` (loop, parsing, the real WikiSession with sentence splitting,
 trace document and atomic trace write) with the shipped hotpotqa prompt. The model answers
 instantly and the wiki is a dict of real recorded pages, so what is left after subtracting the
 model and tool time the loop measured itself is react-cli's own cost per step.
@@ -20,9 +20,10 @@ import _common
 from scripted import ScriptedModel
 
 from react_cli.config import Settings
+from react_cli.deadline import Deadline
 from react_cli.prompts import load_prompt
-from react_cli.run import run_question
-from react_cli.wiki.base import Article, SearchOutcome, WikiSession
+from react_cli.wiki.base import Article, SearchResult, WikiSession
+from react_cli.wiring import run_question
 
 PAGES = json.loads((_common.TESTS / "fixtures" / "wiki" / "pages.json").read_text("utf-8"))
 
@@ -30,9 +31,9 @@ PAGES = json.loads((_common.TESTS / "fixtures" / "wiki" / "pages.json").read_tex
 class MemoryBackend:
     """Real recorded pages from a dict: a hit is an Article, a miss has no suggestions."""
 
-    def search(self, entity: str) -> SearchOutcome:
+    def search(self, entity: str, *, deadline: Deadline) -> SearchResult:
         text = PAGES.get(entity)
-        return SearchOutcome(Article(entity, text) if text is not None else None)
+        return SearchResult(Article(entity, text) if text is not None else None)
 
 
 def script(steps: int) -> list[str]:
@@ -61,7 +62,7 @@ def main() -> None:
             model = ScriptedModel(script(args.steps))
             tools = WikiSession(backend)
             started = time.perf_counter()
-            outcome = run_question(
+            trace = run_question(
                 "Which magazine was started first, Arthur's Magazine or First for Women?",
                 settings=settings,
                 template=template,
@@ -70,7 +71,7 @@ def main() -> None:
                 trace_path=Path(tmp) / f"{i}.json",
             )
             total_wall += time.perf_counter() - started
-            result = outcome.result
+            result = trace.run
             assert result.stop_reason == "finish", result.stop_reason
             steps += len(result.steps)
             model_s += sum(step.latency_s for step in result.steps)

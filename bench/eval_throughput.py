@@ -29,7 +29,7 @@ from react_cli.eval.plan import EvalPlan
 from react_cli.eval.runner import evaluate
 from react_cli.eval.store import claim_folder
 from react_cli.prompts import load_prompt
-from react_cli.run import build_backend, build_model
+from react_cli.wiring import build_backend, build_model
 
 CALLS_PER_QUESTION = 2
 

@@ -26,12 +26,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from react_cli import parser, render, sanitize, scoring  # noqa: E402
+from react_cli import cutter, parser, render, scoring, untrusted  # noqa: E402
 from react_cli.redaction import Redactor  # noqa: E402
 from react_cli.replay import _CALL  # noqa: E402
 from react_cli.sizelimit import capped_lines  # noqa: E402
-from react_cli.wiki import base, html, sentences, titles, zim, zimbuild  # noqa: E402
-from react_cli.wiki.mediawiki import _answer  # noqa: E402
+from react_cli.wiki import base, html, html_body, sentences, titles, zim, zimbuild  # noqa: E402
+from react_cli.wiki.query_answer import read_answer  # noqa: E402
 
 SIZES = (10_000, 100_000, 1_000_000)
 SECRET = "sk-" + "a" * 40
@@ -55,15 +55,15 @@ def chunks(text: str, width: int) -> list[str]:
 
 
 def feed_all(pieces: list[str]) -> str:
-    cutter = parser.ObservationCutter()
-    return "".join(cutter.feed(piece) for piece in pieces) + cutter.flush()
+    stream = cutter.ObservationCutter()
+    return "".join(stream.feed(piece) for piece in pieces) + stream.flush()
 
 
 def sse_lines(pieces: list[str]) -> int:
     return sum(1 for _ in capped_lines([piece.encode() for piece in pieces], 10**9))
 
 
-loads, split, clean = sanitize.loads, sentences.split_sentences, titles.clean_entity
+loads, split, clean = untrusted.loads, sentences.split_sentences, titles.clean_entity
 disamb, REDACT = zim._is_disambiguation, Redactor([SECRET])
 
 
@@ -91,13 +91,13 @@ def many_pages(size: int) -> dict[str, object]:
 
 
 CASES = [
-    # The model's text (parser.py)
-    Case("cut_at_observation: marks", lambda n: repeat("* _ # > ", n), parser.cut_at_observation),
+    # The model's text (cutter.py, parser.py)
+    Case("cut_at_observation: marks", lambda n: repeat("* _ # > ", n), cutter.cut_at_observation),
     Case("cutter: a held line, 'Obs' lines", lambda n: chunks(held_then_obs(n), 16), feed_all),
-    Case("strip_think: unclosed tags", lambda n: repeat("<think>", n), parser.strip_think),
+    Case("strip_think: unclosed tags", lambda n: repeat("<think>", n), cutter.strip_think),
     Case("parse_step: emphasis lines, labels", lambda n: lines_then_labels(n), parser.parse_step),
     Case("parse_step: '[' runs", lambda n: "Finish" + repeat("[", n), parser.parse_step),
-    # The stream and the answers around it (sizelimit.py, sanitize.py, redaction.py)
+    # The stream and the answers around it (sizelimit.py, untrusted.py, redaction.py)
     Case("SSE lines: 16-byte pieces", lambda n: chunks(repeat(": ping\n\n", n), 16), sse_lines),
     Case("JSON: lone surrogate escapes", lambda n: json.dumps([repeat("\ud800x", n)]), loads),
     Case("redactor: near-misses, one hit", lambda n: repeat(SECRET[:-1] + " ", n) + SECRET, REDACT),
@@ -107,11 +107,11 @@ CASES = [
     Case("clean_entity: nested quotes", lambda n: repeat("“", n // 2) + repeat("”", n // 2), clean),
     Case("clean_entity: stacked full stops", lambda n: "x" + repeat(" .", n), clean),
     Case("fold: punctuation and CJK", lambda n: repeat("貓 -", n), titles.fold),
-    Case("body_slice: every tag unclosed", lambda n: repeat(UNCLOSED, n), html.body_slice),
+    Case("body_slice: every tag unclosed", lambda n: repeat(UNCLOSED, n), html_body.body_slice),
     Case("article_text: nested <div>", lambda n: repeat("<div>" + "x" * 95, n), html.article_text),
     Case("disambiguation: open class", lambda n: 'class="' + repeat("disambig ", n), disamb),
     Case("zimbuild heading: '=' line", lambda n: repeat("=", n) + "x", zimbuild._heading),
-    Case("MediaWiki answer: many pages", many_pages, _answer),
+    Case("MediaWiki answer: many pages", many_pages, read_answer),
     # Elsewhere (render.py, replay.py, scoring.py)
     Case("plain: open OSC, unfinished CSI", lambda n: open_escapes(n), render.plain),
     Case("replay call label: spaces", lambda n: "Thought 1:" + repeat(" ", n) + "x", _CALL.search),

@@ -22,7 +22,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from react_cli.http import RetryPolicy, make_session, user_agent  # noqa: E402
+from react_cli.deadline import NO_DEADLINE  # noqa: E402
+from react_cli.http import make_session, user_agent  # noqa: E402
+from react_cli.retry import RetryPolicy  # noqa: E402
 from react_cli.wiki import WikiSession  # noqa: E402
 from react_cli.wiki.mediawiki import MediaWikiBackend  # noqa: E402
 from react_cli.wiki.titles import clean_entity, fold, folded_match  # noqa: E402
@@ -69,16 +71,17 @@ def stand_in(rows: list[dict[str, object]]) -> FakeMediaWiki:
 def replay(rows: list[dict[str, object]]) -> Tally:
     tally = Tally()
     with stand_in(rows) as host:
-        backend = MediaWikiBackend(host.url, make_session(user_agent(), RetryPolicy(0)), 10.0)
+        session = make_session(user_agent())
+        backend = MediaWikiBackend(host.url, session, 10.0, policy=RetryPolicy(0))
         for row in rows:
             argument = str(row["argument"])
             similar = [str(t) for t in row["similar"]]  # type: ignore[attr-defined]
             expected = folded_match(clean_entity(argument), similar)
             host.requests.clear()
-            before = backend.search(argument).article is not None
+            before = backend.search(argument, deadline=NO_DEADLINE).article is not None
             tally.requests_before += len(host.requests)
             host.requests.clear()
-            details = WikiSession(backend).search(argument).details
+            details = WikiSession(backend).search(argument, deadline=NO_DEADLINE).details
             tally.requests_after += len(host.requests)
             title = details.get("resolved_title")
             if title is not None and fold(str(title)) != fold(argument):

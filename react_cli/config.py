@@ -1,31 +1,32 @@
 """Settings resolution: command-line flag > environment variable > config file > default.
 
 The home directory holds ``config.toml`` and ``traces/``; it is the platform's user data dir
-unless ``REACT_CLI_HOME`` points elsewhere.
+unless ``REACT_CLI_HOME`` points elsewhere. The values are checked by ``validation`` once
+resolved; ``urls`` turns a Wikipedia URL given as a page or its API into its host root.
 """
 
 from __future__ import annotations
 
 import math
 import os
-import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from react_cli.environment import ENV_VARS, HOME_ENV
 from react_cli.errors import UsageError
 from react_cli.untrusted import BadInput, clean_text, not_regular, read_text
+from react_cli.urls import default_variant, wiki_root
+from react_cli.validation import validate
+from react_cli.wording import did_you_mean
 
 if TYPE_CHECKING:
     from react_cli.records import Prices
 
 CONFIG_NAME = "config.toml"
-APIS = ("chat", "completions")
 MAX_CONFIG_BYTES = 1 << 20
 
 
@@ -114,79 +115,6 @@ _FIELD_TYPES = {f.name: f.type for f in fields(Settings)}
 _PATHS = frozenset({"prompt", "wiki"})
 """Settings that may name a file: kept as the OS gave them, so any file name can be opened."""
 
-MAX_DURATION_S = 7 * 24 * 3600
-"""The longest time limit, backoff or wait (longer ones overflow sleep() and socket timeouts)."""
-MAX_COUNTS = {
-    "max_steps": 1000,
-    "max_parse_errors": 1000,
-    "max_repeats": 1000,
-    "max_tool_errors": 1000,
-    "retries": 100,
-    "max_tokens": 10_000_000,
-    "max_total_tokens": 1_000_000_000,
-    "max_observation_chars": 1_000_000,
-}
-"""The largest meaningful value of each count; beyond it a value is a typo, not a setting."""
-_DURATIONS = (
-    "timeout_s",
-    "wiki_timeout_s",
-    "run_timeout_s",
-    "retry_backoff_s",
-    "max_retry_after_s",
-)
-_FLAGS = {
-    "max_steps": "--max-steps",
-    "max_tokens": "--max-tokens",
-    "max_total_tokens": "--max-total-tokens",
-    "run_timeout_s": "--timeout",
-}
-LANGUAGES_FILE = Path(__file__).resolve().parent / "data" / "wikipedia-languages.txt"
-VARIANT_CODE = re.compile(r"[a-z]{2,3}(?:-[a-z0-9]{2,8})*")
-ZH_DEFAULT_VARIANT = "zh-cn"
-# Paths of a MediaWiki URL that are not its root: the API, index.php, or a page.
-_NOT_A_ROOT = re.compile(r"/w(?:/(?:api|index)\.php)?/?$|/wiki(?:/.*)?$")
-
-
-def lang_host(lang: str) -> str:
-    """The live Wikipedia of a language code: ``zh`` -> ``https://zh.wikipedia.org``."""
-    code = lang.strip().lower()
-    known = wikipedia_languages()
-    if code not in known:
-        raise UsageError(
-            f"--lang {_with_suggestion(lang, known)} is not a Wikipedia language: "
-            "give a code such as en, de or zh"
-        )
-    return f"https://{code}.wikipedia.org"
-
-
-def wikipedia_languages() -> frozenset[str]:
-    """The language editions of Wikipedia (package data; see the file for its source)."""
-    lines = LANGUAGES_FILE.read_text(encoding="utf-8").splitlines()
-    return frozenset(line for line in lines if line and not line.startswith("#"))
-
-
-def wiki_root(wiki: str) -> str:
-    """A MediaWiki URL given as its API or a page (``https://host/w/api.php``, ``.../wiki/X``)
-    is the host root the backend wants; any other value is left as it is."""
-    try:
-        parts = urlsplit(wiki)
-    except ValueError:  # an unparsable URL: refused with the reason by check_url
-        return wiki
-    if parts.scheme in ("http", "https") and parts.netloc and _NOT_A_ROOT.match(parts.path):
-        return f"{parts.scheme}://{parts.netloc}"
-    return wiki
-
-
-def default_variant(wiki: str) -> str | None:
-    """zh-cn for Chinese Wikipedia hosts, so text is not a mix of scripts; else none."""
-    from urllib.parse import urlsplit
-
-    try:
-        host = urlsplit(wiki).hostname or ""
-    except ValueError:  # an unparsable URL: refused with the reason by check_url
-        return None
-    return ZH_DEFAULT_VARIANT if host.startswith("zh.") else None
-
 
 def load_config_file(path: Path) -> dict[str, Any]:
     """The ``[defaults]``-free flat TOML table of settings; missing file = empty."""
@@ -211,17 +139,9 @@ def load_config_file(path: Path) -> dict[str, Any]:
         raise UsageError(f"config file {path}: a number too long to read") from None
     unknown = sorted(set(data) - set(_FIELD_TYPES) - {PRICES_TABLE})
     if unknown:
-        named = ", ".join(_with_suggestion(key) for key in unknown)
+        named = ", ".join(did_you_mean(key, (*_FIELD_TYPES, PRICES_TABLE)) for key in unknown)
         raise UsageError(f"config file {path}: unknown setting(s): {named}")
     return data
-
-
-def _with_suggestion(key: str, known: Iterable[str] = (*_FIELD_TYPES, PRICES_TABLE)) -> str:
-    """``modle (did you mean model?)`` for a misspelt name."""
-    import difflib
-
-    close = difflib.get_close_matches(key, list(known), n=1)
-    return f"{key} (did you mean {close[0]}?)" if close else key
 
 
 def _model_prices(table: Any, model: str | None, path: Path) -> dict[str, float]:
@@ -273,92 +193,6 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
         raise UsageError(f"{origin}: invalid value{shown} for {name}") from None
 
 
-def _validate(settings: Settings, origins: Mapping[str, Origin]) -> None:
-    if settings.api not in APIS:
-        where = origins["api"].describe() if origins["api"].source != Source.FLAG else "--api"
-        raise UsageError(f"{where} must be one of {', '.join(APIS)}, not {settings.api!r}")
-    checks = [
-        (settings.max_steps >= 1, "--max-steps must be at least 1"),
-        (0 <= settings.temperature <= 2, "--temperature must be between 0 and 2"),
-        (settings.max_tokens >= 1, "--max-tokens must be ≥ 1"),
-        (settings.max_observation_chars >= 50, "max_observation_chars must be at least 50"),
-        (settings.timeout_s > 0, "timeout_s must be positive"),
-        (settings.wiki_timeout_s > 0, "wiki_timeout_s must be positive"),
-        (
-            settings.run_timeout_s is None or settings.run_timeout_s > 0,
-            "--timeout must be positive",
-        ),
-        (settings.retries >= 0, "retries must be ≥ 0"),
-        (settings.retry_backoff_s >= 0, "retry_backoff_s must be ≥ 0"),
-        (settings.max_retry_after_s >= 0, "max_retry_after_s must be ≥ 0"),
-        (settings.max_parse_errors >= 1, "max_parse_errors must be at least 1"),
-        (settings.max_tool_errors >= 1, "max_tool_errors must be at least 1"),
-        (settings.max_repeats >= 2, "max_repeats must be at least 2"),
-        (
-            settings.max_total_tokens is None or settings.max_total_tokens >= 1,
-            "--max-total-tokens must be ≥ 1",
-        ),
-        (
-            all(p is None or p >= 0 for p in (settings.price_input, settings.price_output)),
-            "prices must be ≥ 0",
-        ),
-    ]
-    for ok, message in checks:
-        if not ok:
-            raise UsageError(message)
-    from react_cli.redaction import check_api_key
-
-    check_api_key(settings.api_key)
-    if settings.variant is not None and not VARIANT_CODE.fullmatch(settings.variant):
-        raise UsageError(f"--variant must look like zh-cn or zh-tw, not {settings.variant!r}")
-    if not settings.base_url.startswith(("http://", "https://")):
-        raise UsageError(f"--base-url must be an http(s) URL, not {settings.base_url!r}")
-    _check_bounds(settings)
-    check_url("--base-url", settings.base_url)
-    if settings.wiki.split(":", 1)[0].lower() in ("http", "https"):  # zim:PATH is a file
-        check_url("--wiki", settings.wiki)
-
-
-def _check_bounds(settings: Settings) -> None:
-    """Values that pass the type checks but would break a run later are refused now."""
-    limits = [(name, float(MAX_DURATION_S)) for name in _DURATIONS]
-    for name, limit in [*MAX_COUNTS.items(), *limits]:
-        value = getattr(settings, name)
-        if value is not None and value > limit:
-            unit = f" s ({limit / 86400:g} days)" if name in _DURATIONS else ""
-            raise UsageError(f"{_FLAGS.get(name, name)} must be at most {limit:,.0f}{unit}")
-
-
-def check_url(option: str, url: str) -> None:
-    """UsageError unless ``url`` is an http(s) URL with a host that requests can use.
-
-    The URL itself is not shown: it may hold a password.
-    """
-    from urllib.parse import urlsplit
-
-    problem = None
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError for a port out of range or not a number
-        host = parts.hostname
-    except ValueError as exc:
-        problem = str(exc)
-    else:
-        if parts.scheme.lower() not in ("http", "https"):
-            problem = "it is not http:// or https://"
-        elif not host:
-            problem = "it has no host"
-        elif not url.isprintable() or any(ch.isspace() for ch in url):
-            problem = "it holds white space or control characters"
-        else:
-            try:
-                host.encode("idna")
-            except UnicodeError:
-                problem = "its host is not a valid domain name"
-    if problem is not None:
-        raise UsageError(f"{option} is not a usable URL: {problem}")
-
-
 def resolve(
     flags: Mapping[str, Any],
     env: Mapping[str, str] = os.environ,
@@ -404,5 +238,6 @@ def resolve_with_origins(
     if settings.variant is None:
         values["variant"] = default_variant(settings.wiki)
     settings = Settings(**values)
-    _validate(settings, origins)
+    api = origins["api"]
+    validate(settings, api.describe() if api.source != Source.FLAG else "--api")
     return settings, origins

@@ -1,12 +1,12 @@
 """The one exception tree of react-cli.
 
-Every failure a user can meet is a ``ReactCliError``; ``cli.py`` maps it to a one-line
-``Error: ...`` on stderr and to the exception's ``exit_code``:
+Every failure a user can meet is a ``ReactCliError``; the command line (``cli/app.py``) prints
+it as one ``Error: ...`` line on stderr and exits with the exception's ``exit_code``:
 
 - ``UsageError`` (2): bad option value, missing model or endpoint, empty question.
 - ``LLMError`` (1): the model endpoint failed after retries or refused the request;
   ``LLMConfigError`` (2) when it refused the configuration (401/403 key, 404 model or URL).
-- ``WikiError`` (1): a Wikipedia backend failed. Inside a run the agent turns it into an
+- ``WikiError`` (1): a Wikipedia backend failed. Inside a run the tools turn it into an
   observation instead, so this only escapes from direct tool commands.
 - ``TraceError`` (1): a trace file is missing, truncated, not JSON or of an unknown version.
 - ``StoreError`` (1): an eval folder's ``results.jsonl`` or ``summary.json`` cannot be written.
@@ -66,7 +66,13 @@ class LLMResponseError(LLMError):
 
 
 class WikiError(ReactCliError):
-    """A Wikipedia backend failed: host unreachable, error answers, malformed data."""
+    """A Wikipedia backend failed: host unreachable, error answers, malformed data.
+
+    ``retries`` counts the requests made again before it gave up (a step records them)."""
+
+    def __init__(self, message: str, retries: int = 0) -> None:
+        super().__init__(message)
+        self.retries = retries
 
 
 class TraceError(ReactCliError):

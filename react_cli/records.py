@@ -1,7 +1,8 @@
-"""Typed records passed between the loop, the model client, the tools and the trace.
+"""The vocabulary every layer shares: stop reasons, usage, call results, the loop's protocols.
 
-The loop (``agent.py``) depends only on these records and on the two protocols below, so a
-model or a tool set can be swapped for a scripted one in tests and in replay.
+Also the cost of tokens and the retry notices. The loop gets its model and tools injected
+through the protocols, so a scripted model or the recorded model and tools of a replay take
+the place of the HTTP client and Wikipedia.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Protocol
 
+from react_cli.deadline import Deadline
+
 if sys.version_info >= (3, 11):
-    from enum import StrEnum as StrEnum  # exported: the package's other enums use it
+    from enum import StrEnum as StrEnum  # re-exported: the 3.10 fallback is defined below
 else:  # pragma: no cover - exercised on 3.10 only
 
     class StrEnum(str, Enum):
@@ -38,6 +41,13 @@ class StopReason(StrEnum):
     INTERRUPTED = "interrupted"
     FORKED = "forked"  # the replayed part of a fork (never a finished run's reason)
     ERROR = "error"  # eval: the question crashed before its run could end
+
+
+class Api(StrEnum):
+    """The OpenAI-compatible endpoint a model is called through (``--api``)."""
+
+    CHAT = "chat"  # /chat/completions, the prompt as one user message
+    COMPLETIONS = "completions"  # /completions, the prompt as raw text (base models)
 
 
 CHARS_PER_TOKEN = 4
@@ -69,7 +79,7 @@ class Usage:
         """An estimate from the characters sent and received (:data:`CHARS_PER_TOKEN`)."""
         return cls(_tokens_in(prompt), _tokens_in(text), estimated=True)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         return {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
@@ -78,14 +88,26 @@ class Usage:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> Usage:
-        """Recorded usage; traces written before ``estimated`` existed hold reported counts."""
+    def from_json(cls, data: dict[str, Any] | None) -> Usage:
+        """Recorded or reported usage; anything but a finite count ≥ 0 counts 0 (a server's
+        odd usage field must never end a run), and traces written before ``estimated``
+        existed hold reported counts."""
         data = data or {}
         return cls(
             _count(data.get("prompt_tokens")),
             _count(data.get("completion_tokens")),
             data.get("estimated") is True,
         )
+
+
+def _tokens_in(text: str) -> int:
+    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+
+
+def _count(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    return int(value) if math.isfinite(value) and value >= 0 else 0
 
 
 @dataclass(frozen=True)
@@ -95,7 +117,7 @@ class Cost:
     amount: float
     estimated: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         return {"amount": round(self.amount, 6), "estimated": self.estimated}
 
 
@@ -111,17 +133,14 @@ class Prices:
         return Cost(amount / 1_000_000, usage.estimated)
 
 
-def _tokens_in(text: str) -> int:
-    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
-
-
 @dataclass
 class Completion:
     """One model call's result.
 
     ``text`` is the model's output exactly as received, already cut client-side before the
     first invented ``Observation`` line; ``<think>`` blocks are still in it. ``finish_reason``
-    is the endpoint's (``"length"``: it stopped at ``max_tokens``).
+    is the endpoint's (``"length"``: it stopped at ``max_tokens``); ``retries`` the requests
+    the call had to make again.
     """
 
     text: str
@@ -129,6 +148,18 @@ class Completion:
     latency_s: float = 0.0
     retries: int = 0
     finish_reason: str | None = None
+
+
+@dataclass
+class ToolResult:
+    """One tool call's result: the observation shown to the model, backend facts worth
+    recording (``details``, e.g. ``resolved_title``), and why the call failed, if it did (the
+    observation then says so to the model)."""
+
+    observation: str
+    details: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    retries: int = 0  # Wikipedia requests made again
 
 
 @dataclass(frozen=True)
@@ -147,7 +178,6 @@ class RetryWait:
 RetryObserver = Callable[[RetryWait], None]
 """Told of each retry wait as it starts; passed explicitly to every client that retries."""
 
-
 TextSink = Callable[[str], None]
 """Receives model text as it streams in (only text that survives the Observation cut)."""
 
@@ -155,33 +185,18 @@ TextSink = Callable[[str], None]
 class Model(Protocol):
     """Anything that continues a prompt: the HTTP client, or a scripted model in tests/replay."""
 
-    def complete(self, prompt: str, stop: list[str], on_text: TextSink | None = None) -> Completion:
-        """Continue ``prompt``; ``stop`` are stop sequences (the client also cuts itself)."""
+    def complete(
+        self, prompt: str, stop: list[str], *, deadline: Deadline, on_text: TextSink | None = None
+    ) -> Completion:
+        """Continue ``prompt`` before ``deadline``; ``stop`` are stop sequences (the client also
+        cuts itself); ``on_text`` sees the text as it streams in."""
         ...
 
 
-@dataclass
-class ToolResult:
-    """What a tool call returns: the observation shown to the model plus metadata for traces.
-
-    ``details`` carries backend facts worth recording (e.g. ``resolved_title``).
-    """
-
-    observation: str
-    details: dict[str, Any] = field(default_factory=dict)
-
-
 class Tools(Protocol):
-    """The two stateful Wikipedia tools of the paper (Finish is handled by the loop)."""
+    """The two stateful Wikipedia tools of the paper (Finish is handled by the loop); a call
+    that fails returns a result with ``error`` set rather than raising."""
 
-    def search(self, entity: str) -> ToolResult: ...
+    def search(self, entity: str, *, deadline: Deadline) -> ToolResult: ...
 
-    def lookup(self, keyword: str) -> ToolResult: ...
-
-
-def _count(value: Any) -> int:
-    """A token count as servers and traces report it; anything but a finite number ≥ 0 is 0
-    (a server's odd usage field must never end a run)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return 0
-    return int(value) if math.isfinite(value) and value >= 0 else 0
+    def lookup(self, keyword: str, *, deadline: Deadline) -> ToolResult: ...

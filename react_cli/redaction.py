@@ -125,9 +125,18 @@ SECRET_HEADERS = frozenset(
 )
 
 
-def redact_headers(headers: Mapping[str, str | bytes]) -> dict[str, str | bytes]:
-    """Headers fit for a log: the values of credential headers replaced by ``***``."""
-    return {k: MASK if k.lower() in SECRET_HEADERS else v for k, v in headers.items()}
+_SCHEMES = frozenset({"basic", "bearer", "digest", "token"})
+
+
+def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """Headers fit for a log: the values of credential headers replaced by ``***`` (an
+    ``Authorization`` scheme such as ``Bearer`` kept, which says how the request authenticated)."""
+    return {k: _masked(v) if k.lower() in SECRET_HEADERS else v for k, v in headers.items()}
+
+
+def _masked(value: str) -> str:
+    scheme, _, credentials = value.partition(" ")
+    return f"{scheme} {MASK}" if credentials and scheme.lower() in _SCHEMES else MASK
 
 
 _KEY_CHARS = frozenset(map(chr, range(0x21, 0x7F)))  # printable ASCII without the space

@@ -1,4 +1,4 @@
-"""Human-readable output of a run: the verbose trajectory, live or replayed.
+"""Human-readable output of a run: the verbose trajectory, live, replayed or paced.
 
 The renderer owns its console; the loop never prints. Untrusted text (model output, Wikipedia)
 goes through :func:`plain` and is printed as ``rich.text.Text``, so markup such as ``[bold]`` is
@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from typing import IO
 
 from rich.console import Console
 from rich.text import Text
 
-from react_cli.agent import MAX_TOKENS_REACHED, RunObserver, RunResult, Step, ignored_text
-from react_cli.parser import parse_step
+from react_cli.agent import RunObserver
+from react_cli.parser import ignored_text, parse_step
 from react_cli.records import Prices, RetryWait
+from react_cli.trajectory import ErrorKind, Run, Step
 from react_cli.wording import cost_text, plural, token_text
 
 # CSI sequences, OSC sequences with their terminator (BEL or ST), other two-byte escapes. An
@@ -77,13 +79,13 @@ def step_meta(step: Step) -> str:
         parts.append(plural(step.retries, "retry", "retries"))
     if step.tool_retries:
         parts.append(plural(step.tool_retries, "tool retry", "tool retries"))
-    if step.error == "parse_error":
+    if step.failed(ErrorKind.PARSE):
         parts.append("no valid action")
-    elif step.error:
+    elif step.failed(ErrorKind.MODEL):
         parts.append("failed")
-    if step.details.get(MAX_TOKENS_REACHED):
+    if step.max_tokens_reached:
         parts.append("stopped at max_tokens")
-    if step.details.get("forced"):
+    if step.forced:
         parts.append("forced answer")
     return " · ".join(parts)
 
@@ -221,9 +223,9 @@ class Renderer(RunObserver):
     def step_finished(self, step: Step) -> None:
         self._end_reply()
         self._end_line()
-        if step.error and step.error != "parse_error":
+        if step.error is not None and step.failed(ErrorKind.MODEL):
             if not self.live:
-                self._labelled(f"Error {step.index}: ", "bold red", step.error)
+                self._labelled(f"Error {step.index}: ", "bold red", step.error.message)
         elif step.observation:
             self._labelled(f"Observation {step.index}: ", "bold green", step.observation)
         self.console.print(Text(f"  ({step_meta(step)})", style="dim"))
@@ -241,28 +243,42 @@ class Renderer(RunObserver):
         for line in lines[1:]:
             self.console.print(Text.assemble(" " * len(label), line))
 
-    def run_finished(self, result: RunResult) -> None:
+    def run_finished(self, run: Run) -> None:
         self._end_reply()
         self._end_line()
-        if result.answer is not None:
-            self.console.print(Text.assemble(("Answer: ", "bold"), plain(result.answer)))
+        if run.answer is not None:
+            self.console.print(Text.assemble(("Answer: ", "bold"), plain(run.answer)))
         else:
-            shown = self.live or bool(result.steps and result.steps[-1].error == result.error)
-            reason = f": {plain(result.error)}" if result.error and not shown else ""
-            self.console.print(Text(f"No answer ({result.stop_reason}){reason}", style="bold red"))
-        parts = [f"stop: {result.stop_reason}", plural(len(result.steps), "step")]
-        if result.usage.total_tokens:
-            parts.append(token_text(result.usage))
+            shown = self.live or bool(run.steps and run.steps[-1].error_text == run.error)
+            reason = f": {plain(run.error)}" if run.error and not shown else ""
+            self.console.print(Text(f"No answer ({run.stop_reason}){reason}", style="bold red"))
+        parts = [f"stop: {run.stop_reason}", plural(len(run.steps), "step")]
+        if run.usage.total_tokens:
+            parts.append(token_text(run.usage))
         if self.prices is not None:
-            parts.append(cost_text(self.prices.cost(result.usage)))
-        parts.append(format_seconds(result.duration_s))
+            parts.append(cost_text(self.prices.cost(run.usage)))
+        parts.append(format_seconds(run.duration_s))
         self.console.print(Text(" · ".join(parts), style="dim"))
 
 
-def replay_run(renderer: Renderer, result: RunResult) -> None:
+class PacedRenderer(Renderer):
+    """The renderer with a pause after each step, for watching a replay."""
+
+    def __init__(self, console: Console, delay_s: float) -> None:
+        super().__init__(console)
+        self.delay_s = delay_s
+
+    def step_finished(self, step: Step) -> None:
+        super().step_finished(step)
+        if self.delay_s > 0:
+            self.console.file.flush()
+            time.sleep(self.delay_s)
+
+
+def replay_run(renderer: Renderer, run: Run) -> None:
     """Show a recorded run through the same events a live run produces."""
-    renderer.run_started(result.question)
-    for step in result.steps:
+    renderer.run_started(run.question)
+    for step in run.steps:
         renderer.step_started(step.index)
         renderer.model_text(step.raw)
         renderer.model_done()
@@ -271,4 +287,4 @@ def replay_run(renderer: Renderer, result: RunResult) -> None:
             renderer.model_text(step.followup_raw)
             renderer.model_done()
         renderer.step_finished(step)
-    renderer.run_finished(result)
+    renderer.run_finished(run)

@@ -1,25 +1,28 @@
-"""Versioned JSON traces: one document per run, written atomically, never holding a secret.
+"""Versioned JSON traces: one file per run, written atomically, never holding a secret.
 
-``load_trace`` accepts every version listed in ``READABLE_VERSIONS`` and upgrades older ones in
-``_UPGRADES`` so that old traces keep loading when the format moves on.
+A ``Trace`` is a run with what its file records around it (id, time, configuration, prompt
+template); ``to_json``/``from_json`` are the one writer and reader of its document.
+``load_trace`` accepts every version listed in ``READABLE_VERSIONS`` and upgrades older ones
+in ``_UPGRADES`` so that old traces keep loading when the format moves on.
 """
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import tempfile
 import unicodedata
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from react_cli.agent import RunResult, Step
 from react_cli.errors import TraceError, UsageError
-from react_cli.records import Usage
+from react_cli.prompts import PromptTemplate
+from react_cli.runconfig import RunConfig
+from react_cli.trajectory import Run
 from react_cli.untrusted import BadInput, dump_json, not_regular, parse_json, read_text
 
 TRACE_VERSION = 1
@@ -50,93 +53,77 @@ def default_trace_path(home: Path, created: datetime, question: str) -> Path:
     return home / "traces" / f"{stamp}-{slug(question)}.json"
 
 
-def step_to_dict(step: Step) -> dict[str, Any]:
-    return {
-        "index": step.index,
-        "thought": step.thought,
-        "action": step.action,
-        "observation": step.observation,
-        "raw": step.raw,
-        "followup_raw": step.followup_raw,
-        "usage": step.usage.to_dict(),
-        "latency_s": round(step.latency_s, 4),
-        "tool_latency_s": round(step.tool_latency_s, 4),
-        "retries": step.retries,
-        "tool_retries": step.tool_retries,
-        "error": step.error,
-        "details": step.details,
-    }
+_RUN_HEAD = ("question", "answer", "stop_reason", "error")  # the run's keys before config
+_RUN_KEYS = frozenset({*_RUN_HEAD, "usage", "duration_s", "steps"})
+_FALLBACK_TEMPLATE = "Question: {question}\n"
 
 
-def step_from_dict(data: dict[str, Any]) -> Step:
-    """A recorded step; TypeError/ValueError when a field has the wrong type or is not finite."""
-    if not isinstance(data, dict):
-        raise TypeError(f"a step is {type(data).__name__}, not an object")
-    details = data.get("details") or {}
-    if not isinstance(details, dict):
-        raise TypeError("step details are not an object")
-    usage = data.get("usage")
-    return Step(
-        index=int(data.get("index", 0)),
-        thought=_text(data, "thought") or "",
-        action=_text(data, "action"),
-        observation=_text(data, "observation") or "",
-        raw=_text(data, "raw") or "",
-        followup_raw=_text(data, "followup_raw"),
-        usage=Usage.from_dict(usage if isinstance(usage, dict) else None),
-        latency_s=seconds(data.get("latency_s"), "latency_s"),
-        tool_latency_s=seconds(data.get("tool_latency_s"), "tool_latency_s"),
-        retries=int(data.get("retries") or 0),
-        tool_retries=int(data.get("tool_retries") or 0),
-        error=_text(data, "error"),
-        details=details,
-    )
+@dataclass
+class Trace:
+    """A run and what its trace records around it.
+
+    ``extra`` holds the document's other top-level fields, in order: ``forced`` and ``cost``
+    in every trace, ``forked_from`` in a fork's, and whatever a newer writer added (sampling
+    methods' ``samples`` and ``votes``), kept so that nothing read is lost. ``path`` is the
+    file it was read from or is written to, if any.
+    """
+
+    run: Run
+    config: RunConfig
+    id: str | None = None
+    created: str | None = None  # ISO 8601, as recorded
+    prompt_template: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    path: Path | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The trace document: every run field in today's full shape (defaults filled in)."""
+        run = self.run.to_json()
+        return {
+            "version": TRACE_VERSION,
+            "id": self.id,
+            "created": self.created,
+            **{key: run.pop(key) for key in _RUN_HEAD},
+            "config": self.config.to_json(),
+            "prompt_template": self.prompt_template,
+            **run,
+            **self.extra,
+        }
+
+    @classmethod
+    def from_json(cls, document: dict[str, Any], path: Path | None = None) -> Trace:
+        """A loaded document (see :func:`load_trace`) as a trace; TraceError naming ``path``
+        and the first malformed part."""
+        try:
+            run = Run.from_json(document)
+            config = RunConfig.from_json(document.get("config"))
+            fields = {key: _text(document, key) for key in ("id", "created", "prompt_template")}
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:
+            raise TraceError(f"{path}: malformed trace ({exc})") from None
+        known = {"version", "config", *fields, *_RUN_KEYS}
+        extra = {key: value for key, value in document.items() if key not in known}
+        return cls(run, config, **fields, extra=extra, path=path)
+
+    @classmethod
+    def read(cls, path: Path) -> Trace:
+        """The trace in the file at ``path``; TraceError naming the file when it is not one."""
+        return cls.from_json(load_trace(path), path)
+
+    def template(self) -> PromptTemplate:
+        """The prompt template the run was made with (recorded in full in the trace)."""
+        return PromptTemplate(
+            name=self.config.prompt_name or "recorded",
+            text=_FALLBACK_TEMPLATE if self.prompt_template is None else self.prompt_template,
+        )
 
 
-def _text(data: dict[str, Any], key: str) -> str | None:
-    value = data.get(key)
-    if value is not None and not isinstance(value, str):
+def _text(document: dict[str, Any], key: str) -> str | None:
+    value = document.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
         raise TypeError(f"{key} is {type(value).__name__}, not text")
     return value
-
-
-def seconds(value: Any, name: str) -> float:
-    """A recorded duration: a finite number ≥ 0 (missing = 0)."""
-    if value is None:
-        return 0.0
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} is {type(value).__name__}, not a number")
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"{name} is {value}, not a duration")
-    return float(value)
-
-
-def trace_document(
-    result: RunResult,
-    *,
-    run_id: str,
-    created: datetime,
-    config: dict[str, Any],
-    prompt_template: str,
-    extra: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The trace of a finished (or stopped) run. ``config`` must already be secret-free."""
-    document = {
-        "version": TRACE_VERSION,
-        "id": run_id,
-        "created": created.isoformat(),
-        "question": result.question,
-        "answer": result.answer,
-        "stop_reason": result.stop_reason,
-        "error": result.error,
-        "config": config,
-        "prompt_template": prompt_template,
-        "usage": result.usage.to_dict(),
-        "duration_s": round(result.duration_s, 4),
-        "steps": [step_to_dict(step) for step in result.steps],
-    }
-    document.update(extra or {})
-    return document
 
 
 def _umask() -> int:

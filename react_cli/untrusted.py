@@ -1,10 +1,12 @@
-"""The one gate for local bytes: text made valid Unicode, JSON bounded in size, depth, numbers.
+"""The one gate for bytes from outside: text made valid Unicode, JSON bounded and cleaned.
 
 Files, stdin and argv come from outside: a lone surrogate (a ``"\\ud800"`` escape, or an argv
 byte that is not UTF-8) cannot be encoded again, so it would break the trace or the row that
 quotes it; JSON nested 10^5 levels deep, ``1e400``, ``NaN`` or a 5,000-digit integer would
 surface as RecursionError, OverflowError or ValueError far from the file that held them. Text is
 cleaned here, once, where it enters; JSON is refused here with a message saying what is wrong.
+Answers from servers go through :func:`loads`: cleaned the same way, any depth the parser
+takes, their shape checked by the code that reads them.
 """
 
 from __future__ import annotations
@@ -154,6 +156,17 @@ def json_records(text: str, source: str) -> Iterator[tuple[str, Any]]:
             yield f"{source} line {number}", record
 
 
+def loads(data: bytes | str) -> Any:
+    """JSON from a server (the model endpoint, Wikipedia): ``ValueError`` for anything
+    malformed, nesting too deep to parse too; strings (keys too) free of lone surrogates."""
+    text = decode(data) if isinstance(data, bytes) else data
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+    return _checked(value, clean=_SURROGATE_ESCAPE.search(text) is not None, max_depth=None)
+
+
 def dump_json(data: Any, indent: int | None = None) -> str:
     """JSON text that can always be written as UTF-8 (lone surrogates become U+FFFD)."""
     return clean_text(json.dumps(data, ensure_ascii=False, indent=indent))
@@ -184,14 +197,18 @@ def _int(literal: str) -> int:
     return int(_number(literal))
 
 
-def _checked(value: Any, *, clean: bool) -> Any:
-    """``value`` with its depth checked and, if ``clean``, every string cleaned, in place."""
+def _checked(value: Any, *, clean: bool, max_depth: int | None = MAX_JSON_DEPTH) -> Any:
+    """``value`` with its depth checked (up to ``max_depth``) and, if ``clean``, every string
+    cleaned, in place; without recursion (the parser accepts nesting as deep as the
+    interpreter's whole recursion limit)."""
     if isinstance(value, str):
         return clean_text(value) if clean else value
+    if max_depth is None and not clean:
+        return value
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         container, depth = stack.pop()
-        if depth > MAX_JSON_DEPTH:
+        if max_depth is not None and depth > max_depth:
             raise BadInput(_too_deep())
         if isinstance(container, dict):
             if clean:

@@ -1,6 +1,8 @@
-"""How counts and amounts are said to the user, the same in every command and view."""
+"""How counts, amounts and suggestions are said to the user, the same in every command."""
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from react_cli.records import Cost, Usage
 
@@ -21,3 +23,11 @@ def cost_text(cost: Cost) -> str:
     """``cost 0.0123``, or ``cost ~0.0123 (estimated)`` (the currency is the prices')."""
     amount = f"{cost.amount:.6f}".rstrip("0").rstrip(".")
     return f"cost ~{amount} (estimated)" if cost.estimated else f"cost {amount}"
+
+
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """``modle (did you mean model?)`` for a misspelt name; the word alone if nothing is close."""
+    import difflib
+
+    close = difflib.get_close_matches(word, list(known), n=1)
+    return f"{word} (did you mean {close[0]}?)" if close else word

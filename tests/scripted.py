@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from react_cli.parser import cut_at_observation
+from react_cli.cutter import cut_at_observation
+from react_cli.deadline import Deadline
 from react_cli.records import Completion, TextSink, ToolResult, Usage
 
 
@@ -16,7 +17,9 @@ class ScriptedModel:
     tokens_per_call: int = 10
     calls: list[tuple[str, list[str]]] = field(default_factory=list)
 
-    def complete(self, prompt: str, stop: list[str], on_text: TextSink | None = None) -> Completion:
+    def complete(
+        self, prompt: str, stop: list[str], *, deadline: Deadline, on_text: TextSink | None = None
+    ) -> Completion:
         self.calls.append((prompt, stop))
         if not self.outputs:
             raise AssertionError("the scripted model ran out of outputs")
@@ -36,11 +39,11 @@ class DictTools:
     pages: dict[str, str]
     searches: list[str] = field(default_factory=list)
 
-    def search(self, entity: str) -> ToolResult:
+    def search(self, entity: str, *, deadline: Deadline) -> ToolResult:
         self.searches.append(entity)
         if entity in self.pages:
             return ToolResult(self.pages[entity], {"resolved_title": entity})
         return ToolResult(f"Could not find [{entity}]. Similar: [].")
 
-    def lookup(self, keyword: str) -> ToolResult:
+    def lookup(self, keyword: str, *, deadline: Deadline) -> ToolResult:
         return ToolResult(f"(Result 1 / 1) Something about {keyword}.")

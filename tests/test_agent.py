@@ -5,9 +5,13 @@ from __future__ import annotations
 import pytest
 from scripted import DictTools, ScriptedModel
 
-from react_cli.agent import STOP_SEQUENCES, Agent, Limits, RunObserver, Step, kept_text
+from react_cli.agent import STOP_SEQUENCES, Agent, RunObserver
+from react_cli.deadline import Deadline
 from react_cli.errors import LLMConnectionError
-from react_cli.records import Completion
+from react_cli.parser import kept_in_prompt
+from react_cli.records import Completion, TextSink, ToolResult
+from react_cli.runconfig import Limits
+from react_cli.trajectory import PARSE_FAILURE, ErrorKind, Step, StepError
 
 PREFIX = "Question: Who wrote Ed Wood?\n"
 TOOLS = {"Ed Wood": "Ed Wood is a 1994 film directed by Tim Burton."}
@@ -17,6 +21,11 @@ def run(outputs: list[str], limits: Limits | None = None, **kw: object):
     model = ScriptedModel(list(outputs))
     agent = Agent(model, DictTools(dict(TOOLS)), limits=limits, **kw)
     return agent, model, agent.run(PREFIX, "Who wrote Ed Wood?")
+
+
+def prompts(model: ScriptedModel) -> list[str]:
+    """Every prompt the loop sent, in order."""
+    return [prompt for prompt, _ in model.calls]
 
 
 def test_search_then_finish_records_every_step() -> None:
@@ -42,29 +51,29 @@ def test_prompt_only_grows_by_appending_the_kept_model_text() -> None:
         " Let me look up director.\nAction 2: Lookup[director]",
         " Done.\nAction 3: Finish[Tim Burton]",
     ]
-    agent, _, _ = run(outputs)
-    prompts = agent.prompts
-    assert len(prompts) == 3
+    _, model, _ = run(outputs)
+    sent = prompts(model)
+    assert len(sent) == 3
     for k in range(2):
-        kept = kept_text(outputs[k])
-        assert prompts[k + 1].startswith(prompts[k] + kept + f"\nObservation {k + 1}: ")
-        assert prompts[k + 1].endswith(f"\nThought {k + 2}:")
-    assert "extra invented step" not in prompts[1]
+        kept = kept_in_prompt(outputs[k])
+        assert sent[k + 1].startswith(sent[k] + kept + f"\nObservation {k + 1}: ")
+        assert sent[k + 1].endswith(f"\nThought {k + 2}:")
+    assert "extra invented step" not in sent[1]
 
 
 def test_invented_observation_never_reaches_the_prompt() -> None:
-    agent, _, result = run(
+    _, model, result = run(
         [
             " Search it.\nAction 1: Search[Ed Wood]\nObservation 1: Ed Wood was a plumber.",
             " Found.\nAction 2: Finish[Tim Burton]",
         ]
     )
-    assert "plumber" not in agent.prompts[1]
+    assert "plumber" not in prompts(model)[1]
     assert "plumber" not in result.steps[0].raw
 
 
 def test_missing_action_asks_for_it_like_the_paper() -> None:
-    agent, model, result = run(
+    _, model, result = run(
         [
             " I should search for Ed Wood first.\nThen think more.",
             " Search[Ed Wood]",
@@ -76,7 +85,7 @@ def test_missing_action_asks_for_it_like_the_paper() -> None:
     assert step.followup_raw == " Search[Ed Wood]"
     assert model.calls[1][0].endswith("Thought 1: I should search for Ed Wood first.\nAction 1:")
     assert model.calls[1][1] == ["\n"]
-    assert agent.prompts[2].startswith(agent.prompts[1] + " Search[Ed Wood]\nObservation 1: ")
+    assert prompts(model)[2].startswith(prompts(model)[1] + " Search[Ed Wood]\nObservation 1: ")
     assert result.answer == "x"
 
 
@@ -84,13 +93,13 @@ def test_consecutive_parse_failures_stop_the_run() -> None:
     _, _, result = run(["no action here", "still nothing"] * 3, Limits(max_parse_errors=3))
     assert result.stop_reason == "parse_errors"
     assert len(result.steps) == 3
-    assert all(s.error == "parse_error" for s in result.steps)
+    assert all(s.error == PARSE_FAILURE for s in result.steps)
     assert "Search[entity]" in result.steps[0].observation
 
 
 def test_a_parse_failure_is_recorded_and_the_loop_continues() -> None:
     _, _, result = run(["hmm", "nothing", " ok\nAction 2: Finish[done]"])
-    assert result.steps[0].error == "parse_error"
+    assert result.steps[0].error == PARSE_FAILURE and result.steps[0].error_text == "parse_error"
     assert result.answer == "done"
 
 
@@ -120,7 +129,9 @@ class FailingModel:
         self.calls = 0
         self.fail_on_call = fail_on_call
 
-    def complete(self, prompt, stop, on_text=None) -> Completion:
+    def complete(
+        self, prompt: str, stop: list[str], *, deadline: Deadline, on_text: TextSink | None = None
+    ) -> Completion:
         self.calls += 1
         if self.calls == self.fail_on_call:
             raise LLMConnectionError("cannot reach http://x: connection refused")
@@ -133,11 +144,12 @@ def test_endpoint_failure_ends_the_run_with_llm_error() -> None:
     result = Agent(FailingModel(2), DictTools(TOOLS)).run(PREFIX, "q")
     assert result.stop_reason == "llm_error"
     assert "connection refused" in (result.error or "")
-    assert len(result.steps) == 2 and result.steps[1].error == result.error
+    assert len(result.steps) == 2 and result.steps[1].failed(ErrorKind.MODEL)
+    assert result.steps[1].error_text == result.error
 
 
 class InterruptingTools(DictTools):
-    def search(self, entity):
+    def search(self, entity: str, *, deadline: Deadline) -> ToolResult:
         raise KeyboardInterrupt
 
 
@@ -182,8 +194,8 @@ def test_observer_sees_each_step() -> None:
         ),
     ],
 )
-def test_kept_text(text: str, kept: str) -> None:
-    assert kept_text(text) == kept
+def test_kept_in_prompt(text: str, kept: str) -> None:
+    assert kept_in_prompt(text) == kept
 
 
 def test_token_budget_counts_an_estimate_when_the_server_reports_no_usage() -> None:
@@ -193,6 +205,59 @@ def test_token_budget_counts_an_estimate_when_the_server_reports_no_usage() -> N
     result = agent.run(PREFIX, "q")
     assert result.stop_reason == "token_budget"
     assert result.usage.estimated and all(step.usage.estimated for step in result.steps)
-    assert result.usage.total_tokens == agent.budget_tokens
-    assert 30 <= agent.budget_tokens < 60
+    assert 30 <= result.usage.total_tokens < 60
     assert len(model.calls) == 2  # ~14 and ~24 estimated tokens: stopped after the second
+
+
+class DeadlineSeer(ScriptedModel):
+    """Records the deadline of each call."""
+
+    def __init__(self, outputs: list[str]) -> None:
+        super().__init__(outputs)
+        self.deadlines: list[Deadline] = []
+
+    def complete(
+        self, prompt: str, stop: list[str], *, deadline: Deadline, on_text: TextSink | None = None
+    ) -> Completion:
+        self.deadlines.append(deadline)
+        return super().complete(prompt, stop, deadline=deadline, on_text=on_text)
+
+
+class FailingTools(DictTools):
+    """Every Search fails after two retries; records the deadline it was given."""
+
+    def search(self, entity: str, *, deadline: Deadline) -> ToolResult:
+        self.deadline = deadline
+        return ToolResult("Wikipedia is unavailable right now (x).", error="x", retries=2)
+
+
+@pytest.mark.parametrize("timeout_s", [None, 5.0])
+def test_every_call_gets_the_runs_deadline(timeout_s: float | None) -> None:
+    model, tools = (
+        DeadlineSeer([" t\nAction 1: Search[A]", " u\nAction 2: Finish[x]"]),
+        FailingTools({}),
+    )
+    Agent(model, tools, Limits(timeout_s=timeout_s)).run(PREFIX, "q")
+    first, second = model.deadlines
+    assert first is second is tools.deadline
+    left = first.left()
+    assert (left is None) if timeout_s is None else (left is not None and 4 < left <= timeout_s)
+
+
+def test_a_failed_tool_call_is_a_typed_error_with_its_retries() -> None:
+    model = ScriptedModel([" t\nAction 1: Search[A]", " u\nAction 2: Finish[x]"])
+    step = Agent(model, FailingTools({})).run(PREFIX, "q").steps[0]
+    assert step.error == StepError(ErrorKind.TOOL, "x") and step.error_text is None
+    assert step.tool_retries == 2
+    assert step.to_json()["details"] == {"error": "x"} and step.to_json()["error"] is None
+
+
+def test_a_runs_state_belongs_to_the_run() -> None:
+    """The token budget of one run does not carry over to the next run of the same agent."""
+    outputs = [f" t\nAction: Search[Page {i}]" for i in range(4)]
+    model = ScriptedModel(outputs * 2)
+    agent = Agent(model, DictTools(dict(TOOLS)), limits=Limits(max_total_tokens=35))
+    first, second = agent.run(PREFIX, "q"), agent.run(PREFIX, "q")
+    assert first.stop_reason == second.stop_reason == "token_budget"
+    assert len(first.steps) == len(second.steps) == 2 and len(model.calls) == 4
+    assert first.steps is not second.steps

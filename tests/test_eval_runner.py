@@ -9,9 +9,10 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from scripted import ScriptedModel
 
+from react_cli.deadline import NO_DEADLINE, Deadline
 from react_cli.eval.runner import PoliteBackend
 from react_cli.eval.stop import CallRefused, Stop, StopAwareModel
-from react_cli.wiki.base import SearchOutcome
+from react_cli.wiki.base import SearchResult
 
 
 class SlowBackend:
@@ -21,14 +22,14 @@ class SlowBackend:
         self.active = self.most = 0
         self._lock = threading.Lock()
 
-    def search(self, entity: str) -> SearchOutcome:
+    def search(self, entity: str, *, deadline: Deadline) -> SearchResult:
         with self._lock:
             self.active += 1
             self.most = max(self.most, self.active)
         time.sleep(0.02)
         with self._lock:
             self.active -= 1
-        return SearchOutcome(None, [entity])
+        return SearchResult(None, [entity])
 
 
 @pytest.mark.parametrize("limit", [1, 2])
@@ -36,7 +37,8 @@ def test_polite_backend_caps_requests_in_flight(limit: int) -> None:
     slow = SlowBackend()
     polite = PoliteBackend(slow, limit)
     with ThreadPoolExecutor(8) as pool:
-        outcomes = list(pool.map(polite.search, [f"e{i}" for i in range(16)]))
+        entities = [f"e{i}" for i in range(16)]
+        outcomes = list(pool.map(lambda e: polite.search(e, deadline=NO_DEADLINE), entities))
     assert slow.most == limit
     assert [o.similar for o in outcomes] == [[f"e{i}"] for i in range(16)]
 
@@ -44,10 +46,10 @@ def test_polite_backend_caps_requests_in_flight(limit: int) -> None:
 def test_stop_aware_model_refuses_calls_once_stopped() -> None:
     stop = Stop()
     model = StopAwareModel(ScriptedModel(["a", "b"]), stop)
-    assert model.complete("p", []).text == "a"
+    assert model.complete("p", [], deadline=NO_DEADLINE).text == "a"
     stop.set()
     with pytest.raises(CallRefused):
-        model.complete("p", [])
+        model.complete("p", [], deadline=NO_DEADLINE)
 
 
 def test_a_stop_wakes_a_worker_waiting_for_a_question_at_once() -> None:

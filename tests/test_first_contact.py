@@ -21,7 +21,7 @@ from inproc import Runner, one_error_line, retry_notices
 from react_cli import __version__
 from react_cli.config import ENV_VARS, HOME_ENV, resolve
 from react_cli.http import user_agent
-from react_cli.run import contact_hint
+from react_cli.wiring import contact_hint
 
 QUESTION = "Which magazine was started first, Arthur's Magazine or First for Women?"
 GOOD_RUN = (

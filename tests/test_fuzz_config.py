@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from inproc import FAST_CONFIG, Runner, one_error_line
 
-from react_cli.config import MAX_COUNTS, MAX_DURATION_S, Settings
+from react_cli.config import Settings
+from react_cli.validation import MAX_COUNTS, MAX_DURATION_S
 
 ANSWER = " Easy.\nAction 1: Finish[Paris]"
 NAMES = sorted(Settings.__dataclass_fields__)

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from react_cli.wiki.base import page_sentences
-from react_cli.wiki.html import article_text, body_slice
+from react_cli.wiki.html import article_text
+from react_cli.wiki.html_body import body_slice
 
 HTML = Path(__file__).parent / "fixtures" / "html"
 

@@ -97,7 +97,7 @@ def test_ctrl_c_while_the_trace_of_a_finished_run_is_written(
     [
         "react_cli.config.resolve",
         "react_cli.prompts.load_prompt",
-        "react_cli.run.build_model",
+        "react_cli.wiring.build_model",
     ],
 )
 def test_ctrl_c_before_the_run_exits_130_quietly(

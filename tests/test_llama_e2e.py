@@ -31,8 +31,10 @@ import requests
 from conftest import ROOT, cli_env
 from fake_mediawiki import FakeMediaWiki
 
-from react_cli.agent import STOP_REASONS, STOP_SEQUENCES, kept_text
-from react_cli.parser import cut_at_observation
+from react_cli.agent import STOP_SEQUENCES
+from react_cli.cutter import cut_at_observation
+from react_cli.parser import kept_in_prompt
+from react_cli.records import StopReason
 from react_cli.trace import load_trace
 
 LLAMA_URL = os.environ.get("REACT_CLI_TEST_LLAMA_URL", "")
@@ -138,7 +140,7 @@ def test_ask_against_a_real_server(
     assert proc.returncode in (0, 1), proc.stderr
     assert "Traceback" not in proc.stderr
     trace = load_trace(trace_path)
-    assert trace["stop_reason"] in STOP_REASONS
+    assert trace["stop_reason"] in set(StopReason)
     assert json.loads(proc.stdout)["stop_reason"] == trace["stop_reason"]
     errors = [line for line in proc.stderr.splitlines() if line.startswith("Error: ")]
     assert len(errors) == (proc.returncode == 1)
@@ -172,7 +174,7 @@ def test_ask_against_a_real_server(
     # parser ignored (invented next steps) stays in raw, shown only as "(ignored)".
     for step in steps:
         assert step["thought"] or step["action"]
-        assert "\nObservation" not in kept_text(step["raw"])
+        assert "\nObservation" not in kept_in_prompt(step["raw"])
 
     # No kept model text carries an invented Observation line.
     for step in steps:
@@ -193,7 +195,7 @@ def test_ask_against_a_real_server(
         assert prompts[main].endswith(f"Thought {step['index']}:")
         following = main + 1 + followup
         if not followup and step["action"] and following < len(prompts):
-            assert prompts[following].startswith(prompts[main] + kept_text(step["raw"]))
+            assert prompts[following].startswith(prompts[main] + kept_in_prompt(step["raw"]))
         if followup:
             assert proxy.bodies[main + 1]["stop"] == ["\n"]
         main = following

@@ -10,8 +10,10 @@ from collections.abc import Iterator
 import pytest
 import requests
 
+from react_cli.deadline import NO_DEADLINE
 from react_cli.errors import UsageError, WikiError
-from react_cli.http import RetryPolicy, make_session, user_agent
+from react_cli.http import make_session, user_agent
+from react_cli.retry import RetryPolicy
 from react_cli.wiki import WikiSession, open_backend
 from react_cli.wiki.mediawiki import MAXLAG_RETRIES, MediaWikiBackend, case_variants
 from tests.fake_mediawiki import UA_BLOCKED, FakeMediaWiki, Fault
@@ -33,12 +35,12 @@ def wiki(server: FakeMediaWiki) -> FakeMediaWiki:
 
 
 def backend_for(fake: FakeMediaWiki, timeout_s: float = 5.0, **kwargs: str) -> MediaWikiBackend:
-    session = make_session(user_agent("tests@example.org"), FAST)
-    return MediaWikiBackend(fake.url, session, timeout_s, **kwargs)
+    session = make_session(user_agent("tests@example.org"))
+    return MediaWikiBackend(fake.url, session, timeout_s, policy=FAST, **kwargs)
 
 
 def test_exact_title_is_one_request(wiki: FakeMediaWiki) -> None:
-    outcome = backend_for(wiki).search("Python (programming language)")
+    outcome = backend_for(wiki).search("Python (programming language)", deadline=NO_DEADLINE)
     assert outcome.article is not None
     assert outcome.article.title == "Python (programming language)"
     assert outcome.article.text.startswith("Python is a high-level, general-purpose")
@@ -67,7 +69,7 @@ def test_exact_title_is_one_request(wiki: FakeMediaWiki) -> None:
 def test_case_variants_find_the_title_in_one_request(
     wiki: FakeMediaWiki, entity: str, title: str
 ) -> None:
-    outcome = backend_for(wiki).search(entity)
+    outcome = backend_for(wiki).search(entity, deadline=NO_DEADLINE)
     assert outcome.article is not None
     assert outcome.article.title == title
     assert len(wiki.requests) == 1
@@ -76,7 +78,7 @@ def test_case_variants_find_the_title_in_one_request(
 def test_exact_form_is_preferred_over_other_case_variants() -> None:
     pages = {"Aids": "Aids are helpful devices for many people.", "AIDS": "AIDS is a disease."}
     with FakeMediaWiki(pages) as fake:
-        outcome = backend_for(fake).search("AIDS")
+        outcome = backend_for(fake).search("AIDS", deadline=NO_DEADLINE)
         assert outcome.article is not None
         assert outcome.article.title == "AIDS"
         assert outcome.article.text == "AIDS is a disease."
@@ -87,27 +89,27 @@ def test_exact_form_is_preferred_over_other_case_variants() -> None:
 
 
 def test_near_match_finds_odd_casing(wiki: FakeMediaWiki) -> None:
-    outcome = backend_for(wiki).search("List Of Reference Routes In New York")
+    outcome = backend_for(wiki).search("List Of Reference Routes In New York", deadline=NO_DEADLINE)
     assert outcome.article is not None
     assert outcome.article.title == "List of reference routes in New York"
     assert len(wiki.requests) == 2
 
 
 def test_redirect_is_followed(wiki: FakeMediaWiki) -> None:
-    outcome = backend_for(wiki).search("New York Times")
+    outcome = backend_for(wiki).search("New York Times", deadline=NO_DEADLINE)
     assert outcome.article is not None
     assert outcome.article.title == "The New York Times"
     assert outcome.article.text.startswith("The New York Times (sometimes abbreviated to NYT)")
 
 
 def test_near_match_on_a_redirect_is_followed(wiki: FakeMediaWiki) -> None:
-    outcome = backend_for(wiki).search("new york times BEST-SELLER")
+    outcome = backend_for(wiki).search("new york times BEST-SELLER", deadline=NO_DEADLINE)
     assert outcome.article is not None
     assert outcome.article.title == "The New York Times Best Seller list"
 
 
 def test_miss_gives_up_to_five_similar_titles(wiki: FakeMediaWiki) -> None:
-    outcome = backend_for(wiki).search("Adam Clayton Powell")
+    outcome = backend_for(wiki).search("Adam Clayton Powell", deadline=NO_DEADLINE)
     assert outcome.article is None
     assert outcome.similar == [
         "Adam Clayton Powell III",
@@ -123,13 +125,13 @@ def test_miss_gives_up_to_five_similar_titles(wiki: FakeMediaWiki) -> None:
 
 
 def test_miss_with_no_results(wiki: FakeMediaWiki) -> None:
-    outcome = backend_for(wiki).search("qmxjsudek")
+    outcome = backend_for(wiki).search("qmxjsudek", deadline=NO_DEADLINE)
     assert outcome.article is None
     assert outcome.similar == []
 
 
 def test_disambiguation_entries_in_page_order(wiki: FakeMediaWiki) -> None:
-    outcome = backend_for(wiki).search("bush")
+    outcome = backend_for(wiki).search("bush", deadline=NO_DEADLINE)
     assert outcome.disambiguation
     assert outcome.article is not None
     assert outcome.article.title == "Bush"
@@ -146,19 +148,19 @@ def test_disambiguation_entries_in_page_order(wiki: FakeMediaWiki) -> None:
 
 def test_session_over_fake_wikipedia(wiki: FakeMediaWiki) -> None:
     session = WikiSession(backend_for(wiki))
-    hit = session.search("milhouse")
+    hit = session.search("milhouse", deadline=NO_DEADLINE)
     assert hit.observation.startswith("Milhouse Mussolini Van Houten is a recurring character")
     assert hit.details == {"resolved_title": "Milhouse", "folded": False}
-    assert session.lookup("named after").observation == (
+    assert session.lookup("named after", deadline=NO_DEADLINE).observation == (
         "(Result 1 / 1) Milhouse was named after U.S. president Richard Nixon, whose middle "
         "name was Milhous."
     )
-    dodge = session.search("Dodge Ram (disambiguation)").observation
+    dodge = session.search("Dodge Ram (disambiguation)", deadline=NO_DEADLINE).observation
     assert dodge.startswith("Could not find [Dodge Ram (disambiguation)]. Similar: ['Dodge Ram")
 
 
 def test_our_user_agent_is_sent(wiki: FakeMediaWiki) -> None:
-    backend_for(wiki).search("Chess")
+    backend_for(wiki).search("Chess", deadline=NO_DEADLINE)
     agent = wiki.requests[0]["headers"]["User-Agent"]
     assert agent.startswith("react-cli/")
     assert "tests@example.org" in agent
@@ -170,19 +172,19 @@ def test_library_default_user_agent_is_refused(wiki: FakeMediaWiki) -> None:
     assert response.text == UA_BLOCKED
     backend = MediaWikiBackend(wiki.url, requests.Session(), 5.0)
     with pytest.raises(WikiError, match=r"HTTP 403 from 127\.0\.0\.1:\d+: Please set a user-agent"):
-        backend.search("Chess")
+        backend.search("Chess", deadline=NO_DEADLINE)
 
 
 def test_503_with_retry_after_then_success(wiki: FakeMediaWiki) -> None:
     wiki.faults.append(Fault(status=503, headers={"Retry-After": "0"}))
-    outcome = backend_for(wiki).search("Chess")
+    outcome = backend_for(wiki).search("Chess", deadline=NO_DEADLINE)
     assert outcome.article is not None
     assert len(wiki.requests) == 2
 
 
 def test_maxlag_then_success(wiki: FakeMediaWiki) -> None:
     wiki.faults.append(Fault(api_error="maxlag", headers={"Retry-After": "0"}))
-    outcome = backend_for(wiki).search("Chess")
+    outcome = backend_for(wiki).search("Chess", deadline=NO_DEADLINE)
     assert outcome.article is not None
     assert len(wiki.requests) == 2
 
@@ -190,21 +192,21 @@ def test_maxlag_then_success(wiki: FakeMediaWiki) -> None:
 def test_persistent_maxlag_is_bounded(wiki: FakeMediaWiki) -> None:
     wiki.faults.extend(Fault(api_error="maxlag", headers={"Retry-After": "0"}) for _ in range(9))
     with pytest.raises(WikiError, match="API error 'maxlag'"):
-        backend_for(wiki).search("Chess")
+        backend_for(wiki).search("Chess", deadline=NO_DEADLINE)
     assert len(wiki.requests) == MAXLAG_RETRIES + 1
 
 
 def test_other_api_errors_fail_at_once(wiki: FakeMediaWiki) -> None:
     wiki.faults.append(Fault(api_error="readonly"))
     with pytest.raises(WikiError, match=r"API error 'readonly' from 127\.0\.0\.1:\d+: Injected"):
-        backend_for(wiki).search("Chess")
+        backend_for(wiki).search("Chess", deadline=NO_DEADLINE)
     assert len(wiki.requests) == 1
 
 
 def test_persistent_500_is_a_one_line_wiki_error(wiki: FakeMediaWiki) -> None:
     wiki.faults.extend(Fault(status=500) for _ in range(5))
     with pytest.raises(WikiError) as caught:
-        backend_for(wiki).search("Chess")
+        backend_for(wiki).search("Chess", deadline=NO_DEADLINE)
     message = str(caught.value)
     assert message == f"Wikipedia request failed: HTTP 500 from {wiki.url.removeprefix('http://')}"
     assert caught.value.__cause__ is None
@@ -214,14 +216,14 @@ def test_persistent_500_is_a_one_line_wiki_error(wiki: FakeMediaWiki) -> None:
 def test_non_json_body_is_a_wiki_error(wiki: FakeMediaWiki) -> None:
     wiki.faults.append(Fault(body="<html>not json</html>"))
     with pytest.raises(WikiError, match="did not answer with a JSON object"):
-        backend_for(wiki).search("Chess")
+        backend_for(wiki).search("Chess", deadline=NO_DEADLINE)
 
 
 def test_timeout_is_a_quick_wiki_error(wiki: FakeMediaWiki) -> None:
     wiki.faults.extend(Fault(delay_s=2) for _ in range(FAST.retries + 1))
     started = time.perf_counter()
     with pytest.raises(WikiError, match=r"no answer from 127\.0\.0\.1:\d+ within 0\.2s"):
-        backend_for(wiki, timeout_s=0.2).search("Chess")
+        backend_for(wiki, timeout_s=0.2).search("Chess", deadline=NO_DEADLINE)
     assert time.perf_counter() - started < 1.5
 
 
@@ -229,13 +231,13 @@ def test_unreachable_host_is_a_wiki_error() -> None:
     fake = FakeMediaWiki({}).start()
     url = fake.url
     fake.stop()
-    session = make_session(user_agent(), RetryPolicy(retries=0))
-    with pytest.raises(WikiError, match=r"cannot reach 127\.0\.0\.1"):
-        MediaWikiBackend(url, session, 1.0).search("Chess")
+    backend = MediaWikiBackend(url, make_session(user_agent()), 1.0, policy=RetryPolicy(0))
+    with pytest.raises(WikiError, match=r"cannot reach 127\.0\.0\.1:\d+ \(connection refused\)"):
+        backend.search("Chess", deadline=NO_DEADLINE)
 
 
 def test_variant_is_passed(wiki: FakeMediaWiki) -> None:
-    backend_for(wiki, variant="zh-cn").search("Adam Clayton Powell")
+    backend_for(wiki, variant="zh-cn").search("Adam Clayton Powell", deadline=NO_DEADLINE)
     assert [r["params"]["variant"] for r in wiki.requests] == ["zh-cn", "zh-cn"]
 
 
@@ -252,7 +254,7 @@ def test_case_variants() -> None:
 
 def test_open_backend_http_url(wiki: FakeMediaWiki) -> None:
     backend = open_backend(wiki.url + "/", contact="me@example.org", policy=FAST, timeout_s=2)
-    outcome = backend.search("Chess")
+    outcome = backend.search("Chess", deadline=NO_DEADLINE)
     assert outcome.article is not None
     assert "me@example.org" in wiki.requests[0]["headers"]["User-Agent"]
 
@@ -270,3 +272,12 @@ def test_wiki_package_import_is_light() -> None:
         "sys.exit(str(bad) if bad else 0)"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_search_returns_the_retries_it_made_even_when_it_fails(wiki: FakeMediaWiki) -> None:
+    wiki.faults.append(Fault(status=503))
+    assert backend_for(wiki).search("Chess", deadline=NO_DEADLINE).retries == 1
+    wiki.faults.extend(Fault(status=500) for _ in range(5))
+    failed = WikiSession(backend_for(wiki)).search("Chess", deadline=NO_DEADLINE)
+    assert failed.retries == FAST.retries and failed.error is not None
+    assert failed.error.startswith("Wikipedia request failed: HTTP 500 from ")

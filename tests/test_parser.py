@@ -1,4 +1,5 @@
-"""Tests for react_cli.parser: thought/action parsing, Observation cutting, think stripping."""
+"""Tests for react_cli.parser and react_cli.cutter: thought/action parsing, Observation cutting,
+think stripping."""
 
 from __future__ import annotations
 
@@ -7,16 +8,14 @@ import random
 
 import pytest
 
+from react_cli.cutter import ObservationCutter, cut_at_observation, strip_think
 from react_cli.parser import (
     VALID_ACTIONS_HINT,
     Action,
-    ObservationCutter,
     ParsedStep,
     action_line_end,
-    cut_at_observation,
     parse_action,
     parse_step,
-    strip_think,
 )
 
 S, L, F = "search", "lookup", "finish"

@@ -7,9 +7,9 @@ import io
 import pytest
 from rich.console import Console
 
-from react_cli.agent import RunResult, Step
 from react_cli.records import RetryWait, Usage
 from react_cli.render import Renderer, make_console, replay_run
+from react_cli.trajectory import Run, Step
 
 
 def rendered(chunks: list[str]) -> str:
@@ -99,7 +99,7 @@ def test_lines_after_the_first_without_an_action_are_ignored() -> None:
 def test_replay_shows_the_same_as_live() -> None:
     raw = " I search X.\nAction 1: Search[X]\nThought 2: invented"
     out = io.StringIO()
-    result = RunResult("q", None, "max_steps", [Step(1, raw=raw, observation="seen")], Usage(), 1)
+    result = Run("q", None, "max_steps", [Step(1, raw=raw, observation="seen")], Usage(), 1)
     replay_run(Renderer(make_console(out)), result)
     assert (
         "Action 1: Search[X]\n(ignored) Thought 2: invented\nObservation 1: seen\n"

@@ -10,7 +10,9 @@ import pytest
 from conftest import cli_env, only_trace, run_cli
 from fake_openai import FakeOpenAI, scripted
 
-from react_cli.http import RetryPolicy, make_session, user_agent
+from react_cli.deadline import NO_DEADLINE
+from react_cli.http import make_session, user_agent
+from react_cli.retry import RetryPolicy
 from react_cli.wiki import WikiSession
 from react_cli.wiki.mediawiki import MediaWikiBackend
 from react_cli.wiki.titles import clean_entity
@@ -38,7 +40,7 @@ def host() -> Iterator[FakeMediaWiki]:
 @pytest.fixture
 def session(host: FakeMediaWiki) -> WikiSession:
     host.requests.clear()
-    backend = MediaWikiBackend(host.url, make_session(user_agent(), RetryPolicy(retries=0)), 5.0)
+    backend = MediaWikiBackend(host.url, make_session(user_agent()), 5.0, policy=RetryPolicy(0))
     return WikiSession(backend)
 
 
@@ -54,7 +56,7 @@ def session(host: FakeMediaWiki) -> WikiSession:
 def test_quoted_titles_recorded_as_misses_now_hit(
     host: FakeMediaWiki, session: WikiSession, entity: str, title: str
 ) -> None:
-    result = session.search(entity)
+    result = session.search(entity, deadline=NO_DEADLINE)
     assert result.observation == stand_in_text(title)
     assert result.details == {"query": entity.strip('"'), "resolved_title": title, "folded": False}
     assert len(host.requests) == 1
@@ -64,7 +66,7 @@ def test_quoted_titles_recorded_as_misses_now_hit(
 def test_title_written_differently_is_reached_by_folding(
     host: FakeMediaWiki, session: WikiSession
 ) -> None:
-    result = session.search(f"{VARIANT}.")
+    result = session.search(f"{VARIANT}.", deadline=NO_DEADLINE)
     title = "Wallace & Gromit: The Curse of the Were-Rabbit"
     assert result.observation == stand_in_text(title)
     assert result.details == {
@@ -75,7 +77,10 @@ def test_title_written_differently_is_reached_by_folding(
     # lookup + near match, the miss's search, then the folded title: one extra request
     assert len(host.requests) == 3
     assert host.requests[2]["params"]["titles"].split("|")[0] == title
-    assert session.lookup("second").observation == "(Result 1 / 1) It has a second sentence."
+    assert (
+        session.lookup("second", deadline=NO_DEADLINE).observation
+        == "(Result 1 / 1) It has a second sentence."
+    )
 
 
 @pytest.mark.parametrize(
@@ -89,7 +94,7 @@ def test_title_written_differently_is_reached_by_folding(
 def test_true_misses_stay_could_not_find(
     host: FakeMediaWiki, session: WikiSession, entity: str, nearest: str
 ) -> None:
-    result = session.search(entity)
+    result = session.search(entity, deadline=NO_DEADLINE)
     similar = next(row["similar"][:5] for row in RECORDED if row["argument"] == entity)
     assert nearest in similar
     assert result.observation == f"Could not find [{entity}]. Similar: {similar!r}."
@@ -101,7 +106,7 @@ def test_qualified_title_is_not_the_bare_one() -> None:
     pages = {"Creed (band)": stand_in_text("Creed (band)"), "Apollo Creed": "A boxer."}
     with FakeMediaWiki(pages, search_results={"Creed": ["Creed (band)", "Apollo Creed"]}) as fake:
         backend = MediaWikiBackend(fake.url, make_session(user_agent()), 5.0)
-        result = WikiSession(backend).search('"Creed"')
+        result = WikiSession(backend).search('"Creed"', deadline=NO_DEADLINE)
     assert (
         result.observation
         == "Could not find [\"Creed\"]. Similar: ['Creed (band)', 'Apollo Creed']."
@@ -109,7 +114,7 @@ def test_qualified_title_is_not_the_bare_one() -> None:
 
 
 def test_miss_keeps_the_entity_as_the_model_wrote_it(session: WikiSession) -> None:
-    result = session.search('  "Timberwolves"  ')
+    result = session.search('  "Timberwolves"  ', deadline=NO_DEADLINE)
     assert result.observation.startswith('Could not find [ "Timberwolves" ]. Similar: [')
     assert result.details["query"] == "Timberwolves"
 

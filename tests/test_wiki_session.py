@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from react_cli.deadline import NO_DEADLINE, Deadline
 from react_cli.errors import WikiError
-from react_cli.wiki.base import Article, SearchOutcome, WikiSession, cap, page_sentences
+from react_cli.wiki.base import Article, SearchResult, WikiSession, cap, page_sentences
 
 COLORADO = Article(
     "Colorado orogeny",
@@ -34,16 +35,16 @@ class MemoryBackend:
         self.error: WikiError | None = None
         self.calls: list[str] = []
 
-    def search(self, entity: str) -> SearchOutcome:
+    def search(self, entity: str, *, deadline: Deadline) -> SearchResult:
         self.calls.append(entity)
         if self.error is not None:
             raise self.error
         if entity in self.disambiguation:
             page = Article(entity, "High Plains refers to one of two distinct land regions:")
-            return SearchOutcome(page, self.disambiguation[entity], disambiguation=True)
+            return SearchResult(page, self.disambiguation[entity], disambiguation=True)
         if entity in self.articles:
-            return SearchOutcome(self.articles[entity])
-        return SearchOutcome(None, self.similar.get(entity, []))
+            return SearchResult(self.articles[entity])
+        return SearchResult(None, self.similar.get(entity, []))
 
 
 @pytest.fixture
@@ -59,7 +60,7 @@ def session(backend: MemoryBackend) -> WikiSession:
 def test_hit_shows_first_five_sentences_skipping_headings_and_short_lines(
     session: WikiSession,
 ) -> None:
-    result = session.search("Colorado orogeny")
+    result = session.search("Colorado orogeny", deadline=NO_DEADLINE)
     assert result.observation == (
         "The Colorado orogeny was an episode of mountain building (an orogeny) in Colorado "
         "and surrounding areas. The eastern sector extends into the High Plains and is called "
@@ -70,7 +71,7 @@ def test_hit_shows_first_five_sentences_skipping_headings_and_short_lines(
 
 
 def test_miss_string_is_exact_with_at_most_five_titles(session: WikiSession) -> None:
-    result = session.search("Adam Clayton Powell")
+    result = session.search("Adam Clayton Powell", deadline=NO_DEADLINE)
     assert result.observation == (
         "Could not find [Adam Clayton Powell]. Similar: "
         "['Title 0', 'Title 1', 'Title 2', 'Title 3', 'Title 4']."
@@ -79,16 +80,19 @@ def test_miss_string_is_exact_with_at_most_five_titles(session: WikiSession) -> 
 
 
 def test_miss_without_suggestions_keeps_the_format(session: WikiSession) -> None:
-    assert session.search("qmxjsudek").observation == "Could not find [qmxjsudek]. Similar: []."
+    assert (
+        session.search("qmxjsudek", deadline=NO_DEADLINE).observation
+        == "Could not find [qmxjsudek]. Similar: []."
+    )
 
 
 def test_miss_keeps_entity_as_written(session: WikiSession) -> None:
-    observation = session.search('"Wallace and Gromit"').observation
+    observation = session.search('"Wallace and Gromit"', deadline=NO_DEADLINE).observation
     assert observation.startswith('Could not find ["Wallace and Gromit"]. Similar: ')
 
 
 def test_disambiguation_lists_up_to_ten_entries(session: WikiSession) -> None:
-    result = session.search("High Plains")
+    result = session.search("High Plains", deadline=NO_DEADLINE)
     entries = [f"High Plains {i}" for i in range(10)]
     assert result.observation == f"Could not find [High Plains]. Similar: {entries!r}."
     assert result.details["disambiguation"] is True
@@ -96,85 +100,101 @@ def test_disambiguation_lists_up_to_ten_entries(session: WikiSession) -> None:
 
 
 def test_lookup_sequence_numbering_and_end(session: WikiSession) -> None:
-    session.search("Colorado orogeny")
-    assert session.lookup("eastern sector").observation == (
+    session.search("Colorado orogeny", deadline=NO_DEADLINE)
+    assert session.lookup("eastern sector", deadline=NO_DEADLINE).observation == (
         "(Result 1 / 2) The eastern sector extends into the High Plains and is called the "
         "Central Plains orogeny."
     )
-    assert session.lookup("eastern sector").observation == (
+    assert session.lookup("eastern sector", deadline=NO_DEADLINE).observation == (
         "(Result 2 / 2) The eastern sector is older."
     )
-    assert session.lookup("eastern sector").observation == "No more results."
-    assert session.lookup("eastern sector").observation == "No more results."
+    assert session.lookup("eastern sector", deadline=NO_DEADLINE).observation == "No more results."
+    assert session.lookup("eastern sector", deadline=NO_DEADLINE).observation == "No more results."
 
 
 def test_lookup_three_results_and_case_insensitive(session: WikiSession) -> None:
-    session.search("Colorado orogeny")
-    first = session.lookup("SENTENCE")
+    session.search("Colorado orogeny", deadline=NO_DEADLINE)
+    first = session.lookup("SENTENCE", deadline=NO_DEADLINE)
     assert first.observation == "(Result 1 / 3) Another sentence here."
     assert first.details == {"resolved_title": "Colorado orogeny", "total": 3, "result": 1}
-    assert session.lookup("sentence").observation == "(Result 2 / 3) One more sentence here."
-    assert session.lookup("Sentence").observation == "(Result 3 / 3) And a sixth sentence here."
+    assert (
+        session.lookup("sentence", deadline=NO_DEADLINE).observation
+        == "(Result 2 / 3) One more sentence here."
+    )
+    assert (
+        session.lookup("Sentence", deadline=NO_DEADLINE).observation
+        == "(Result 3 / 3) And a sixth sentence here."
+    )
 
 
 def test_lookup_keyword_change_restarts(session: WikiSession) -> None:
-    session.search("Colorado orogeny")
-    session.lookup("eastern sector")
-    session.lookup("eastern sector")
-    assert session.lookup("orogeny").observation.startswith("(Result 1 / 2) ")
-    assert session.lookup("eastern sector").observation.startswith("(Result 1 / 2) ")
+    session.search("Colorado orogeny", deadline=NO_DEADLINE)
+    session.lookup("eastern sector", deadline=NO_DEADLINE)
+    session.lookup("eastern sector", deadline=NO_DEADLINE)
+    assert session.lookup("orogeny", deadline=NO_DEADLINE).observation.startswith("(Result 1 / 2) ")
+    assert session.lookup("eastern sector", deadline=NO_DEADLINE).observation.startswith(
+        "(Result 1 / 2) "
+    )
 
 
 def test_lookup_without_match(session: WikiSession) -> None:
-    session.search("Colorado orogeny")
-    assert session.lookup("volcano").observation == "No more results."
+    session.search("Colorado orogeny", deadline=NO_DEADLINE)
+    assert session.lookup("volcano", deadline=NO_DEADLINE).observation == "No more results."
 
 
 def test_new_search_resets_lookup(session: WikiSession) -> None:
-    session.search("Colorado orogeny")
-    session.lookup("U.S.")
-    session.search("Milhouse")
-    assert session.lookup("U.S.").observation == (
+    session.search("Colorado orogeny", deadline=NO_DEADLINE)
+    session.lookup("U.S.", deadline=NO_DEADLINE)
+    session.search("Milhouse", deadline=NO_DEADLINE)
+    assert session.lookup("U.S.", deadline=NO_DEADLINE).observation == (
         "(Result 1 / 1) Milhouse was named after U.S. president Richard Nixon, whose middle "
         "name was Milhous."
     )
-    session.search("Milhouse")
-    assert session.lookup("U.S.").observation.startswith("(Result 1 / 1) ")
+    session.search("Milhouse", deadline=NO_DEADLINE)
+    assert session.lookup("U.S.", deadline=NO_DEADLINE).observation.startswith("(Result 1 / 1) ")
 
 
 def test_miss_and_disambiguation_keep_the_old_page(session: WikiSession) -> None:
-    session.search("Milhouse")
-    session.search("Nothing here")
-    session.search("High Plains")
-    assert session.lookup("named after").observation.startswith("(Result 1 / 1) Milhouse")
+    session.search("Milhouse", deadline=NO_DEADLINE)
+    session.search("Nothing here", deadline=NO_DEADLINE)
+    session.search("High Plains", deadline=NO_DEADLINE)
+    assert session.lookup("named after", deadline=NO_DEADLINE).observation.startswith(
+        "(Result 1 / 1) Milhouse"
+    )
 
 
 def test_lookup_before_any_search(session: WikiSession) -> None:
-    assert session.lookup("anything").observation == (
+    assert session.lookup("anything", deadline=NO_DEADLINE).observation == (
         "No page is loaded yet: use Search[entity] first, then Lookup[keyword]."
     )
 
 
 def test_lookup_empty_keyword(session: WikiSession) -> None:
-    session.search("Milhouse")
-    assert session.lookup("  ").observation == "Lookup needs a keyword, e.g. Lookup[born]."
+    session.search("Milhouse", deadline=NO_DEADLINE)
+    assert (
+        session.lookup("  ", deadline=NO_DEADLINE).observation
+        == "Lookup needs a keyword, e.g. Lookup[born]."
+    )
 
 
 def test_backend_error_becomes_observation(backend: MemoryBackend, session: WikiSession) -> None:
-    session.search("Milhouse")
+    session.search("Milhouse", deadline=NO_DEADLINE)
     backend.error = WikiError("Wikipedia request failed: HTTP 503 from en.wikipedia.org")
-    result = session.search("Colorado orogeny")
+    result = session.search("Colorado orogeny", deadline=NO_DEADLINE)
     assert result.observation == (
         "Wikipedia is unavailable right now (HTTP 503 from en.wikipedia.org); try again or Finish."
     )
-    assert result.details == {"error": "Wikipedia request failed: HTTP 503 from en.wikipedia.org"}
-    assert session.lookup("named").observation.startswith("(Result 1 / 1) Milhouse")
+    assert result.error == "Wikipedia request failed: HTTP 503 from en.wikipedia.org"
+    assert result.details == {}
+    assert session.lookup("named", deadline=NO_DEADLINE).observation.startswith(
+        "(Result 1 / 1) Milhouse"
+    )
 
 
 def test_observations_are_capped_at_a_word_boundary(backend: MemoryBackend) -> None:
     words = " ".join(f"word{i}" for i in range(400))
     backend.articles["Long"] = Article("Long", f"{words}.")
-    result = WikiSession(backend, max_observation_chars=100).search("Long")
+    result = WikiSession(backend, max_observation_chars=100).search("Long", deadline=NO_DEADLINE)
     assert len(result.observation) <= 100
     assert result.observation.endswith(" word14 …")
 
@@ -183,12 +203,15 @@ def test_observations_are_one_line(backend: MemoryBackend, session: WikiSession)
     backend.articles["Spaces"] = Article(
         "Spaces", "A  page\twith   odd\u00a0spacing and more words."
     )
-    assert session.search("Spaces").observation == "A page with odd spacing and more words."
+    assert (
+        session.search("Spaces", deadline=NO_DEADLINE).observation
+        == "A page with odd spacing and more words."
+    )
 
 
 def test_empty_page(backend: MemoryBackend, session: WikiSession) -> None:
     backend.articles["Stub"] = Article("Stub", "== Heading ==\nTwo words")
-    assert session.search("Stub").observation == "The page Stub has no text."
+    assert session.search("Stub", deadline=NO_DEADLINE).observation == "The page Stub has no text."
 
 
 def test_cap_and_page_sentences_helpers() -> None:

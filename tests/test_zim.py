@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from react_cli.deadline import NO_DEADLINE
 from react_cli.errors import UsageError
 from react_cli.wiki import WikiSession, open_backend
 from react_cli.wiki.zim import ZimBackend, open_zim
@@ -49,7 +50,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_real_archive_title_case_and_redirects(real: WikiSession) -> None:
     for entity in ("Ray Charles", "ray charles", "RAY CHARLES", "Ray C. Robinson", "Ray_Charles"):
-        result = real.search(entity)
+        result = real.search(entity, deadline=NO_DEADLINE)
         assert result.details["resolved_title"] == "Ray Charles", entity
         assert result.observation.startswith(
             "Ray Charles Robinson (September 23, 1930 – June 10, 2004), professionally known"
@@ -58,53 +59,56 @@ def test_real_archive_title_case_and_redirects(real: WikiSession) -> None:
 
 
 def test_real_archive_miss_uses_title_suggestions(real: WikiSession) -> None:
-    result = real.search("Ray")
+    result = real.search("Ray", deadline=NO_DEADLINE)
     assert result.observation == (
         "Could not find [Ray]. Similar: ['Ray (film)', 'Ray Charles', 'Ray Charles (album)', "
         "'Ray Charles Anthology', 'Ray Charles Greatest Hits']."
     )
-    assert real.search("Qwxyz").observation == "Could not find [Qwxyz]. Similar: []."
+    assert (
+        real.search("Qwxyz", deadline=NO_DEADLINE).observation
+        == "Could not find [Qwxyz]. Similar: []."
+    )
 
 
 def test_real_archive_lookup(real: WikiSession) -> None:
-    real.search("ray charles")
-    first = real.lookup("glaucoma")
+    real.search("ray charles", deadline=NO_DEADLINE)
+    first = real.lookup("glaucoma", deadline=NO_DEADLINE)
     assert first.observation.startswith("(Result 1 / 1) Charles started to lose his sight")
-    assert real.lookup("glaucoma").observation == "No more results."
+    assert real.lookup("glaucoma", deadline=NO_DEADLINE).observation == "No more results."
 
 
 def test_real_archive_article_body_only(real: WikiSession) -> None:
-    observation = real.search("Georgia on My Mind").observation
+    observation = real.search("Georgia on My Mind", deadline=NO_DEADLINE).observation
     assert "It became the official state song of the State of Georgia in 1979." in observation
     assert "MB" not in observation and "media help" not in observation
 
 
 def test_built_archive_hit_and_case_insensitive(built: Path) -> None:
     session = WikiSession(open_zim(str(built)))
-    result = session.search("george W. BUSH")
+    result = session.search("george W. BUSH", deadline=NO_DEADLINE)
     assert result.details == {"resolved_title": "George W. Bush", "folded": False}
     assert result.observation == (
         "George Walker Bush is an American politician. He was the 43rd president of the "
         "United States. He served two terms."
     )
-    assert session.search("Ray Charles").observation.endswith("He was blind.")
+    assert session.search("Ray Charles", deadline=NO_DEADLINE).observation.endswith("He was blind.")
 
 
 def test_built_archive_miss_uses_the_full_text_index(built: Path) -> None:
     archive = open_zim(str(built))
     assert archive._archive.has_fulltext_index
-    outcome = archive.search("woody stems")
+    outcome = archive.search("woody stems", deadline=NO_DEADLINE)
     assert outcome.article is None
     assert outcome.similar == ["Bush (plant)"]
 
 
 def test_built_archive_folding_reaches_the_title(built: Path) -> None:
-    result = WikiSession(open_zim(str(built))).search("George W Bush")
+    result = WikiSession(open_zim(str(built))).search("George W Bush", deadline=NO_DEADLINE)
     assert result.details == {"resolved_title": "George W. Bush", "folded": True}
 
 
 def test_built_archive_disambiguation(built: Path) -> None:
-    result = WikiSession(open_zim(str(built))).search("bush")
+    result = WikiSession(open_zim(str(built))).search("bush", deadline=NO_DEADLINE)
     assert (
         result.observation == "Could not find [bush]. Similar: ['Bush (plant)', 'George W. Bush']."
     )
@@ -153,7 +157,7 @@ def zh_zim(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_chinese_page_unconverted_mixes_scripts(zh_zim: Path) -> None:
-    result = WikiSession(open_zim(str(zh_zim))).search("貓")
+    result = WikiSession(open_zim(str(zh_zim))).search("貓", deadline=NO_DEADLINE)
     assert result.observation.startswith("貓（英語：Cat）通常指家貓")
     assert "一种家养" in result.observation  # Simplified inside Traditional text
     assert "根據遺傳學及考古學分析" in result.observation
@@ -171,11 +175,13 @@ def test_chinese_variant_is_converted_with_opencc(
 ) -> None:
     pytest.importorskip("opencc")
     session = WikiSession(open_zim(str(zh_zim), variant))
-    result = session.search("猫")  # the Simplified title finds the Traditional one
+    result = session.search(
+        "猫", deadline=NO_DEADLINE
+    )  # the Simplified title finds the Traditional one
     assert result.details["resolved_title"] == "貓"
     assert result.observation.startswith(start)
     assert absent not in result.observation
-    assert session.lookup("考古").observation.startswith("(Result 1 / 1) ")
+    assert session.lookup("考古", deadline=NO_DEADLINE).observation.startswith("(Result 1 / 1) ")
 
 
 @pytest.mark.parametrize(("variant", "keyword"), [("zh-cn", "遺傳學"), ("zh-tw", "遗传学")])
@@ -186,12 +192,14 @@ def test_chinese_variant_lookup_matches_a_keyword_in_the_other_script(
     in the other script must still find its sentences."""
     pytest.importorskip("opencc")
     session = WikiSession(open_zim(str(zh_zim), variant))
-    session.search("貓")
-    found = session.lookup(keyword).observation
+    session.search("貓", deadline=NO_DEADLINE)
+    found = session.lookup(keyword, deadline=NO_DEADLINE).observation
     assert found.startswith("(Result 1 / 1) ") and keyword not in found
     plain = WikiSession(open_zim(str(zh_zim)))
-    plain.search("貓")
-    assert plain.lookup("遗传学").observation == "No more results."  # no variant: as written
+    plain.search("貓", deadline=NO_DEADLINE)
+    assert (
+        plain.lookup("遗传学", deadline=NO_DEADLINE).observation == "No more results."
+    )  # no variant: as written
 
 
 def test_chinese_variant_without_opencc_says_so(
@@ -217,8 +225,10 @@ def test_hotpotqa_distractor_corpus_gives_one_article_per_paragraph(tmp_path: Pa
     report = build_zim(HOTPOT, out)
     assert report.articles + report.duplicates == 20
     session = WikiSession(open_zim(str(out)))
-    assert session.search("scott derrickson").observation.startswith("Scott Derrickson (born")
-    assert session.search("Ed Wood").details["resolved_title"] == "Ed Wood"
+    assert session.search("scott derrickson", deadline=NO_DEADLINE).observation.startswith(
+        "Scott Derrickson (born"
+    )
+    assert session.search("Ed Wood", deadline=NO_DEADLINE).details["resolved_title"] == "Ed Wood"
 
 
 @pytest.mark.parametrize(
@@ -270,7 +280,11 @@ def test_build_refuses_a_folder_or_an_existing_file_unless_forced(built: Path) -
     copy = built.parent / "again.zim"
     copy.write_bytes(b"old")
     assert build_zim(corpus, copy, force=True).articles == 4
-    assert WikiSession(open_zim(str(copy))).search("Bush (plant)").details["resolved_title"]
+    assert (
+        WikiSession(open_zim(str(copy)))
+        .search("Bush (plant)", deadline=NO_DEADLINE)
+        .details["resolved_title"]
+    )
 
 
 def test_interrupted_build_leaves_no_archive(

@@ -83,10 +83,10 @@ def ask(
         fork = Fork.open(from_trace, from_step)
     # A fork keeps the recorded prompt unless --prompt asks for another one.
     if fork is not None and options.prompt is None:
-        template = fork.recorded.template()
+        template = fork.trace.template()
     else:
         template = load_prompt(settings.prompt)
-    text = fork.recorded.result.question if fork else read_question(question or None)
+    text = fork.trace.run.question if fork else read_question(question or None)
     created = datetime.now(timezone.utc)
     extra = fork.trace_extra() if fork else None
     path: Path | None = None
@@ -98,7 +98,7 @@ def ask(
             path = trace or default_trace_path(home_dir(), created, text)
             check_writable(path)  # before paying for a run whose trace would be lost
         from react_cli.render import Renderer, make_console
-        from react_cli.run import (
+        from react_cli.wiring import (
             build_model,
             build_tools,
             run_question,
@@ -117,7 +117,7 @@ def ask(
         if fork:
             llm, tools = fork.model(llm), fork.tools(tools)
         show_contact_hint(settings)
-        outcome = run_question(
+        traced = run_question(
             text,
             settings=settings,
             template=template,
@@ -132,12 +132,13 @@ def ask(
         _interrupted_before_the_run(text, settings, template, path, created, extra)
     hold()  # a Ctrl-C from now on waits until the trace is written
     from react_cli.render import plain
-    from react_cli.run import max_tokens_warning, reached_max_tokens
     from react_cli.trace import write_trace
+    from react_cli.wiring import max_tokens_warning
 
-    result = outcome.result
+    result = traced.run
+    document = traced.to_json()
     if as_json:
-        config = outcome.trace["config"]
+        config = document["config"]
         summary = {
             "question": result.question,
             "model": config["model"],
@@ -146,10 +147,10 @@ def ask(
             "stop_reason": result.stop_reason,
             "forced": result.forced,
             "error": result.error,
-            "steps": outcome.trace["steps"],
-            "usage": outcome.trace["usage"],
-            "cost": outcome.trace["cost"],
-            "duration_s": outcome.trace["duration_s"],
+            "steps": document["steps"],
+            "usage": document["usage"],
+            "cost": document["cost"],
+            "duration_s": document["duration_s"],
             "trace": str(path) if path else None,
         }
         print_json(summary)
@@ -157,8 +158,8 @@ def ask(
         print(" ".join(plain(result.answer).split()))
     if path is not None:  # after the answer is out: a failing disk must not lose it
         sys.stdout.flush()
-        write_trace(path, outcome.trace)
-    if reached_max_tokens(result):
+        write_trace(path, document)
+    if result.max_tokens_reached:
         print_warning(max_tokens_warning(settings.max_tokens))
     if result.stop_reason == StopReason.INTERRUPTED or pressed():
         raise _interrupted(path)
@@ -178,7 +179,7 @@ def _interrupted_before_the_run(
     extra: dict[str, Any] | None,
 ) -> NoReturn:
     """Ctrl-C while the run was being set up: write a trace with no steps, exit 130."""
-    from react_cli.run import write_interrupted_trace
+    from react_cli.wiring import write_interrupted_trace
 
     if path is not None:
         write_interrupted_trace(

@@ -78,7 +78,9 @@ def _shown(name: str, value: object) -> object:
     if value is None:
         return None
     if name in SECRETS:
-        return "***"
+        from react_cli.redaction import MASK
+
+        return MASK
     if name in URLS and "://" in str(value):
         from react_cli.redaction import redact_url
 

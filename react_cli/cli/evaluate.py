@@ -98,7 +98,7 @@ def eval_command(
     from react_cli.eval.store import claim_folder
     from react_cli.eval.view import ProgressView
     from react_cli.render import make_console
-    from react_cli.run import build_backend, build_model, show_contact_hint, stderr_debug_log
+    from react_cli.wiring import build_backend, build_model, show_contact_hint, stderr_debug_log
 
     request = EvalRequest(
         dataset=dataset,
@@ -140,8 +140,8 @@ def eval_command(
 def _report(result: EvalResult, folder: Path, max_tokens: int, as_json: bool) -> None:
     """The summary (its path, or itself with --json), then the error the eval ended with."""
     from react_cli.eval.files import SUMMARY
-    from react_cli.run import max_tokens_warning
     from react_cli.untrusted import clean_text
+    from react_cli.wiring import max_tokens_warning
 
     if as_json:
         print_json(result.summary.to_json())

@@ -25,7 +25,7 @@ def models(
     error (no key for OpenAI, a rejected key, a base URL with no model list).
     """
     from react_cli.render import plain
-    from react_cli.run import model_client, stderr_debug_log, stderr_retry_notice
+    from react_cli.wiring import model_client, stderr_debug_log, stderr_retry_notice
 
     settings = run_settings(base_url=base_url, api_key=api_key)
     debug_log = stderr_debug_log if debug or debug_enabled() else None

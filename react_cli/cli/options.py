@@ -268,7 +268,7 @@ def run_settings(**flags: Any) -> Settings:
 
 def wiki_flags(wiki: str | None, lang: str | None) -> str | None:
     """The --wiki value, or the live host --lang names (giving both is an error)."""
-    from react_cli.config import lang_host
+    from react_cli.urls import lang_host
 
     if lang is None:
         return wiki

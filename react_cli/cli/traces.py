@@ -16,8 +16,8 @@ from react_cli.cli.options import (
 from react_cli.errors import RerunDiffersError, UsageError
 
 if TYPE_CHECKING:
-    from react_cli.replay import Recorded
     from react_cli.share.export import ExportFormat
+    from react_cli.trace import Trace
 
 
 MAX_STEP_DELAY_S = 60
@@ -79,7 +79,8 @@ def replay(
     is missing or unreadable; 2 usage error.
     """
     from react_cli.config import home_dir
-    from react_cli.replay import load_run, select_trace
+    from react_cli.trace import Trace
+    from react_cli.trace_store import select_trace
 
     if not 0 <= step_delay <= MAX_STEP_DELAY_S:
         raise UsageError(f"--step-delay must be between 0 and {MAX_STEP_DELAY_S} seconds")
@@ -98,21 +99,20 @@ def replay(
     if export is not None:
         _export(paths, export, output)
         return
-    runs = [load_run(path) for path in paths]  # every file readable before anything is shown
+    runs = [Trace.read(path) for path in paths]  # every file readable before anything is shown
     if rerunning:
         _rerun(runs[0], live_tools=live_tools, wiki=wiki, verbose=verbose, as_json=as_json)
     elif as_json:
-        documents = [run.normalised() for run in runs]
+        documents = [run.to_json() for run in runs]
         print_json(documents if len(runs) > 1 else documents[0], indent=2)
     else:
-        from react_cli.render import make_console, plain
+        from react_cli.render import PacedRenderer, make_console, plain
         from react_cli.render import replay_run as play
-        from react_cli.replay import PacedRenderer
 
         for number, run in enumerate(runs):
             if len(runs) > 1:
                 print(("\n" if number else "") + f"== {plain(str(run.path))}")
-            play(PacedRenderer(make_console(stderr=False), step_delay), run.result)
+            play(PacedRenderer(make_console(stderr=False), step_delay), run.run)
 
 
 def _export_format(name: str, output: Path | None, other_mode: bool) -> ExportFormat | None:
@@ -148,7 +148,7 @@ def _export(paths: list[Path], export: ExportFormat, output: Path | None) -> Non
 
 
 def _rerun(
-    recorded: Recorded, *, live_tools: bool, wiki: str | None, verbose: bool, as_json: bool
+    recorded: Trace, *, live_tools: bool, wiki: str | None, verbose: bool, as_json: bool
 ) -> None:
     """Re-run a recorded run; exit 1 with a step-by-step diff when it does not reproduce."""
     from react_cli.render import Renderer, make_console, plain
@@ -160,18 +160,18 @@ def _rerun(
     observer = Renderer(make_console()) if verbose else None
     tools = None
     if live_tools:
-        from react_cli.run import build_tools, stderr_retry_notice
+        from react_cli.wiring import build_tools, stderr_retry_notice
 
         notices = observer.retry_waiting if observer else stderr_retry_notice
         tools = build_tools(run_settings(wiki=wiki), on_retry=notices)
     now = rerun_run(recorded, tools=tools, observer=observer)
-    differences = compare(recorded.result, now)
+    differences = compare(recorded.run, now)
     if as_json:
         report = {
             "reproduced": not differences,
             "answer": now.answer,
             "stop_reason": now.stop_reason,
-            "differences": [d.to_dict() for d in differences],
+            "differences": [d.to_json() for d in differences],
         }
         print_json(report)
     elif not differences:
@@ -201,7 +201,7 @@ def traces(
 ) -> None:
     """List recent runs, newest first; '#' is the number 'replay -n' takes."""
     from react_cli.config import home_dir
-    from react_cli.replay import summarize, trace_files
+    from react_cli.trace_store import summarize, trace_files
 
     if limit < 1:
         raise UsageError("-n must be at least 1")
@@ -221,7 +221,7 @@ def traces(
 def _print_traces(rows: list[dict[str, Any]]) -> None:
     """One line per run, fixed columns, untrusted text cleaned and shortened."""
     from react_cli.render import plain
-    from react_cli.replay import local_time
+    from react_cli.trace_store import local_time
     from react_cli.untrusted import clean_text
 
     def short(text: str, width: int) -> str:

@@ -51,7 +51,12 @@ NO_WIKI_OPTIONS = WikiOptions()
 
 
 def _wiki_session(options: WikiOptions) -> Tools:
-    from react_cli.run import build_tools, show_contact_hint, stderr_debug_log, stderr_retry_notice
+    from react_cli.wiring import (
+        build_tools,
+        show_contact_hint,
+        stderr_debug_log,
+        stderr_retry_notice,
+    )
 
     settings = run_settings(wiki=wiki_flags(options.wiki, options.lang), variant=options.variant)
     debug_log = stderr_debug_log if options.debug or debug_enabled() else None
@@ -65,8 +70,8 @@ def _observe(result: ToolResult, as_json: bool) -> None:
     from react_cli.errors import WikiError
     from react_cli.render import plain
 
-    if "error" in result.details:
-        raise WikiError(str(result.details["error"]))
+    if result.error is not None:
+        raise WikiError(result.error)
     if as_json:
         record = {"observation": result.observation, "details": result.details}
         print_json(record)
@@ -83,9 +88,11 @@ def wiki_search(
     options: WikiOptions = NO_WIKI_OPTIONS,
 ) -> None:
     """Print the observation Search[ENTITY] gives."""
+    from react_cli.deadline import NO_DEADLINE
     from react_cli.untrusted import clean_text
 
-    _observe(_wiki_session(options).search(clean_text(entity)), options.as_json)
+    session = _wiki_session(options)
+    _observe(session.search(clean_text(entity), deadline=NO_DEADLINE), options.as_json)
 
 
 @wiki_app.command("lookup")
@@ -103,6 +110,7 @@ def wiki_lookup(
     options: WikiOptions = NO_WIKI_OPTIONS,
 ) -> None:
     """Print what N successive Lookup[KEYWORD] show on ENTITY's page."""
+    from react_cli.deadline import NO_DEADLINE
     from react_cli.errors import WikiError
     from react_cli.untrusted import clean_text
     from react_cli.wiki.base import NO_MORE
@@ -111,13 +119,13 @@ def wiki_lookup(
     if count < 1:
         raise UsageError("-n must be at least 1")
     session = _wiki_session(options)
-    found = session.search(entity)
-    if "error" in found.details:
-        raise WikiError(str(found.details["error"]))
+    found = session.search(entity, deadline=NO_DEADLINE)
+    if found.error is not None:
+        raise WikiError(found.error)
     if "resolved_title" not in found.details or found.details.get("disambiguation"):
         raise ReactCliError(f"no page to look in: {found.observation}")
     for _ in range(count):
-        result = session.lookup(keyword)
+        result = session.lookup(keyword, deadline=NO_DEADLINE)
         _observe(result, options.as_json)
         if result.observation == NO_MORE:
             break

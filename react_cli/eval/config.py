@@ -28,7 +28,7 @@ _OWN = ("concurrency", "wiki_concurrency")
 
 @dataclass(frozen=True)
 class EvalConfig:
-    """The run settings every question of the eval used, as ``run.run_config`` records them
+    """The run settings every question of the eval used, as ``wiring.run_config`` records them
     in a trace (no secret), and how many questions and Wikipedia requests ran at once."""
 
     run: dict[str, Any]

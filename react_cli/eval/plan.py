@@ -18,8 +18,8 @@ from react_cli.eval.config import EvalConfig
 from react_cli.eval.files import SUMMARY, read_summary
 from react_cli.eval.summary import DatasetRef, Summary
 from react_cli.prompts import PromptTemplate, load_prompt
-from react_cli.run import run_config
 from react_cli.trace import now_utc, slug
+from react_cli.wiring import run_config
 
 DEFAULT_CONCURRENCY = 4
 DEFAULT_WIKI_CONCURRENCY = 2
@@ -47,7 +47,7 @@ class EvalPlan:
         return DatasetRef(path, dataset.format, len(dataset.examples), self.selection)
 
     def config(self) -> EvalConfig:
-        run = run_config(self.settings, self.template)
+        run = run_config(self.settings, self.template).to_json()
         return EvalConfig(run, self.concurrency, self.wiki_concurrency)
 
 

@@ -12,10 +12,10 @@ from react_cli.eval.plan import EvalPlan
 from react_cli.eval.rows import FeverLabel, Row
 from react_cli.eval.stop import CallRefused
 from react_cli.records import Model, StopReason, Usage
-from react_cli.run import reached_max_tokens, run_question
 from react_cli.scoring import best_scores, fever_label
 from react_cli.trace import slug
 from react_cli.wiki.base import WikiBackend, WikiSession
+from react_cli.wiring import run_question
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ def answer(plan: EvalPlan, example: Example, model: Model, backend: WikiBackend)
             model=model,
             tools=tools,
             trace_path=plan.folder / name,
-        ).result
+        ).run
         if isinstance(result.failure, CallRefused):
             return None
         em, f1, label = score(example, result.answer, plan.dataset.format is Format.FEVER)
@@ -84,7 +84,7 @@ def answer(plan: EvalPlan, example: Example, model: Model, backend: WikiBackend)
         label=label,
     )
     failure = result.failure if isinstance(result.failure, LLMConfigError) else None
-    return Answered(row, reached_max_tokens(result), failure)
+    return Answered(row, result.max_tokens_reached, failure)
 
 
 def _crashed(example: Example, exc: Exception, seconds: float) -> Row:

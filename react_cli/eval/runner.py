@@ -20,6 +20,7 @@ from typing import IO
 
 from react_cli import interrupts
 from react_cli.datasets import Example
+from react_cli.deadline import Deadline
 from react_cli.errors import LLMConfigError, StoreError
 from react_cli.eval.files import RESULTS
 from react_cli.eval.plan import EvalPlan
@@ -29,7 +30,7 @@ from react_cli.eval.stop import Stop, StopAwareModel
 from react_cli.eval.store import ResultsStore
 from react_cli.eval.summary import EvalStatus, Summary
 from react_cli.records import Model
-from react_cli.wiki.base import SearchOutcome, WikiBackend
+from react_cli.wiki.base import SearchResult, WikiBackend
 
 MAX_CONSECUTIVE_FAILURES = 5
 
@@ -41,9 +42,9 @@ class PoliteBackend:
         self._backend = backend
         self._slots = threading.BoundedSemaphore(limit)
 
-    def search(self, entity: str) -> SearchOutcome:
+    def search(self, entity: str, *, deadline: Deadline) -> SearchResult:
         with self._slots:
-            return self._backend.search(entity)
+            return self._backend.search(entity, deadline=deadline)
 
 
 class EvalObserver:

@@ -11,6 +11,7 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
+from react_cli.deadline import Deadline
 from react_cli.errors import LLMError
 from react_cli.records import Completion, Model, TextSink
 
@@ -78,7 +79,9 @@ class StopAwareModel:
         self._model = model
         self._stop = stop
 
-    def complete(self, prompt: str, stop: list[str], on_text: TextSink | None = None) -> Completion:
+    def complete(
+        self, prompt: str, stop: list[str], *, deadline: Deadline, on_text: TextSink | None = None
+    ) -> Completion:
         if self._stop.is_set():
             raise CallRefused("the eval stopped before this model call")
-        return self._model.complete(prompt, stop, on_text)
+        return self._model.complete(prompt, stop, deadline=deadline, on_text=on_text)

@@ -12,14 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from react_cli.agent import Step
 from react_cli.errors import TraceError
 from react_cli.records import Usage
 from react_cli.render import format_seconds, step_meta
-from react_cli.replay import Recorded, load_run
 from react_cli.share.text import one_line, shown
-
-PARSE_ERROR = "parse_error"  # Step.error of a step whose model output held no valid action
+from react_cli.trace import Trace
+from react_cli.trajectory import ErrorKind, Step
 
 
 @dataclass(frozen=True)
@@ -71,22 +69,20 @@ class TraceView:
 
 def load_view(path: Path) -> TraceView:
     """Read a trace file (any readable version); TraceError names the file and the problem."""
-    return view_of(load_run(path))
+    return view_of(Trace.read(path))
 
 
-def view_of(recorded: Recorded) -> TraceView:
+def view_of(trace: Trace) -> TraceView:
     """The view of a loaded trace; a malformed optional part is a TraceError too."""
-    document, result = recorded.document, recorded.result
+    extra, run = trace.extra, trace.run
     try:
-        samples = tuple(_sample(item) for item in _list(document.get("samples"), "samples"))
-        votes = _votes(document.get("votes"))
-        method, branch = _text(document.get("method")), _text(document.get("branch"))
+        samples = tuple(_sample(item) for item in _list(extra.get("samples"), "samples"))
+        votes = _votes(extra.get("votes"))
+        method, branch = _text(extra.get("method")), _text(extra.get("branch"))
     except (TypeError, ValueError) as exc:
-        raise TraceError(f"{recorded.path}: malformed trace ({exc})") from None
-    steps = tuple(_step(step) for step in result.steps)
-    config = recorded.config
-    prompt = config.get("prompt")
-    usage = result.usage
+        raise TraceError(f"{trace.path}: malformed trace ({exc})") from None
+    steps = tuple(_step(step) for step in run.steps)
+    usage = run.usage
     tokens = (
         f"{usage.total_tokens:,} ({usage.prompt_tokens:,} prompt + "
         f"{usage.completion_tokens:,} completion)"
@@ -94,24 +90,24 @@ def view_of(recorded: Recorded) -> TraceView:
         else "not reported by the endpoint"
     )
     facts: list[tuple[str, str | None]] = [
-        ("Stop reason", one_line(result.stop_reason)),
+        ("Stop reason", one_line(run.stop_reason)),
         ("Method", method),
         ("Branch", branch),
-        ("Model", _text(config.get("model"))),
-        ("Prompt", _text(prompt.get("name")) if isinstance(prompt, dict) else None),
+        ("Model", _text(trace.config.model)),
+        ("Prompt", _text(trace.config.prompt_name)),
         ("Steps", str(len(steps))),
         ("Model calls", str(sum(s.calls for s in steps) + len(samples))),
         ("Tokens", tokens),
-        ("Time", format_seconds(result.duration_s)),
-        ("Forced answer", "yes (--force-answer)" if result.forced else None),
-        ("Forked from", _fork(document.get("forked_from"))),
-        ("Recorded", _text(document.get("created"))),
+        ("Time", format_seconds(run.duration_s)),
+        ("Forced answer", "yes (--force-answer)" if run.forced else None),
+        ("Forked from", _fork(extra.get("forked_from"))),
+        ("Recorded", _text(trace.created)),
     ]
     return TraceView(
-        question=shown(result.question),
-        answer=None if result.answer is None else shown(result.answer),
-        stop_reason=one_line(result.stop_reason),
-        error=None if result.error is None else shown(result.error),
+        question=shown(run.question),
+        answer=None if run.answer is None else shown(run.answer),
+        stop_reason=one_line(run.stop_reason),
+        error=None if run.error is None else shown(run.error),
         steps=steps,
         samples=samples,
         votes=votes,
@@ -120,7 +116,7 @@ def view_of(recorded: Recorded) -> TraceView:
 
 
 def _step(step: Step) -> StepView:
-    failed = step.error is not None and step.error != PARSE_ERROR
+    failed = step.error if step.failed(ErrorKind.MODEL) else None
     return StepView(
         index=step.index,
         thought=shown(step.thought),
@@ -128,7 +124,7 @@ def _step(step: Step) -> StepView:
         observation=shown(step.observation),
         raw=shown(step.raw),
         followup_raw=None if step.followup_raw is None else shown(step.followup_raw),
-        error=shown(step.error) if failed and step.error else None,
+        error=shown(failed.message) if failed and failed.message else None,
         costs=step_meta(step),
     )
 
@@ -147,7 +143,7 @@ def _sample(item: Any) -> SampleView:
     raw, answer, usage = item.get("raw"), item.get("answer"), item.get("usage")
     if not isinstance(raw, str) or not (answer is None or isinstance(answer, str)):
         raise TypeError("a sample's raw text or answer is not text")
-    tokens = Usage.from_dict(usage if isinstance(usage, dict) else None).total_tokens
+    tokens = Usage.from_json(usage if isinstance(usage, dict) else None).total_tokens
     return SampleView(shown(raw), None if answer is None else shown(answer), tokens)
 
 

@@ -1,7 +1,7 @@
 """Wikipedia backends and the Search/Lookup session.
 
 This package is imported on the CLI's start-up path, so nothing here imports requests or
-bs4 at module level: each backend's opener imports its own dependencies when called.
+bs4 at module level: the backend a ``--wiki`` value names is imported when it is opened.
 """
 
 from __future__ import annotations
@@ -12,14 +12,12 @@ from urllib.parse import urlsplit
 
 from react_cli.errors import UsageError
 from react_cli.records import RetryObserver
-from react_cli.wiki.base import Article, SearchOutcome, WikiBackend, WikiSession
+from react_cli.wiki.base import Article, SearchResult, WikiBackend, WikiSession
 
 if TYPE_CHECKING:
-    from react_cli.http import RetryPolicy
+    from react_cli.retry import RetryPolicy
 
-__all__ = ["Article", "SearchOutcome", "WikiBackend", "WikiSession", "open_backend"]
-
-Opener = Callable[..., WikiBackend]
+__all__ = ["Article", "SearchResult", "WikiBackend", "WikiSession", "open_backend"]
 
 
 def open_backend(
@@ -32,83 +30,37 @@ def open_backend(
     debug_log: Callable[[str], None] | None = None,
     on_retry: RetryObserver | None = None,
 ) -> WikiBackend:
-    """The backend a ``--wiki`` value names: ``https://en.wikipedia.org`` or ``zim:PATH``.
+    """The backend a ``--wiki`` value names: ``https://en.wikipedia.org`` (a MediaWiki host
+    root) or ``zim:PATH`` (a Kiwix ZIM archive; libzim is an optional extra).
 
-    ``debug_log`` receives one line per HTTP request and answer (``--debug``), ``on_retry``
-    each retry wait as it starts.
+    For a MediaWiki host, ``contact`` goes into the User-Agent, ``debug_log`` receives one
+    line per HTTP request and answer (``--debug``), ``on_retry`` each retry wait as it starts.
     """
-    scheme = spec.split(":", 1)[0].lower() if ":" in spec else ""
-    opener = _OPENERS.get(scheme)
-    if opener is None:
-        from react_cli.redaction import redact_url
+    from react_cli.redaction import Redactor, redact_url, url_secrets
 
+    scheme = spec.split(":", 1)[0].lower() if ":" in spec else ""
+    if scheme == "zim":
+        from react_cli.wiki.zim import open_zim
+
+        path = spec.split(":", 1)[1]
+        if not path:
+            raise UsageError("--wiki zim:PATH needs the path of a .zim file")
+        return open_zim(path, variant)
+    if scheme not in ("http", "https"):
         raise UsageError(
             f"unknown Wikipedia backend {redact_url(spec)!r}: expected the URL of a MediaWiki "
             "host, e.g. https://en.wikipedia.org, or zim:PATH for a Kiwix ZIM archive"
         )
-    return opener(
-        spec,
-        contact=contact,
-        policy=policy,
-        timeout_s=timeout_s,
-        variant=variant,
-        debug_log=debug_log,
-        on_retry=on_retry,
-    )
-
-
-def _open_mediawiki(
-    url: str,
-    *,
-    contact: str | None,
-    policy: RetryPolicy | None,
-    timeout_s: float,
-    variant: str | None,
-    debug_log: Callable[[str], None] | None,
-    on_retry: RetryObserver | None,
-) -> WikiBackend:
-    """A MediaWikiBackend on a host root such as ``https://en.wikipedia.org``."""
-    from react_cli.redaction import Redactor, redact_url, url_secrets
-
     try:
-        host = urlsplit(url).hostname
+        host = urlsplit(spec).hostname
     except ValueError:  # "http://[::1"
         host = None
     if not host:
         raise UsageError(
-            f"Wikipedia URL {redact_url(url)!r} has no valid host, e.g. https://en.wikipedia.org"
+            f"Wikipedia URL {redact_url(spec)!r} has no valid host, e.g. https://en.wikipedia.org"
         )
     from react_cli.http import make_session, user_agent
     from react_cli.wiki.mediawiki import MediaWikiBackend
 
-    session = make_session(
-        user_agent(contact), policy, debug_log, on_retry, Redactor(url_secrets(url))
-    )
-    return MediaWikiBackend(url, session, timeout_s, variant, policy=policy, on_retry=on_retry)
-
-
-def _open_zim(
-    spec: str,
-    *,
-    contact: str | None,
-    policy: RetryPolicy | None,
-    timeout_s: float,
-    variant: str | None,
-    debug_log: Callable[[str], None] | None,
-    on_retry: RetryObserver | None,
-) -> WikiBackend:
-    """A ZimBackend on the archive ``zim:PATH`` names (libzim is an optional extra)."""
-    from react_cli.wiki.zim import open_zim
-
-    path = spec.split(":", 1)[1]
-    if not path:
-        raise UsageError("--wiki zim:PATH needs the path of a .zim file")
-    return open_zim(path, variant)
-
-
-# Scheme of the backend spec -> opener.
-_OPENERS: dict[str, Opener] = {
-    "http": _open_mediawiki,
-    "https": _open_mediawiki,
-    "zim": _open_zim,
-}
+    session = make_session(user_agent(contact), debug_log, Redactor(url_secrets(spec)))
+    return MediaWikiBackend(spec, session, timeout_s, variant, policy=policy, on_retry=on_retry)

@@ -1,5 +1,6 @@
-"""The backend-neutral half of the Wikipedia tools: records, the backend protocol, and the
-stateful Search/Lookup session with the paper's observation strings.
+"""The backend-neutral half of the Wikipedia tools: the backend protocol and the session.
+
+The session is the stateful Search/Lookup of the paper, with its observation strings.
 
 Backends only answer "which article is this entity?"; everything the model sees (sentence
 choice, Lookup numbering, caps, error wording) is decided here, so every backend behaves
@@ -10,9 +11,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from react_cli.deadline import Deadline
 from react_cli.errors import WikiError
 from react_cli.records import ToolResult
 from react_cli.wiki.sentences import split_sentences
@@ -45,9 +47,9 @@ class Article:
     convert: Callable[[str], str] | None = field(default=None, compare=False, repr=False)
 
 
-@dataclass
-class SearchOutcome:
-    """What a backend found for an entity.
+@dataclass(frozen=True)
+class SearchResult:
+    """What a backend found for an entity, and how many requests it had to make again.
 
     A hit has ``article``. A miss has ``article=None`` and search suggestions in
     ``similar``. A disambiguation page has ``disambiguation=True`` and its entries in
@@ -57,12 +59,14 @@ class SearchOutcome:
     article: Article | None
     similar: list[str] = field(default_factory=list)
     disambiguation: bool = False
+    retries: int = 0
 
 
 class WikiBackend(Protocol):
-    """Resolves an entity the way Wikipedia's "go" box does; raises WikiError on failure."""
+    """Resolves an entity the way Wikipedia's "go" box does, before ``deadline``; raises
+    WikiError on failure. One backend may serve many sessions, from several threads."""
 
-    def search(self, entity: str) -> SearchOutcome: ...
+    def search(self, entity: str, *, deadline: Deadline) -> SearchResult: ...
 
 
 def collapse(text: str) -> str:
@@ -121,56 +125,64 @@ class WikiSession:
         self._hits: list[str] = []
         self._next_hit = 0
 
-    def search(self, entity: str) -> ToolResult:
+    def search(self, entity: str, *, deadline: Deadline) -> ToolResult:
         """Load the entity's page and show its first sentences; a miss keeps the old page.
 
         The entity is cleaned first (quotes, final full stop); on a miss, a search result
         whose folded title equals the folded query is taken as the hit (``folded: true``).
+        A failed backend is an observation saying so, and the result's ``error``.
         """
         query = clean_entity(entity)
         try:
-            outcome, folded = self._resolve(query)
+            found, folded = self._resolve(query, deadline)
         except WikiError as exc:
             reason = str(exc).removeprefix(REQUEST_FAILED)
-            return self._result(
-                f"Wikipedia is unavailable right now ({reason}); try again or Finish.",
-                {"error": str(exc)},
-            )
+            observation = f"Wikipedia is unavailable right now ({reason}); try again or Finish."
+            return ToolResult(cap(observation, self._limit), error=str(exc), retries=exc.retries)
         details: dict[str, object] = {"query": query} if query != entity else {}
-        if outcome.disambiguation or outcome.article is None:
-            limit = MAX_DISAMBIGUATION if outcome.disambiguation else MAX_SIMILAR
-            similar = outcome.similar[:limit]
+        if found.disambiguation or found.article is None:
+            limit = MAX_DISAMBIGUATION if found.disambiguation else MAX_SIMILAR
+            similar = found.similar[:limit]
             details["similar"] = similar
-            if outcome.disambiguation:
+            if found.disambiguation:
                 details["disambiguation"] = True
-                if outcome.article is not None:
-                    details.update(resolved_title=outcome.article.title, folded=folded)
-            return self._result(f"Could not find [{entity}]. Similar: {similar!r}.", details)
-        article = outcome.article
+                if found.article is not None:
+                    details.update(resolved_title=found.article.title, folded=folded)
+            observation = f"Could not find [{entity}]. Similar: {similar!r}."
+            return self._result(observation, details, found.retries)
+        article = found.article
         self._title = article.title
         self._convert = article.convert
         self._sentences = page_sentences(article.text)
         self._keyword = None
         details.update(resolved_title=article.title, folded=folded)
         if not self._sentences:
-            return self._result(f"The page {article.title} has no text.", details)
-        return self._result(join_sentences(self._sentences[:SEARCH_SENTENCES]), details)
+            return self._result(f"The page {article.title} has no text.", details, found.retries)
+        first = join_sentences(self._sentences[:SEARCH_SENTENCES])
+        return self._result(first, details, found.retries)
 
-    def _resolve(self, query: str) -> tuple[SearchOutcome, bool]:
-        """The backend's outcome for ``query``, or for its folded-equal search result."""
-        outcome = self._backend.search(query)
-        if outcome.article is not None or outcome.disambiguation:
-            return outcome, False
-        match = folded_match(query, outcome.similar)
+    def _resolve(self, query: str, deadline: Deadline) -> tuple[SearchResult, bool]:
+        """The backend's result for ``query``, or for its folded-equal search result (the
+        retries of both searches counted)."""
+        found = self._backend.search(query, deadline=deadline)
+        if found.article is not None or found.disambiguation:
+            return found, False
+        match = folded_match(query, found.similar)
         if match is None or match == query:
-            return outcome, False
-        second = self._backend.search(match)
+            return found, False
+        try:
+            second = self._backend.search(match, deadline=deadline)
+        except WikiError as exc:
+            exc.retries += found.retries
+            raise
+        retries = found.retries + second.retries
         if second.article is None:
-            return outcome, False
-        return second, True
+            return replace(found, retries=retries), False
+        return replace(second, retries=retries), True
 
-    def lookup(self, keyword: str) -> ToolResult:
-        """Show the next sentence of the current page containing ``keyword`` (any case)."""
+    def lookup(self, keyword: str, *, deadline: Deadline) -> ToolResult:
+        """Show the next sentence of the current page containing ``keyword`` (any case); a
+        local read, so ``deadline`` never matters."""
         if self._title is None:
             return self._result(NO_PAGE, {})
         wanted = collapse(keyword)
@@ -189,5 +201,5 @@ class WikiSession:
         sentence = self._hits[self._next_hit - 1]
         return self._result(f"(Result {self._next_hit} / {len(self._hits)}) {sentence}", details)
 
-    def _result(self, observation: str, details: dict[str, object]) -> ToolResult:
-        return ToolResult(cap(observation, self._limit), dict(details))
+    def _result(self, observation: str, details: dict[str, object], retries: int = 0) -> ToolResult:
+        return ToolResult(cap(observation, self._limit), dict(details), retries=retries)

@@ -4,33 +4,32 @@ A hit costs one request: the entity's case variants are looked up together with 
 ``srwhat=nearmatch`` search in a single ``action=query``. Only a near match, a
 disambiguation page or a miss costs a second request.
 
-Every answer is untrusted: it is read under the request's time limit (``deadline.watchdog``)
-and size limit, decoded with replacement characters, and checked for the shape this module
-reads (``_Answer``); anything else is a ``WikiError``, which the session shows the model as a
-failed tool call.
+Every answer is untrusted: it is read under the request's watchdog and size limit, decoded
+with replacement characters, and checked for the shape this backend reads (``query_answer``);
+anything else is a ``WikiError``, which the session shows the model as a failed tool call.
+Failures worth another try (connection errors, timeouts, 429/5xx, ``maxlag``) are retried by
+the one ``retry.RetryPolicy``; ``maxlag`` at most ``MAXLAG_RETRIES`` times, briefly.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any, NoReturn
 from urllib.parse import urlsplit, urlunsplit
 
 import requests
-from urllib3.exceptions import NewConnectionError
-from urllib3.exceptions import TimeoutError as Urllib3Timeout
 
-from react_cli.deadline import bounded, time_left, watchdog
+from react_cli.deadline import Deadline, Watchdog
 from react_cli.errors import WikiError
-from react_cli.http import RetryPolicy, retry_after_s
+from react_cli.http import TIMED_OUT, failure_reason, is_timeout, is_transient, watched_request
 from react_cli.records import RetryObserver, RetryWait
 from react_cli.redaction import Redactor, redact_url, url_secrets
-from react_cli.retrycount import note_retries
-from react_cli.sanitize import decode, loads
+from react_cli.retry import RETRY_STATUSES, GiveUp, Retryable, RetryPolicy, retry_after_s
 from react_cli.sizelimit import TooLarge, read_capped
-from react_cli.wiki.base import MAX_ANSWER_BYTES, REQUEST_FAILED, Article, SearchOutcome
-from react_cli.wiki.titles import case_variants
+from react_cli.untrusted import decode, loads
+from react_cli.wiki.base import MAX_ANSWER_BYTES, REQUEST_FAILED, Article, SearchResult
+from react_cli.wiki.query_answer import Malformed, QueryAnswer, read_answer
+from react_cli.wiki.titles import case_variants, title_query
 
 MAXLAG_S = 5
 MAXLAG_RETRIES = 3
@@ -46,35 +45,18 @@ _PAGE_PROPS = {
 }
 
 
-class _Malformed(ValueError):
-    """An answer that is JSON but not of the shape the Action API documents."""
+@dataclass
+class _Search:
+    """One search in progress: its deadline, and the retries made so far (each announced)."""
 
+    deadline: Deadline
+    on_retry: RetryObserver | None
+    retries: int = 0
 
-@dataclass(frozen=True)
-class _Page:
-    title: str
-    extract: str | None  # None: not sent (several pages matched; extracts come one at a time)
-    disambiguation: bool
-    links: list[str]
-
-
-@dataclass(frozen=True)
-class _Answer:
-    """The parts of an ``action=query`` answer this module reads, checked."""
-
-    pages: dict[str, _Page]  # existing pages by title
-    normalized: dict[str, str]
-    redirects: dict[str, str]
-    search: list[str]
-
-    def first_existing(self, wanted: list[str]) -> _Page | None:
-        """The page for the first of ``wanted`` that exists, after normalisation and redirects."""
-        for title in wanted:
-            title = self.normalized.get(title, title)
-            title = self.redirects.get(title, title)
-            if title in self.pages:
-                return self.pages[title]
-        return None
+    def retrying(self, wait: RetryWait) -> None:
+        self.retries += 1
+        if self.on_retry is not None:
+            self.on_retry(wait)
 
 
 class MediaWikiBackend:
@@ -97,14 +79,19 @@ class MediaWikiBackend:
         self._session = session
         self._timeout_s = timeout_s
         self._variant = variant
-        self._policy = policy or RetryPolicy()  # its backoff, when a maxlag names no wait
+        self._policy = policy or RetryPolicy()
         self._on_retry = on_retry
 
-    def search(self, entity: str) -> SearchOutcome:
+    def search(self, entity: str, *, deadline: Deadline) -> SearchResult:
         """Exact title (or a case variant), then a near match, else up to 5 similar titles."""
-        query = " ".join(entity.replace("_", " ").split())
+        query = title_query(entity)
         if not query:
-            return SearchOutcome(None)
+            return SearchResult(None)
+        search = _Search(deadline, self._on_retry)
+        found = self._resolve(query, search)
+        return SearchResult(found.article, found.similar, found.disambiguation, search.retries)
+
+    def _resolve(self, query: str, search: _Search) -> SearchResult:
         variants = case_variants(query)
         params: dict[str, str] = {
             "list": "search",
@@ -116,153 +103,134 @@ class MediaWikiBackend:
         }
         if variants:
             params.update(_PAGE_PROPS, titles="|".join(variants))
-        answer = self._query(params)
+        answer = self._query(params, search)
         page = answer.first_existing(variants)
         if page is None:
             if not answer.search:
-                return SearchOutcome(None, self._similar(query))
+                return SearchResult(None, self._similar(query, search))
             near = answer.search[0]
-            page = self._query({**_PAGE_PROPS, "titles": near}).first_existing([near])
+            page = self._query({**_PAGE_PROPS, "titles": near}, search).first_existing([near])
             if page is None:
-                return SearchOutcome(None, self._similar(query))
+                return SearchResult(None, self._similar(query, search))
         if page.extract is None:  # several pages matched; full extracts come one at a time
             title = page.title
-            page = self._query({**_PAGE_PROPS, "titles": title}).first_existing([title])
+            page = self._query({**_PAGE_PROPS, "titles": title}, search).first_existing([title])
             if page is None:
-                return SearchOutcome(None, self._similar(query))
+                return SearchResult(None, self._similar(query, search))
         article = Article(page.title, page.extract or "")
         if page.disambiguation:
-            return SearchOutcome(article, self._entries(article), disambiguation=True)
-        return SearchOutcome(article)
+            return SearchResult(article, self._entries(article, search), disambiguation=True)
+        return SearchResult(article)
 
-    def _similar(self, query: str) -> list[str]:
+    def _similar(self, query: str, search: _Search) -> list[str]:
         """Full-text search titles, the paper's "Similar" list."""
         params = {"list": "search", "srsearch": query, "srlimit": str(SIMILAR_LIMIT)}
-        return self._query({**params, "srnamespace": "0", "srprop": ""}).search
+        return self._query({**params, "srnamespace": "0", "srprop": ""}, search).search
 
-    def _entries(self, article: Article) -> list[str]:
+    def _entries(self, article: Article, search: _Search) -> list[str]:
         """A disambiguation page's article links, in the order the page mentions them."""
         answer = self._query(
-            {"prop": "links", "titles": article.title, "plnamespace": "0", "pllimit": "max"}
+            {"prop": "links", "titles": article.title, "plnamespace": "0", "pllimit": "max"},
+            search,
         )
         titles = [link for page in answer.pages.values() for link in page.links]
         text = article.text.lower()
         position = {title: text.find(title.lower()) for title in titles}
         return sorted(titles, key=lambda t: (position[t] < 0, position[t]))
 
-    def _query(self, params: dict[str, str]) -> _Answer:
-        """One ``action=query`` GET; returns its checked ``query`` object, retrying maxlag."""
+    def _query(self, params: dict[str, str], search: _Search) -> QueryAnswer:
+        """One ``action=query``: its checked ``query`` object, ``maxlag`` retried."""
         full = {"action": "query", "format": "json", "formatversion": "2", "maxlag": str(MAXLAG_S)}
         full.update(params)
         if self._variant:
             full["variant"] = self._variant
-        attempt = 0
-        while True:
-            data, retry_after = self._get(full)
+
+        def attempt() -> QueryAnswer:
+            data, retry_after = self._get(full, search)
             error = data.get("error")
             if error is None:
                 try:
-                    return _answer(data.get("query", {}))
-                except _Malformed as exc:
-                    self._fail(f"{self._host} answered with a malformed query result ({exc})")
+                    return read_answer(data.get("query", {}))
+                except Malformed as exc:
+                    self._fail(
+                        f"{self._host} answered with a malformed query result ({exc})", search
+                    )
             error = error if isinstance(error, dict) else {}
             code = " ".join(str(error.get("code", "unknown")).split())[:MESSAGE_CHARS]
-            wait = self._policy.backoff_s(attempt) if retry_after is None else retry_after
-            wait = min(wait, MAXLAG_WAIT_CAP_S, self._policy.max_retry_after_s)
-            left = time_left()
-            if code != "maxlag" or attempt >= MAXLAG_RETRIES or (left is not None and wait >= left):
-                info = " ".join(str(error.get("info", "")).split())[:MESSAGE_CHARS]
-                self._fail(f"API error '{code}' from {self._host}" + (f": {info}" if info else ""))
-            attempt += 1
-            note_retries(1)
-            if self._on_retry is not None:
-                self._on_retry(
-                    RetryWait(wait, f"{self._host} is lagging (maxlag)", attempt, MAXLAG_RETRIES)
-                )
-            time.sleep(wait)
-
-    def _get(self, params: dict[str, str]) -> tuple[dict[str, Any], float | None]:
-        """The JSON object of one answer, and the wait its ``Retry-After`` asks for."""
-        with watchdog(self._timeout_s) as dog:
-            try:
-                response = self._session.get(
-                    self._api, params=params, timeout=bounded(self._timeout_s), stream=True
-                )
-                with response:
-                    body = read_capped(response.iter_content(65536), MAX_ANSWER_BYTES)
-            except TooLarge as exc:
-                self._fail(f"the answer from {self._host} is {exc}")
-            except requests.RequestException as exc:
-                if dog.expired or _is_timeout(exc):
-                    self._fail(f"no answer from {self._host} within {self._timeout_s:g}s")
-                self._fail(f"cannot reach {self._host} ({type(exc).__name__})")
-            if dog.expired:  # a body delimited by the close the watchdog caused
-                self._fail(f"no answer from {self._host} within {self._timeout_s:g}s")
-        if response.status_code != 200:
-            self._fail(
-                f"HTTP {response.status_code} from {self._host}{_plain_reason(response, body)}"
+            info = " ".join(str(error.get("info", "")).split())[:MESSAGE_CHARS]
+            message = f"API error '{code}' from {self._host}" + (f": {info}" if info else "")
+            if code != "maxlag":
+                self._fail(message, search)
+            raise Retryable(
+                f"{self._host} is lagging (maxlag)",
+                self._give_up(message, search),
+                retry_after_s=retry_after,
+                max_retries=MAXLAG_RETRIES,
+                max_wait_s=MAXLAG_WAIT_CAP_S,
             )
+
+        return self._policy.call(attempt, search.deadline, search.retrying)[0]
+
+    def _get(self, params: dict[str, str], search: _Search) -> tuple[dict[str, Any], float | None]:
+        """The JSON object of one answer, and the wait its ``Retry-After`` asks for."""
+
+        def attempt() -> tuple[requests.Response, bytes]:
+            with Watchdog(self._timeout_s, search.deadline) as dog:
+                timeout_s = search.deadline.bound(self._timeout_s)
+                try:
+                    response = watched_request(
+                        self._session, "GET", self._api, dog, timeout_s, params=params
+                    )
+                    with response:
+                        body = read_capped(response.iter_content(65536), MAX_ANSWER_BYTES)
+                except TooLarge as exc:
+                    self._fail(f"the answer from {self._host} is {exc}", search)
+                except requests.RequestException as exc:
+                    if not (dog.expired or is_transient(exc)):
+                        self._fail(self._lost(exc, False), search)
+                    late = dog.expired or is_timeout(exc)
+                    reason = TIMED_OUT if late else self._reason(exc)
+                    raise Retryable(reason, self._give_up(self._lost(exc, late), search)) from None
+                if dog.expired:  # a body delimited by the close the watchdog caused
+                    raise Retryable(TIMED_OUT, self._give_up(self._lost(None, True), search))
+            status = response.status_code
+            if status != 200:
+                message = f"HTTP {status} from {self._host}{_plain_reason(response, body)}"
+                if status in RETRY_STATUSES:
+                    give_up = self._give_up(message, search)
+                    raise Retryable.for_status(status, response.headers, give_up)
+                self._fail(message, search)
+            return response, body
+
+        response, body = self._policy.call(attempt, search.deadline, search.retrying)[0]
         try:
             data = loads(body)
         except ValueError:
             data = None
         if not isinstance(data, dict):
-            self._fail(f"{self._host} did not answer with a JSON object")
+            self._fail(f"{self._host} did not answer with a JSON object", search)
         return data, retry_after_s(response.headers.get("Retry-After"))
 
-    def _fail(self, reason: str) -> NoReturn:
-        raise WikiError(REQUEST_FAILED + self._redact(reason)) from None
+    def _lost(self, exc: requests.RequestException | None, late: bool) -> str:
+        """Why no answer came: the request's time ran out, or the connection failed."""
+        if late:
+            return f"no answer from {self._host} within {self._timeout_s:g}s"
+        assert exc is not None
+        return f"cannot reach {self._host} ({self._reason(exc)})"
 
+    @staticmethod
+    def _reason(exc: requests.RequestException) -> str:
+        return failure_reason(exc) or type(exc).__name__
 
-def _answer(query: Any) -> _Answer:
-    """The checked form of a ``query`` object; ``_Malformed`` says what is wrong."""
-    if not isinstance(query, dict):
-        raise _Malformed("not an object")
-    pages = {}
-    for page in _list(query, "pages"):
-        if page.get("missing") or page.get("invalid"):
-            continue
-        title = _text(page, "title")
-        extract = page.get("extract")
-        if extract is not None and not isinstance(extract, str):
-            raise _Malformed(f"an extract of type {type(extract).__name__}")
-        props = page.get("pageprops", {})
-        if not isinstance(props, dict):
-            raise _Malformed("pageprops not an object")
-        links = [_text(link, "title") for link in _list(page, "links")]
-        pages[title] = _Page(title, extract, "disambiguation" in props, links)
-    return _Answer(
-        pages=pages,
-        normalized={_text(n, "from"): _text(n, "to") for n in _list(query, "normalized")},
-        redirects={_text(r, "from"): _text(r, "to") for r in _list(query, "redirects")},
-        search=[_text(hit, "title") for hit in _list(query, "search")],
-    )
+    def _give_up(self, reason: str, search: _Search) -> GiveUp:
+        """The WikiError a failure ends in once no retry follows."""
+        return lambda retries, out_of_time: self._error(reason, search.retries)
 
+    def _error(self, reason: str, retries: int) -> WikiError:
+        return WikiError(REQUEST_FAILED + self._redact(reason), retries)
 
-def _list(data: dict[str, Any], key: str) -> list[dict[str, Any]]:
-    """``data[key]``: a list of objects (missing: empty)."""
-    items = data.get(key, [])
-    if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
-        raise _Malformed(f"'{key}' not a list of objects")
-    return items
-
-
-def _text(data: dict[str, Any], key: str) -> str:
-    value = data.get(key)
-    if not isinstance(value, str):
-        raise _Malformed(f"'{key}' missing or not text")
-    return value
-
-
-def _is_timeout(exc: requests.RequestException) -> bool:
-    """Read timeouts surface as ConnectionError once urllib3's retries are used up.
-
-    urllib3's NewConnectionError (refused, unresolvable) subclasses its timeout error.
-    """
-    if isinstance(exc, requests.Timeout):
-        return True
-    reason = getattr(exc.args[0], "reason", None) if exc.args else None
-    return isinstance(reason, Urllib3Timeout) and not isinstance(reason, NewConnectionError)
+    def _fail(self, reason: str, search: _Search) -> NoReturn:
+        raise self._error(reason, search.retries) from None
 
 
 def _plain_reason(response: requests.Response, body: bytes) -> str:

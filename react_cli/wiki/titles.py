@@ -1,7 +1,7 @@
 """Pure functions over the entity a model writes in ``Search[...]``.
 
-``case_variants`` gives the case forms of a title every backend tries, as Wikipedia titles
-are case-sensitive after the first letter.
+``title_query`` and ``case_variants`` give the spelling and the case forms of a title every
+backend tries, as Wikipedia titles are case-sensitive after the first letter.
 
 ``clean_entity`` removes what models wrap around a title (quotes of any script, a final full
 stop, stray spaces) before the lookup. ``fold`` is the comparison key for the one second
@@ -143,6 +143,12 @@ def folded_match(query: str, titles: list[str]) -> str | None:
     if not key:
         return None
     return next((title for title in titles if fold(title) == key), None)
+
+
+def title_query(entity: str) -> str:
+    """``entity`` as a title to look up: underscores (as in URLs) and runs of white space
+    become single spaces, as every backend's title index spells it."""
+    return " ".join(entity.replace("_", " ").split())
 
 
 def case_variants(entity: str) -> list[str]:

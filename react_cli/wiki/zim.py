@@ -20,12 +20,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
+from react_cli.deadline import Deadline
 from react_cli.errors import UsageError, WikiError
-from react_cli.sanitize import decode
 from react_cli.sizelimit import TooLarge, check_size
-from react_cli.wiki.base import MAX_ANSWER_BYTES, REQUEST_FAILED, Article, SearchOutcome
+from react_cli.untrusted import decode
+from react_cli.wiki.base import MAX_ANSWER_BYTES, REQUEST_FAILED, Article, SearchResult
 from react_cli.wiki.html import article_text
-from react_cli.wiki.titles import case_variants
+from react_cli.wiki.titles import case_variants, title_query
 
 if TYPE_CHECKING:
     from libzim.reader import Archive, Entry
@@ -71,7 +72,7 @@ def open_zim(path: str, variant: str | None = None) -> ZimBackend:
     try:
         # libzim prints index warnings ("No stemming for language 'zh'") on stderr when it
         # opens the archive's indexes; open them all now, quietly, before any output.
-        with _quiet_stderr():
+        with silenced(2):
             backend = ZimBackend(Archive(file), *converters)
             backend.open_indexes()
     except _DAMAGE as exc:
@@ -80,16 +81,17 @@ def open_zim(path: str, variant: str | None = None) -> ZimBackend:
 
 
 @contextmanager
-def _quiet_stderr() -> Iterator[None]:
-    """Silence file descriptor 2 (libzim writes there directly, not through Python)."""
-    sys.stderr.flush()
-    saved = os.dup(2)
+def silenced(fd: int) -> Iterator[None]:
+    """File descriptor ``fd`` (1 or 2) sent to the null device within the block: libzim
+    writes warnings and progress lines there directly, not through Python."""
+    (sys.stdout if fd == 1 else sys.stderr).flush()
+    saved = os.dup(fd)
     try:
         with open(os.devnull, "wb") as null:
-            os.dup2(null.fileno(), 2)
+            os.dup2(null.fileno(), fd)
         yield
     finally:
-        os.dup2(saved, 2)
+        os.dup2(saved, fd)
         os.close(saved)
 
 
@@ -131,15 +133,16 @@ class ZimBackend:
         """Open the title index now (libzim opens it lazily, on the first suggestion)."""
         self._suggest("a")
 
-    def search(self, entity: str) -> SearchOutcome:
-        """Exact title (or a case variant), then a case-insensitive suggestion, else similar."""
-        query = " ".join(entity.replace("_", " ").split())
+    def search(self, entity: str, *, deadline: Deadline) -> SearchResult:
+        """Exact title (or a case variant), then a case-insensitive suggestion, else similar
+        (a local read: ``deadline`` never matters)."""
+        query = title_query(entity)
         if not query:
-            return SearchOutcome(None)
+            return SearchResult(None)
         try:
             entry = self._find(query)
             if entry is None:
-                return SearchOutcome(None, self._similar(query))
+                return SearchResult(None, self._similar(query))
             item = entry.get_item()
             check_size(item.size, MAX_ANSWER_BYTES)  # before reading it
             html = decode(bytes(item.content))
@@ -149,8 +152,8 @@ class ZimBackend:
             else:
                 article = Article(entry.title, text)
             if _is_disambiguation(html):
-                return SearchOutcome(article, self._entries(entry, html), disambiguation=True)
-            return SearchOutcome(article)
+                return SearchResult(article, self._entries(entry, html), disambiguation=True)
+            return SearchResult(article)
         except TooLarge as exc:
             raise WikiError(f"{REQUEST_FAILED}the ZIM page for {query!r} is {exc}") from None
         except _DAMAGE as exc:

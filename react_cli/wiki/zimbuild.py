@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -23,7 +22,7 @@ from urllib.parse import quote
 
 from react_cli.errors import UsageError
 from react_cli.untrusted import BadInput, json_records, read_text
-from react_cli.wiki.zim import INSTALL_ZIM
+from react_cli.wiki.zim import INSTALL_ZIM, silenced
 
 MAX_CORPUS_BYTES = 1 << 30
 _REFERS = ("may refer to:", "可以指：", "可能指：")
@@ -172,7 +171,7 @@ def build_zim(
     leftovers = (partial, partial.with_name(partial.name + ".tmp"))
     creator = Creator(str(partial)).config_indexing(True, language).config_verbose(False)
     try:
-        with _deferred_interrupt() as interrupted, _quiet_stdout(), creator:
+        with _deferred_interrupt() as interrupted, silenced(1), creator:
             creator.set_mainpath(pages[0].get_path())
             for page in pages:
                 if interrupted.is_set():
@@ -220,18 +219,3 @@ def _deferred_interrupt() -> Iterator[threading.Event]:
         yield event
     finally:
         signal.signal(signal.SIGINT, signal.default_int_handler)
-
-
-@contextmanager
-def _quiet_stdout() -> Iterator[None]:
-    """Silence libzim's progress lines, which it prints to file descriptor 1 whatever the
-    verbosity: stdout belongs to the command's output."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        with open(os.devnull, "wb") as null:
-            os.dup2(null.fileno(), 1)
-        yield
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)

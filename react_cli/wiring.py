@@ -1,4 +1,4 @@
-"""Wiring: build the model client and the tools from settings, run one question, keep a trace.
+"""Wiring: model, tools and run configuration from settings; one question run, its trace kept.
 
 Shared by ``ask`` and by batch commands, so a run means the same thing everywhere.
 """
@@ -7,25 +7,27 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import fields
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from react_cli.agent import MAX_TOKENS_REACHED, Agent, Limits, RunObserver, RunResult
+from react_cli.agent import Agent, RunObserver
 from react_cli.config import CONFIG_NAME, Settings, home_dir
 from react_cli.errors import UsageError
 from react_cli.prompts import PromptTemplate
-from react_cli.records import Model, RetryObserver, RetryWait, Tools, Usage
+from react_cli.records import Model, RetryObserver, RetryWait, StopReason, Tools, Usage
 from react_cli.redaction import redact_url
-from react_cli.trace import new_run_id, now_utc, trace_document, write_trace
+from react_cli.runconfig import Limits, RunConfig
+from react_cli.trace import Trace, new_run_id, now_utc, write_trace
+from react_cli.trajectory import Run
 from react_cli.wiki.base import WikiBackend
 from react_cli.wording import plural
 
 if TYPE_CHECKING:
-    from react_cli.http import RetryPolicy
     from react_cli.llm import OpenAIClient
+    from react_cli.retry import RetryPolicy
 
 DebugLog = Callable[[str], None]
 OPENAI_HOST = "api.openai.com"
@@ -45,7 +47,7 @@ def stderr_retry_notice(wait: RetryWait) -> None:
 
 def retry_policy(settings: Settings) -> RetryPolicy:
     """The retry policy both the model client and the Wikipedia backend use."""
-    from react_cli.http import RetryPolicy
+    from react_cli.retry import RetryPolicy
 
     return RetryPolicy(
         retries=settings.retries,
@@ -146,31 +148,20 @@ def build_tools(
     return WikiSession(backend, max_observation_chars=settings.max_observation_chars)
 
 
-def run_config(settings: Settings, template: PromptTemplate) -> dict[str, Any]:
-    """What a trace records about how the run was made (never a secret)."""
-    return {
-        "model": settings.model,
-        "base_url": redact_url(settings.base_url),
-        "api": settings.api,
-        "prompt": {"name": template.name, "sha256": template.sha256},
-        "temperature": settings.temperature,
-        "max_steps": settings.max_steps,
-        "max_tokens": settings.max_tokens,
-        "max_total_tokens": settings.max_total_tokens,
-        "max_parse_errors": settings.max_parse_errors,
-        "max_repeats": settings.max_repeats,
-        "max_tool_errors": settings.max_tool_errors,
-        "stream": settings.stream,
-        "timeout_s": settings.run_timeout_s,
-        "force_answer": settings.force_answer,
-        "wiki": redact_url(settings.wiki) if "://" in settings.wiki else settings.wiki,
-        "variant": settings.variant,
-    }
-
-
-def reached_max_tokens(result: RunResult) -> bool:
-    """Whether a reply of the run stopped at ``max_tokens`` before its action."""
-    return any(step.details.get(MAX_TOKENS_REACHED) for step in result.steps)
+def run_config(settings: Settings, template: PromptTemplate) -> RunConfig:
+    """How a run with these settings is made, as its trace records it (never a secret)."""
+    # every stop rule is the setting of its name, but --timeout (the run's, not a request's)
+    same = {f.name: getattr(settings, f.name) for f in fields(Limits) if f.name != "timeout_s"}
+    limits = Limits(timeout_s=settings.run_timeout_s, **same)
+    copied = ("model", "api", "temperature", "max_tokens", "stream", "variant")
+    return RunConfig(
+        base_url=redact_url(settings.base_url),
+        prompt_name=template.name,
+        prompt_sha256=template.sha256,
+        wiki=redact_url(settings.wiki) if "://" in settings.wiki else settings.wiki,
+        limits=limits,
+        **{name: getattr(settings, name) for name in copied},
+    )
 
 
 def max_tokens_warning(max_tokens: int, questions: int | None = None) -> str:
@@ -179,17 +170,10 @@ def max_tokens_warning(max_tokens: int, questions: int | None = None) -> str:
     return f"the model stopped at max_tokens={max_tokens}{where}; raise --max-tokens"
 
 
-def run_cost(result: RunResult, settings: Settings) -> dict[str, Any] | None:
+def run_cost(run: Run, settings: Settings) -> dict[str, Any] | None:
     """The run's cost at the configured prices (None without prices), for traces and JSON."""
     prices = settings.prices()
-    return None if prices is None else prices.cost(result.usage).to_dict()
-
-
-@dataclass
-class Outcome:
-    result: RunResult
-    trace: dict[str, Any]
-    trace_path: Path | None
+    return None if prices is None else prices.cost(run.usage).to_json()
 
 
 def run_question(
@@ -201,26 +185,17 @@ def run_question(
     tools: Tools,
     observer: RunObserver | None = None,
     trace_path: Path | None = None,
-    limits: Limits | None = None,
     created: datetime | None = None,
     trace_extra: dict[str, Any] | None = None,
-) -> Outcome:
+) -> Trace:
     """Run the loop once and write its trace (if ``trace_path``), whatever the outcome.
 
     ``trace_extra`` adds top-level fields to the trace (e.g. where a fork came from)."""
     created = created or now_utc()
-    limits = limits or Limits(
-        max_steps=settings.max_steps,
-        max_parse_errors=settings.max_parse_errors,
-        max_repeats=settings.max_repeats,
-        max_total_tokens=settings.max_total_tokens,
-        timeout_s=settings.run_timeout_s,
-        max_tool_errors=settings.max_tool_errors,
-        force_answer=settings.force_answer,
-    )
-    agent = Agent(model, tools, limits=limits, observer=observer)
-    result = agent.run(template.prefix(question), question.strip())
-    return _finish(result, settings, template, trace_path, created, trace_extra)
+    config = run_config(settings, template)
+    agent = Agent(model, tools, limits=config.limits, observer=observer)
+    run = agent.run(template.prefix(question), question.strip())
+    return _finish(run, settings, config, template, trace_path, created, trace_extra)
 
 
 def write_interrupted_trace(
@@ -231,37 +206,40 @@ def write_interrupted_trace(
     path: Path,
     created: datetime,
     extra: dict[str, Any] | None = None,
-) -> Outcome:
+) -> Trace:
     """The trace of a run Ctrl-C stopped before its first step (while it was being set up)."""
     duration = (now_utc() - created).total_seconds()
-    result = RunResult(
+    run = Run(
         question=question.strip(),
         answer=None,
-        stop_reason="interrupted",
+        stop_reason=StopReason.INTERRUPTED,
         steps=[],
         usage=Usage(),
         duration_s=max(0.0, duration),
         error="interrupted by the user",
     )
-    return _finish(result, settings, template, path, created, extra)
+    config = run_config(settings, template)
+    return _finish(run, settings, config, template, path, created, extra)
 
 
 def _finish(
-    result: RunResult,
+    run: Run,
     settings: Settings,
+    config: RunConfig,
     template: PromptTemplate,
     trace_path: Path | None,
     created: datetime,
     trace_extra: dict[str, Any] | None,
-) -> Outcome:
-    document = trace_document(
-        result,
-        run_id=new_run_id(),
-        created=created,
-        config=run_config(settings, template),
+) -> Trace:
+    trace = Trace(
+        run,
+        config,
+        id=new_run_id(),
+        created=created.isoformat(),
         prompt_template=template.text,
-        extra={"forced": result.forced, "cost": run_cost(result, settings), **(trace_extra or {})},
+        extra={"forced": run.forced, "cost": run_cost(run, settings), **(trace_extra or {})},
+        path=trace_path,
     )
     if trace_path is not None:
-        write_trace(trace_path, document)
-    return Outcome(result, document, trace_path)
+        write_trace(trace_path, trace.to_json())
+    return trace

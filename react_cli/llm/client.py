@@ -1,0 +1,238 @@
+"""The model client: one ReAct step from any OpenAI-compatible endpoint (chat or completions).
+
+It builds the request, stops sending ``stop`` or ``stream_options`` once the endpoint rejects
+them (for the rest of the run), raises an ``LLMError`` (worded by ``failures``) for what it
+cannot fix, and lists the models an endpoint serves. Whatever a fresh request may fix (a
+connection error, 429/5xx, an answer that breaks off, stalls or is cut after its 200) is retried
+by the one ``retry.RetryPolicy`` within the run's ``Deadline``; ``stream.AnswerReader`` reads
+the answer.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import requests
+
+from react_cli.deadline import NO_DEADLINE, Deadline, Watchdog
+from react_cli.errors import LLMConnectionError, LLMResponseError, UsageError
+from react_cli.http import TIMED_OUT, is_transient, make_session, user_agent, watched_request
+from react_cli.llm.failures import Failures, always, reissued
+from react_cli.llm.stream import Answer, AnswerReader, BrokeOff, CutOff, Malformed, ShownOnce
+from react_cli.records import CHARS_PER_TOKEN, Api, Completion, RetryObserver, TextSink
+from react_cli.redaction import Redactor, redact_url, url_secrets
+from react_cli.retry import Retryable, RetryPolicy
+from react_cli.sizelimit import TooLarge, read_capped
+from react_cli.untrusted import loads
+
+MODEL_HINT = "check the model name ('react-cli models' lists them) and the base URL"
+URL_HINT = "check the base URL (an OpenAI-compatible one usually ends in /v1)"
+LENGTH_SLACK = 4  # an answer is cut at 4x its estimated length: no honest answer reaches it
+DEFAULT_MAX_CHARS = 100_000  # when no max_tokens is set (long <think> blocks fit)
+BODY_OVERHEAD_BYTES = 64_000  # JSON around the text of a non-streamed answer
+_MENTIONS_STOP = re.compile(r"\bstop(?:_sequences?)?\b", re.IGNORECASE)
+
+
+class OpenAIClient:
+    """``records.Model`` over HTTP; one instance per run (it learns what the endpoint rejects)."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        api: Api | str = Api.CHAT,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        stream: bool = True,
+        timeout_s: float = 120.0,
+        policy: RetryPolicy | None = None,
+        debug_log: Callable[[str], None] | None = None,
+        on_retry: RetryObserver | None = None,
+    ) -> None:
+        try:
+            self.api = Api(api)
+        except ValueError:
+            raise UsageError(f"unknown API {api!r}: use one of {', '.join(Api)}") from None
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.stream = stream
+        self.timeout_s = timeout_s
+        self.max_chars = (
+            max_tokens * CHARS_PER_TOKEN * LENGTH_SLACK if max_tokens else DEFAULT_MAX_CHARS
+        )
+        self.url = _endpoint_url(self.base_url, self.api)
+        self.shown_url = redact_url(self.url)  # for messages and logs: no credentials, no query
+        self.stop_supported = True
+        self.stream_options_supported = True
+        self._api_key = api_key or None
+        redact = Redactor([self._api_key, *url_secrets(self.url)])
+        self._say = Failures(self.shown_url, model, self._api_key is not None, redact)
+        self._policy = policy or RetryPolicy()
+        self._session = make_session(user_agent(), debug_log, redact)
+        self._log = redact.log(debug_log) or _ignore
+        self._on_retry = on_retry
+
+    def close(self) -> None:
+        self._session.close()
+
+    def complete(
+        self, prompt: str, stop: list[str], *, deadline: Deadline, on_text: TextSink | None = None
+    ) -> Completion:
+        """One call, retried as the policy allows; see the module docstring."""
+        started = time.monotonic()
+        sink = ShownOnce(on_text) if on_text else None
+        resent = 0  # requests sent again at once without a rejected parameter
+
+        def attempt() -> Answer:
+            nonlocal resent
+            if sink:
+                sink.new_attempt()
+            while True:
+                body = self._body(prompt, stop)
+                with Watchdog(self.timeout_s, deadline) as dog:
+                    response = self._send(self.url, dog, deadline, json=body)
+                    with response:
+                        if response.status_code < 400:
+                            return self._read(response, dog, sink)
+                        self._drop_rejected(response, body)  # raises unless one was dropped
+                        resent += 1
+
+        answer, retries = self._policy.call(attempt, deadline, self._on_retry)
+        elapsed = time.monotonic() - started
+        return Completion(
+            answer.text, answer.usage, elapsed, retries + resent, answer.finish_reason
+        )
+
+    def list_models(self, deadline: Deadline = NO_DEADLINE) -> list[dict[str, Any]]:
+        """``GET {base_url}/models``: what the endpoint serves, to find the name for ``-m``;
+        failures raise the same errors as a completion."""
+        url = _endpoint_url(self.base_url, "models")
+        shown = redact_url(url)
+
+        def attempt() -> bytes:
+            with Watchdog(self.timeout_s, deadline) as dog:
+                response = self._send(url, dog, deadline, accept="application/json")
+                with response:
+                    if response.status_code >= 400:
+                        message = self._say.error_message(response)
+                        raise self._say.refusal(response, message, shown, URL_HINT)
+                    try:
+                        return read_capped(response.iter_content(65536), self._body_limit())
+                    except requests.RequestException as exc:
+                        reason = self._say.reason(exc, dog)
+                        raise LLMConnectionError(f"cannot reach {shown}: {reason}") from None
+                    except TooLarge as exc:
+                        raise LLMResponseError(
+                            f"{shown} answered HTTP 200 with a list {exc}"
+                        ) from None
+
+        raw, _ = self._policy.call(attempt, deadline, self._on_retry)
+        try:
+            data = loads(raw)
+        except ValueError:
+            data = None
+        models = data.get("data") if isinstance(data, dict) else None
+        if not isinstance(models, list):
+            raise LLMResponseError(f"{shown} answered HTTP 200 without a list of models")
+        return [model for model in models if isinstance(model, dict)]
+
+    def _body(self, prompt: str, stop: list[str]) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "temperature": self.temperature}
+        if self.api is Api.CHAT:
+            body["messages"] = [{"role": "user", "content": prompt}]
+        else:
+            body["prompt"] = prompt
+        if self.max_tokens is not None:
+            body["max_tokens"] = self.max_tokens
+        if stop and self.stop_supported:
+            body["stop"] = stop
+        body["stream"] = self.stream
+        if self.stream and self.stream_options_supported:
+            body["stream_options"] = {"include_usage": True}
+        return body
+
+    def _send(
+        self,
+        url: str,
+        dog: Watchdog,
+        deadline: Deadline,
+        *,
+        json: dict[str, Any] | None = None,
+        accept: str | None = None,
+    ) -> requests.Response:
+        """POST ``json`` (or GET) under the watchdog; a failure to connect is retryable."""
+        shown = redact_url(url)
+        if deadline.within(0.0):
+            raise LLMConnectionError(f"the run's time limit ran out before calling {shown}")
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": accept or ("text/event-stream" if self.stream else "application/json"),
+        }
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        method = "GET" if json is None else "POST"
+        timeout_s = deadline.bound(self.timeout_s)
+        try:
+            return watched_request(
+                self._session, method, url, dog, timeout_s, json=json, headers=headers
+            )
+        except requests.RequestException as exc:
+            reason = self._say.reason(exc, dog)
+            error = LLMConnectionError(f"cannot reach {shown}: {reason}")
+            if not is_transient(exc):
+                raise error from None
+            raise Retryable(reason, always(error)) from None
+
+    def _read(self, response: requests.Response, dog: Watchdog, sink: ShownOnce | None) -> Answer:
+        """The answer of a 200; a cut or broken one is retryable (and never shown twice)."""
+        reader = AnswerReader(self.api, self.max_chars, self._body_limit(), dog, sink, self._log)
+        try:
+            return reader.read(response)
+        except CutOff as exc:
+            raise Retryable("the stream was cut off", reissued(self._say.malformed(exc))) from None
+        except Malformed as exc:
+            raise self._say.malformed(exc) from None
+        except BrokeOff as exc:
+            reason = TIMED_OUT if exc.cause is None else self._say.reason(exc.cause, dog)
+            error = LLMConnectionError(f"the answer from {self.shown_url} broke off: {reason}")
+            raise Retryable(reason, reissued(error)) from None
+
+    def _drop_rejected(self, response: requests.Response, body: dict[str, Any]) -> None:
+        """Stop sending a parameter the endpoint rejected, or raise what the status means."""
+        status = response.status_code
+        message = self._say.error_message(response)
+        if status == 400 and "stream_options" in body and "stream_options" in message:
+            self.stream_options_supported = False
+            self._log("endpoint rejected stream_options; retrying without it")
+            return
+        if status == 400 and "stop" in body and _MENTIONS_STOP.search(message):
+            self.stop_supported = False
+            self._log("endpoint rejected stop; retrying without it (cutting client-side)")
+            return
+        where = f"{self.shown_url} (model {self.model!r})"
+        raise self._say.refusal(response, message, where, MODEL_HINT)
+
+    def _body_limit(self) -> int:
+        """The most bytes an answer (or one stream event) may take: its text at 4 bytes a
+        character (UTF-8) and JSON around it; the text is cut at ``max_chars`` after."""
+        return 4 * max(self.max_chars, DEFAULT_MAX_CHARS) + BODY_OVERHEAD_BYTES
+
+
+def _ignore(line: str) -> None:
+    """The client's notes without ``--debug``."""
+
+
+def _endpoint_url(base_url: str, api: str) -> str:
+    """The endpoint of ``api`` (chat, completions or models) under ``base_url``; a query string
+    (``?api-version=...``) stays at the end, where the server looks for it."""
+    parts = urlsplit(base_url)
+    path = parts.path.rstrip("/") + ("/chat/completions" if api == Api.CHAT else f"/{api}")
+    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))

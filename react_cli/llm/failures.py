@@ -1,0 +1,128 @@
+"""How the model endpoint's failures are said: one short line each, never holding a secret.
+
+What an error status means (a key or a model to fix, a rejected request, a server that kept
+failing), an unusable answer, a broken connection.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import requests
+from urllib3.exceptions import HTTPError
+
+from react_cli.deadline import Watchdog
+from react_cli.errors import (
+    LLMAuthError,
+    LLMConnectionError,
+    LLMError,
+    LLMNotFoundError,
+    LLMRequestError,
+    LLMResponseError,
+)
+from react_cli.http import TIMED_OUT, failure_reason
+from react_cli.llm.stream import Malformed
+from react_cli.redaction import Redactor
+from react_cli.retry import RETRY_STATUSES, GiveUp, Retryable
+from react_cli.untrusted import decode, loads
+from react_cli.wording import plural
+
+MAX_MESSAGE_CHARS = 300
+ERROR_BODY_BYTES = 65_536  # of an error answer, only this much is read (its message is cut)
+EXCERPT_CHARS = 80  # of a malformed answer, shown in the error
+
+
+@dataclass(frozen=True)
+class Failures:
+    """Words the failures of one endpoint (``shown_url``, ``model``), masking what
+    ``redact`` knows (the API key, the URL's credentials and query)."""
+
+    shown_url: str
+    model: str
+    has_key: bool
+    redact: Redactor
+
+    def error_message(self, response: requests.Response) -> str:
+        """The server's message from an error answer (at most ``ERROR_BODY_BYTES`` read)."""
+        try:
+            raw = response.raw.read(ERROR_BODY_BYTES, decode_content=True)
+        except (requests.RequestException, OSError, ValueError, HTTPError):
+            raw = b""
+        return self.clean(_server_message(decode(raw)))
+
+    def refusal(
+        self, response: requests.Response, message: str, where: str, hint: str
+    ) -> Exception:
+        """What an error status means: a configuration error (401/403, 404 with ``hint``), a
+        rejected request, or (429, 5xx) a failure to retry, ending in "kept failing"."""
+        status = response.status_code
+        said = f": {message}" if message else ""
+        if status in (401, 403):
+            key = "rejected the API key" if self.has_key else "requires an API key"
+            return LLMAuthError(
+                f"the endpoint {key} (HTTP {status}) at {where}{said}; "
+                "set OPENAI_API_KEY or --api-key"
+            )
+        if status == 404:
+            return LLMNotFoundError(f"not found (HTTP 404) at {where}: {hint}{said}")
+        if status < 500 and status != 429:
+            return LLMRequestError(
+                f"the endpoint rejected the request (HTTP {status}) at {where}{said}"
+            )
+
+        def kept_failing(retries: int, out_of_time: bool) -> Exception:
+            late = "; no time left to retry within the run's time limit" if out_of_time else ""
+            return LLMConnectionError(
+                f"{where} kept failing with HTTP {status} after "
+                f"{plural(retries, 'retry', 'retries')}{said}{late}"
+            )
+
+        if status not in RETRY_STATUSES:
+            return kept_failing(0, False)
+        return Retryable.for_status(status, response.headers, kept_failing)
+
+    def malformed(self, exc: Malformed) -> LLMError:
+        """An answer that is not a usable completion, with an excerpt of it if there is one."""
+        what = str(exc)
+        if exc.excerpt is not None:  # quoted with secrets masked before it is cut
+            what += f": {self.redact(exc.excerpt)[:EXCERPT_CHARS]!r}"
+        return LLMResponseError(
+            f"{self.shown_url} (model {self.model!r}) answered HTTP 200 with {self.clean(what)}"
+        )
+
+    def reason(self, exc: requests.RequestException, dog: Watchdog) -> str:
+        """Why a request failed, in a few words (the watchdog's cut is a timeout)."""
+        if dog.expired:
+            return TIMED_OUT
+        return failure_reason(exc) or self.clean(f"{type(exc).__name__}: {exc}")
+
+    def clean(self, text: str) -> str:
+        """One short line for an error message, never holding a secret."""
+        text = " ".join(self.redact(text).split())
+        if len(text) > MAX_MESSAGE_CHARS:
+            text = text[: MAX_MESSAGE_CHARS - 1] + "…"
+        return text
+
+
+def always(error: Exception) -> GiveUp:
+    """A failure whose message does not change with the retries made."""
+    return lambda retries, out_of_time: error
+
+
+def reissued(error: LLMError) -> GiveUp:
+    """A failure after the 200: its message ends with how often the request was re-issued."""
+    return lambda retries, out_of_time: type(error)(
+        f"{error} (after {plural(retries, 're-issued request')})"
+    )
+
+
+def _server_message(text: str) -> str:
+    """The human part of an error body: OpenAI ``error.message``, vLLM ``message``, or raw."""
+    try:
+        data = loads(text)
+    except ValueError:
+        return text
+    error = data.get("error", data) if isinstance(data, dict) else data
+    if isinstance(error, dict):
+        error = error.get("message") or error.get("detail") or error
+    return error if isinstance(error, str) else text

@@ -1,0 +1,233 @@
+"""Reading one completion's answer: an SSE stream or a JSON body, cut and bounded as it comes.
+
+The text is cut client-side at an invented ``Observation`` line, so a server that ignores
+``stop`` costs at most the tokens read before the cut, and at ``max_chars``, so one that ignores
+``max_tokens`` cannot make an answer grow without end; the bytes are counted against a size
+limit while they are read. Nothing here knows the endpoint: failures are ``Malformed`` (the
+answer is unusable), ``CutOff`` (it ended before saying why) or ``BrokeOff`` (it stopped
+coming), and the client words them; the last two a fresh request may fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import requests
+
+from react_cli.cutter import ObservationCutter, cut_at_observation
+from react_cli.deadline import Watchdog
+from react_cli.records import Api, TextSink, Usage
+from react_cli.sizelimit import TooLarge, capped_lines, read_capped
+from react_cli.untrusted import decode, loads
+
+STREAM_READ_BYTES = 512  # per read of a stream: text reaches the screen as it comes
+BODY_READ_BYTES = 65_536
+ENDED_BEFORE_DONE = "a stream that ended before [DONE]"
+DONE_WITHOUT_FINISH = (
+    "a stream that ended with [DONE] but no finish_reason, i.e. cut off (servers that answer "
+    "one request at a time cut concurrent streams: try --concurrency 1 or --no-stream)"
+)
+
+
+class Malformed(Exception):
+    """The endpoint answered 200 with something that is not a usable completion; the message
+    says what it held (``malformed JSON: '...'``); ``excerpt`` is the unusable text, if any."""
+
+    def __init__(self, what: str, excerpt: str | None = None) -> None:
+        super().__init__(what)
+        self.excerpt = excerpt
+
+
+class CutOff(Malformed):
+    """A stream that ended without a finish reason: cut off, so a fresh request may do."""
+
+
+class BrokeOff(Exception):
+    """The answer stopped coming: the connection broke (``cause``), or (None) the request's
+    watchdog cut it at its time limit."""
+
+    def __init__(self, cause: requests.RequestException | None) -> None:
+        super().__init__(str(cause) if cause else "cut at the time limit")
+        self.cause = cause
+
+
+class ShownOnce:
+    """Forwards streamed text to the sink once, even when a broken stream is re-issued: a
+    re-issued request usually repeats what was already shown, and that prefix is dropped."""
+
+    def __init__(self, sink: TextSink) -> None:
+        self._sink = sink
+        self._shown = ""
+        self._attempt = ""
+
+    def new_attempt(self) -> None:
+        self._attempt = ""
+
+    def __call__(self, piece: str) -> None:
+        self._attempt += piece
+        if self._attempt.startswith(self._shown):
+            new, self._shown = self._attempt[len(self._shown) :], self._attempt
+        elif self._shown.startswith(self._attempt):
+            return
+        else:  # the retry diverged from what is on screen: show it as it comes
+            new, self._shown = piece, self._attempt
+        if new:
+            self._sink(new)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The kept text of one completion, its usage (None: not reported) and finish reason."""
+
+    text: str
+    usage: Usage | None
+    finish_reason: str | None
+
+
+@dataclass
+class AnswerReader:
+    """Reads one answer of ``api`` of at most ``max_chars`` characters and ``limit_bytes``
+    bytes (per stream event), showing its text to ``sink``; ``log`` hears of cuts."""
+
+    api: Api
+    max_chars: int
+    limit_bytes: int
+    watchdog: Watchdog
+    sink: ShownOnce | None
+    log: Callable[[str], None]
+
+    def read(self, response: requests.Response) -> Answer:
+        """The answer, whatever shape the server chose (some answer a stream request with one
+        JSON body)."""
+        try:
+            if "text/event-stream" in response.headers.get("Content-Type", ""):
+                return self._read_stream(response)
+            return self._read_body(response)
+        except requests.RequestException as exc:
+            raise BrokeOff(exc) from exc
+
+    def _read_body(self, response: requests.Response) -> Answer:
+        try:
+            raw = read_capped(response.iter_content(BODY_READ_BYTES), self.limit_bytes)
+        except TooLarge as exc:  # far larger than any answer needs (the text is cut after)
+            raise Malformed(f"a body {exc}") from None
+        if self.watchdog.expired:  # a body delimited by the close the watchdog caused
+            raise BrokeOff(None)
+        try:
+            data = loads(raw)
+        except ValueError:
+            raise Malformed("malformed JSON", decode(raw)) from None
+        choice = _first_choice(data)
+        if choice is None:
+            raise Malformed("no choices")
+        if self.api is Api.CHAT:
+            content = _field(choice.get("message"), "content")
+        else:
+            content = choice.get("text")
+        content = content if isinstance(content, str) else ""
+        text = cut_at_observation(content)
+        finish = "stop" if text != content else _finish_reason(choice)
+        if len(text) > self.max_chars:
+            text, finish = text[: self.max_chars], "length"
+            self.log(f"answer longer than {self.max_chars} characters; cut there")
+        if self.sink and text:
+            self.sink(text)
+        return Answer(text, _usage(data), finish)
+
+    def _read_stream(self, response: requests.Response) -> Answer:
+        """Read SSE until [DONE] or until the cutter sees an invented Observation line.
+
+        Keep-alive comments, empty deltas and chunks without choices are read and skipped; the
+        watchdog ends a stream that sends only those, or one byte at a time, when its time is up.
+        """
+        cutter = ObservationCutter()
+        usage: Usage | None = None
+        finish, done, saw_choice = None, False, False
+        received = shown = 0
+        try:
+            for line in capped_lines(response.iter_content(STREAM_READ_BYTES), self.limit_bytes):
+                if self.watchdog.expired:  # a server flooding keep-alives never blocks a read
+                    break
+                payload = _sse_data(line)
+                if payload is None:
+                    continue
+                if payload == "[DONE]":
+                    done = True
+                    break
+                try:
+                    chunk = loads(payload)
+                except ValueError:
+                    raise Malformed("malformed stream chunk", payload) from None
+                if isinstance(chunk, dict) and chunk.get("usage"):
+                    usage = _usage(chunk) or usage
+                choice = _first_choice(chunk)
+                if choice is None:
+                    continue
+                saw_choice = True
+                finish = _finish_reason(choice) or finish
+                piece = self._piece(choice)
+                received += len(piece)
+                released = cutter.feed(piece)[: max(0, self.max_chars - shown)]
+                shown += len(released)
+                if self.sink and released:
+                    self.sink(released)
+                if cutter.done:  # the rest is invented; closing the response stops generation
+                    finish, done = "stop", True
+                    break
+                if received > self.max_chars:  # the server ignores max_tokens
+                    self.log(f"answer longer than {self.max_chars} characters; cut there")
+                    finish, done = "length", True
+                    break
+        except TooLarge as exc:
+            raise Malformed(f"a stream event {exc}") from None
+        if self.watchdog.expired and not done:
+            raise BrokeOff(None)
+        if finish is None:  # every complete answer names why it ended
+            raise CutOff(DONE_WITHOUT_FINISH if done else ENDED_BEFORE_DONE)
+        if not saw_choice:
+            raise Malformed("a stream without choices")
+        tail = cutter.flush()[: max(0, self.max_chars - shown)]
+        if self.sink and tail:
+            self.sink(tail)
+        return Answer(cutter.text[: self.max_chars], usage, finish)
+
+    def _piece(self, choice: dict[str, Any]) -> str:
+        """The visible text of one chunk; reasoning_content/reasoning fields are ignored."""
+        if self.api is Api.CHAT:
+            piece = _field(choice.get("delta"), "content")
+        else:
+            piece = choice.get("text")
+        return piece if isinstance(piece, str) else ""
+
+
+def _first_choice(data: Any) -> dict[str, Any] | None:
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        return choices[0]
+    return None
+
+
+def _field(data: Any, key: str) -> Any:
+    """``data[key]`` when ``data`` is an object holding it, else None (servers send odd shapes)."""
+    return data.get(key) if isinstance(data, dict) else None
+
+
+def _finish_reason(choice: dict[str, Any]) -> str | None:
+    reason = choice.get("finish_reason")
+    return reason if isinstance(reason, str) and reason else None
+
+
+def _usage(data: dict[str, Any]) -> Usage | None:
+    """The reported usage; None when there is none (or it counts nothing)."""
+    usage = Usage.from_json(data["usage"]) if isinstance(data.get("usage"), dict) else None
+    return usage if usage is not None and usage.total_tokens else None
+
+
+def _sse_data(line: bytes) -> str | None:
+    """The payload of an SSE ``data:`` line; None for blank lines, comments and other fields."""
+    text = decode(line).strip()
+    if not text.startswith("data:"):
+        return None
+    return text[len("data:") :].strip()

@@ -1,0 +1,134 @@
+"""How a run was made: its stop rules and the endpoint, model, prompt and wiki it used.
+
+Built once from the settings (``wiring.run_config``), written once into the trace's
+``config`` (:meth:`RunConfig.to_json`, never holding a secret) and read back once when the
+trace is replayed (:meth:`RunConfig.from_json`), so a re-run stops where the recording did.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The loop's stop rules."""
+
+    max_steps: int = 8
+    max_parse_errors: int = 3
+    max_repeats: int = 3
+    max_total_tokens: int | None = None
+    timeout_s: float | None = None
+    max_tool_errors: int = 2
+    force_answer: bool = False
+
+
+_DEFAULT = Limits()
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """A run's configuration as its trace records it: URLs already without credentials or
+    query strings. A recorded trace may lack any part (older or hand-made ones): a missing
+    description is None, a missing stop rule is its default (the run used it)."""
+
+    model: str | None = None
+    base_url: str | None = None
+    api: str | None = None
+    prompt_name: str | None = None
+    prompt_sha256: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    stream: bool | None = None
+    wiki: str | None = None
+    variant: str | None = None
+    limits: Limits = _DEFAULT
+
+    def to_json(self) -> dict[str, Any]:
+        limits = self.limits
+        return {
+            "model": self.model,
+            "base_url": self.base_url,
+            "api": self.api,
+            "prompt": {"name": self.prompt_name, "sha256": self.prompt_sha256},
+            "temperature": self.temperature,
+            "max_steps": limits.max_steps,
+            "max_tokens": self.max_tokens,
+            "max_total_tokens": limits.max_total_tokens,
+            "max_parse_errors": limits.max_parse_errors,
+            "max_repeats": limits.max_repeats,
+            "max_tool_errors": limits.max_tool_errors,
+            "stream": self.stream,
+            "timeout_s": limits.timeout_s,
+            "force_answer": limits.force_answer,
+            "wiki": self.wiki,
+            "variant": self.variant,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> RunConfig:
+        """A recorded configuration; TypeError/ValueError naming the first malformed part."""
+        if data is None:
+            data = {}
+        if not isinstance(data, dict):
+            raise TypeError(f"config is {type(data).__name__}, not an object")
+        prompt = data.get("prompt")
+        if prompt is not None and not isinstance(prompt, dict):
+            raise TypeError(f"config prompt is {type(prompt).__name__}, not an object")
+        prompt = prompt or {}
+        limits = Limits(
+            max_steps=_count(data, "max_steps", _DEFAULT.max_steps),
+            max_parse_errors=_count(data, "max_parse_errors", _DEFAULT.max_parse_errors),
+            max_repeats=_count(data, "max_repeats", _DEFAULT.max_repeats),
+            max_total_tokens=_count(data, "max_total_tokens", None),
+            timeout_s=_number(data, "timeout_s"),
+            max_tool_errors=_count(data, "max_tool_errors", _DEFAULT.max_tool_errors),
+            force_answer=_flag(data, "force_answer") or False,
+        )
+        return cls(
+            model=_text(data, "model"),
+            base_url=_text(data, "base_url"),
+            api=_text(data, "api"),
+            prompt_name=_text(prompt, "name"),
+            prompt_sha256=_text(prompt, "sha256"),
+            temperature=_number(data, "temperature"),
+            max_tokens=_count(data, "max_tokens", None),
+            stream=_flag(data, "stream"),
+            wiki=_text(data, "wiki"),
+            variant=_text(data, "variant"),
+            limits=limits,
+        )
+
+
+def _text(data: dict[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"config {key} is {type(value).__name__}, not text")
+    return value
+
+
+def _count(data: dict[str, Any], key: str, default: int | None) -> Any:
+    value = data.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"config {key} is {value!r}, not a count ≥ 1")
+    return value
+
+
+def _number(data: dict[str, Any], key: str) -> float | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"config {key} is {value!r}, not a number")
+    return float(value)
+
+
+def _flag(data: dict[str, Any], key: str) -> bool | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, bool):
+        raise TypeError(f"config {key} is {type(value).__name__}, not true or false")
+    return value

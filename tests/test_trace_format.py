@@ -1,0 +1,173 @@
+"""The trace format does not move: today's records write, and read back, the exact bytes the
+code before the typed records wrote for the same runs (``fixtures/traces``)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from react_cli.config import Settings
+from react_cli.deadline import Deadline
+from react_cli.errors import LLMConnectionError, TraceError
+from react_cli.prompts import load_prompt
+from react_cli.records import Completion, TextSink, ToolResult, Usage
+from react_cli.trace import Trace
+from react_cli.trajectory import ErrorKind, StepError
+from react_cli.untrusted import dump_json
+from react_cli.wiring import run_question
+
+FIXTURES = Path(__file__).parent / "fixtures" / "traces"
+CREATED = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
+BROKEN = "Wikipedia request failed: HTTP 503 from x"
+Reply = str | tuple[str, str] | Exception
+
+
+class Model:
+    """Scripted replies: text (finish ``stop``), (text, finish reason), or an error raised."""
+
+    def __init__(self, replies: list[Reply]) -> None:
+        self.replies = list(replies)
+
+    def complete(
+        self, prompt: str, stop: list[str], *, deadline: Deadline, on_text: TextSink | None = None
+    ) -> Completion:
+        reply = self.replies.pop(0)
+        if isinstance(reply, Exception):
+            raise reply
+        text, finish = reply if isinstance(reply, tuple) else (reply, "stop")
+        if on_text:
+            on_text(text)
+        return Completion(text, Usage(100, 10), 0.25, 1 if "retry" in text else 0, finish)
+
+
+class Tools:
+    """A hit, a disambiguation page, a failure; Lookup always finds something."""
+
+    def search(self, entity: str, *, deadline: Deadline) -> ToolResult:
+        if entity == "Broken":
+            unavailable = "Wikipedia is unavailable right now (HTTP 503); try again or Finish."
+            return ToolResult(unavailable, error=BROKEN)
+        if entity == "Bush":
+            details = {"similar": ["Bush (plant)", "George W. Bush"], "disambiguation": True}
+            details.update(resolved_title="Bush", folded=False)
+            return ToolResult("Could not find [Bush]. Similar: ['Bush (plant)'].", details)
+        details = {"query": entity, "resolved_title": entity, "folded": False}
+        return ToolResult(f"{entity} is a page.", details)
+
+    def lookup(self, keyword: str, *, deadline: Deadline) -> ToolResult:
+        details = {"resolved_title": "X", "total": 2, "result": 1}
+        return ToolResult(f"(Result 1 / 2) About {keyword}.", details)
+
+
+SCENARIOS: dict[str, tuple[dict[str, Any], list[Reply], dict[str, Any] | None]] = {
+    "answered": (
+        {},
+        [
+            " I search.\nAction 1: Search[Ed Wood]",
+            " retry then look.\nAction 2: Lookup[born]",
+            " Done.\nAction 3: Finish[1994]",
+        ],
+        None,
+    ),
+    "every-error": (  # a parse error, tool errors, a reply cut at max_tokens, a forced answer
+        {"max_steps": 4, "force_answer": True, "max_tool_errors": 3, "max_parse_errors": 3},
+        [
+            " hmm",
+            " nothing",
+            " t\nAction 2: Search[Broken]",
+            (" cut short", "length"),
+            " Search[Bush]",
+            " t\nAction 4: Search[Broken]",
+            "1994]",
+        ],
+        None,
+    ),
+    "endpoint-failed": (
+        {"price_input": 0.15, "price_output": 0.6},
+        [
+            " t\nAction 1: Search[Ed Wood]",
+            LLMConnectionError(
+                "cannot reach http://127.0.0.1:9/v1/chat/completions: connection refused"
+            ),
+        ],
+        None,
+    ),
+    "fork": (
+        {"max_steps": 2},
+        [" t\nAction 1: Search[A]", " u\nAction 2: Search[B]"],
+        {"forked_from": {"trace": "/tmp/x.json", "id": "0123456789ab", "step": 2}},
+    ),
+}
+
+
+def written(name: str) -> str:
+    """The trace of scenario ``name`` as the current code writes it (machine times fixed)."""
+    settings_values, replies, extra = SCENARIOS[name]
+    settings = Settings(
+        model="scripted",
+        base_url="http://user:pw@127.0.0.1:9/v1?key=SECRET12345",
+        **settings_values,
+    )
+    traced = run_question(
+        "Who directed Ed Wood?",
+        settings=settings,
+        template=load_prompt("hotpotqa"),
+        model=Model(replies),
+        tools=Tools(),
+        created=CREATED,
+        trace_extra=extra,
+    )
+    document = traced.to_json()
+    document.update(id="0123456789ab", duration_s=1.0)
+    for step in document["steps"]:
+        step["tool_latency_s"] = 0.0
+    return dump_json(document, indent=2) + "\n"
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_a_run_writes_the_bytes_it_always_wrote(name: str) -> None:
+    assert written(name) == (FIXTURES / f"{name}.json").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_a_trace_reads_back_to_the_same_bytes(name: str) -> None:
+    path = FIXTURES / f"{name}.json"
+    assert dump_json(Trace.read(path).to_json(), indent=2) + "\n" == path.read_text("utf-8")
+
+
+def test_each_step_error_is_typed_by_kind() -> None:
+    steps = Trace.read(FIXTURES / "every-error.json").run.steps
+    assert [step.error for step in steps] == [
+        StepError(ErrorKind.PARSE, "no valid action"),
+        StepError(ErrorKind.TOOL, BROKEN),
+        None,
+        StepError(ErrorKind.TOOL, BROKEN),
+        None,
+    ]
+    assert [(step.forced, step.max_tokens_reached) for step in steps][2:] == [
+        (False, True),
+        (False, False),
+        (True, False),
+    ]
+    assert all("error" not in step.details for step in steps)  # typed, not a details key
+    failed = Trace.read(FIXTURES / "endpoint-failed.json").run.steps[-1]
+    assert failed.error is not None and failed.error.kind is ErrorKind.MODEL
+
+
+def test_the_config_is_read_back_once_with_its_stop_rules() -> None:
+    trace = Trace.read(FIXTURES / "every-error.json")
+    limits = trace.config.limits
+    assert (limits.max_steps, limits.force_answer, limits.max_tool_errors) == (4, True, 3)
+    assert trace.config.base_url == "http://127.0.0.1:9/v1"  # recorded without its secrets
+    assert trace.template().name == "hotpotqa"
+
+
+def test_a_malformed_config_is_a_trace_error_naming_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "t.json"
+    text = (FIXTURES / "answered.json").read_text(encoding="utf-8")
+    path.write_text(text.replace('"max_steps": 8', '"max_steps": "eight"'), encoding="utf-8")
+    with pytest.raises(TraceError, match=rf"^{path}: malformed trace \(config"):
+        Trace.read(path)
