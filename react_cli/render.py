@@ -251,8 +251,10 @@ class Renderer(RunObserver):
         else:
             shown = self.live or bool(run.steps and run.steps[-1].error_text == run.error)
             reason = f": {plain(run.error)}" if run.error and not shown else ""
-            self.console.print(Text(f"No answer ({run.stop_reason}){reason}", style="bold red"))
-        parts = [f"stop: {run.stop_reason}", plural(len(run.steps), "step")]
+            self.console.print(
+                Text(f"No answer ({plain(str(run.stop_reason))}){reason}", style="bold red")
+            )
+        parts = [f"stop: {plain(str(run.stop_reason))}", plural(len(run.steps), "step")]
         if run.usage.total_tokens:
             parts.append(token_text(run.usage))
         if self.prices is not None:

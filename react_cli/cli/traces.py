@@ -180,7 +180,7 @@ def _rerun(
         else:  # nothing on stdout, as for a run without an answer: say what was reproduced
             steps = plural(len(now.steps), "step")
             print(
-                f"reproduced the recorded run: no answer ({now.stop_reason}) after {steps}",
+                f"reproduced the recorded run: no answer ({plain(str(now.stop_reason))}) after {steps}",
                 file=sys.stderr,
             )
     else:
