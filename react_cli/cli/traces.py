@@ -178,9 +178,9 @@ def _rerun(
         if now.answer is not None:
             print(" ".join(plain(now.answer).split()))
         else:  # nothing on stdout, as for a run without an answer: say what was reproduced
-            steps = plural(len(now.steps), "step")
+            steps, reason = plural(len(now.steps), "step"), plain(str(now.stop_reason))
             print(
-                f"reproduced the recorded run: no answer ({plain(str(now.stop_reason))}) after {steps}",
+                f"reproduced the recorded run: no answer ({reason}) after {steps}",
                 file=sys.stderr,
             )
     else:
