@@ -1,27 +1,22 @@
-"""Shared fixtures: local fake servers and a way to run the real ``react-cli`` command."""
+"""Shared fixtures (a home, the recorded fake Wikipedia, the in-process CLI) and the subprocess
+runner for the few tests that need a process of their own."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 from fake_mediawiki import FakeMediaWiki
+from inproc import FOREIGN_ENV, FOREIGN_ENV_PREFIXES, CliResult, Runner, only_trace
+
+__all__ = ["REACT_CLI", "ROOT", "CliResult", "cli_env", "only_trace", "run_cli"]
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-@dataclass
-class CliResult:
-    code: int
-    stdout: str
-    stderr: str
+REACT_CLI = Path(sys.executable).with_name("react-cli")  # the console script `pip install` made
 
 
 @pytest.fixture
@@ -37,12 +32,18 @@ def home(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.fixture
+def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
+    """``react-cli`` in-process, with ``home`` as its home and ``inproc.FAST_CONFIG``."""
+    return Runner(home, monkeypatch, capsys)
+
+
 def cli_env(home: Path, **extra: str) -> dict[str, str]:
     """A clean environment: nothing of the developer's own settings leaks into a test."""
     env = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith(("OPENAI_", "REACT_CLI_")) and key not in {"NO_COLOR", "FORCE_COLOR"}
+        if not key.startswith(FOREIGN_ENV_PREFIXES) and key not in FOREIGN_ENV
     }
     env.update({"REACT_CLI_HOME": str(home), "COLUMNS": "200"})
     env.update(extra)
@@ -52,9 +53,9 @@ def cli_env(home: Path, **extra: str) -> dict[str, str]:
 def run_cli(
     args: list[str], env: dict[str, str], stdin: str | None = None, timeout: float = 60
 ) -> CliResult:
-    """Run ``react-cli`` exactly as a user would, in a subprocess."""
+    """Run ``react-cli`` exactly as a user would: the console script, in a process of its own."""
     proc = subprocess.run(
-        [sys.executable, "-m", "react_cli", *args],
+        [str(REACT_CLI), *args],
         input=stdin if stdin is not None else "",
         capture_output=True,
         text=True,
@@ -63,9 +64,3 @@ def run_cli(
         cwd=ROOT,
     )
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
-
-
-def only_trace(home: Path) -> dict[str, Any]:
-    traces = sorted((home / "traces").glob("*.json"))
-    assert len(traces) == 1, traces
-    return json.loads(traces[0].read_text(encoding="utf-8"))

@@ -1,4 +1,4 @@
-"""`react-cli replay`, `react-cli traces` and `ask --from-trace`, end to end as a user runs them.
+"""`react-cli replay`, `react-cli traces` and `ask --from-trace`, end to end in-process.
 
 Traces are made by real `ask` runs against the local fake servers; replays and re-runs then run
 with those servers stopped, to prove they need no network and no key.
@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, cli_env, run_cli
+from conftest import ROOT
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, scripted
-from test_cli_ask import GOOD_RUN, QUESTION, env_for
+from inproc import GOOD_RUN, QUESTION, Runner, servers_env
 
 from react_cli import trace as trace_module
 from react_cli.replay import compare, load_run, rerun
@@ -25,20 +25,23 @@ from react_cli.trace import load_trace
 EXAMPLES = sorted((ROOT / "examples" / "traces").glob("*.json"))
 
 
-def record(home: Path, wiki: FakeMediaWiki, *texts: str, args: tuple[str, ...] = ()) -> Path:
-    """Run `ask` once against the fake servers and return the trace it wrote."""
-    target = home / "traces" / f"run-{len(list(home.glob('traces/*.json')))}.json"
+def record(
+    cli: Runner, wiki: FakeMediaWiki, *texts: str, args: tuple[str, ...] = (), code: int = 0
+) -> Path:
+    """Run `ask` once against the fake servers (it exits with ``code``); return its trace."""
+    target = cli.home / "traces" / f"run-{len(list(cli.home.glob('traces/*.json')))}.json"
     with FakeOpenAI(scripted(*texts)) as llm:
-        result = run_cli(["ask", QUESTION, "--trace", str(target), *args], env_for(home, llm, wiki))
-    assert result.code in (0, 1), result.stderr
+        result = cli.ask(llm, wiki, "--trace", str(target), *args)
+    assert result.code == code, result.stderr
     return target
 
 
-def offline_env(home: Path) -> dict[str, str]:
+@pytest.fixture
+def offline() -> dict[str, str]:
     """No key, no model, and endpoints that refuse connections (nothing listens there)."""
     with FakeOpenAI(scripted("unused")) as closed:
         url = closed.url
-    return cli_env(home, OPENAI_BASE_URL=url, REACT_CLI_WIKI=url.removesuffix("/v1"))
+    return {"OPENAI_BASE_URL": url, "REACT_CLI_WIKI": url.removesuffix("/v1")}
 
 
 def edit(path: Path, change: Any) -> None:
@@ -54,11 +57,13 @@ def without_timings(text: str) -> str:
 # --- rendering ----------------------------------------------------------------------------
 
 
-def test_replay_renders_the_run_exactly_as_ask_v_showed_it(home: Path, wiki: FakeMediaWiki) -> None:
+def test_replay_renders_the_run_exactly_as_ask_v_showed_it(
+    cli: Runner, wiki: FakeMediaWiki, offline: dict[str, str]
+) -> None:
     with FakeOpenAI(scripted(*GOOD_RUN)) as llm:
-        live = run_cli(["ask", QUESTION, "-v"], env_for(home, llm, wiki))
+        live = cli.ask(llm, wiki, "-v")
     assert live.code == 0
-    shown = run_cli(["replay"], offline_env(home))
+    shown = cli(["replay"], **offline)
     assert shown.code == 0, shown.stderr
     assert shown.stderr == ""
     assert without_timings(shown.stdout) == without_timings(live.stderr)
@@ -69,33 +74,41 @@ def test_replay_renders_the_run_exactly_as_ask_v_showed_it(home: Path, wiki: Fak
     assert "stop: finish · 3 steps" in shown.stdout
 
 
-def test_replay_of_a_path_with_step_delay(home: Path, wiki: FakeMediaWiki) -> None:
-    path = record(home, wiki, *GOOD_RUN)
-    shown = run_cli(["replay", str(path), "--step-delay", "0.01"], offline_env(home))
+def test_replay_of_a_path_with_step_delay(
+    cli: Runner, wiki: FakeMediaWiki, offline: dict[str, str]
+) -> None:
+    path = record(cli, wiki, *GOOD_RUN)
+    shown = cli(["replay", str(path), "--step-delay", "0.01"], **offline)
     assert shown.code == 0 and "Answer: Arthur's Magazine" in shown.stdout
 
 
-def test_replay_shows_a_followup_action_call_and_no_answer(home: Path, wiki: FakeMediaWiki) -> None:
+def test_replay_shows_a_followup_action_call_and_no_answer(
+    cli: Runner, wiki: FakeMediaWiki, offline: dict[str, str]
+) -> None:
     path = record(
-        home, wiki, " I should look.", "Search[Arthur's Magazine]", args=("--max-steps", "1")
+        cli, wiki, " I should look.", "Search[Arthur's Magazine]", args=("--max-steps", "1"), code=1
     )
-    shown = run_cli(["replay", str(path)], offline_env(home))
+    shown = cli(["replay", str(path)], **offline)
     assert shown.code == 0
     assert "Thought 1: I should look.\nAction 1: Search[Arthur's Magazine]\n" in shown.stdout
     assert "No answer (max_steps)" in shown.stdout
 
 
-def test_replay_prints_untrusted_text_literally(home: Path, wiki: FakeMediaWiki) -> None:
-    path = record(home, wiki, *GOOD_RUN)
+def test_replay_prints_untrusted_text_literally(
+    cli: Runner, wiki: FakeMediaWiki, offline: dict[str, str]
+) -> None:
+    path = record(cli, wiki, *GOOD_RUN)
     edit(path, lambda d: d["steps"][0].update(raw=" [bold]x[/bold] \x1b[31mred\nAction 1: S[x]"))
-    shown = run_cli(["replay", str(path)], offline_env(home))
+    shown = cli(["replay", str(path)], **offline)
     assert "[bold]x[/bold] red" in shown.stdout and "\x1b" not in shown.stdout
 
 
-def test_json_prints_the_trace_normalised(home: Path, wiki: FakeMediaWiki) -> None:
-    path = record(home, wiki, *GOOD_RUN)
+def test_json_prints_the_trace_normalised(
+    cli: Runner, wiki: FakeMediaWiki, offline: dict[str, str]
+) -> None:
+    path = record(cli, wiki, *GOOD_RUN)
     edit(path, lambda d: [step.pop("details") for step in d["steps"]])
-    shown = run_cli(["replay", str(path), "--json"], offline_env(home))
+    shown = cli(["replay", str(path), "--json"], **offline)
     data = json.loads(shown.stdout)
     assert data["answer"] == "Arthur's Magazine" and data["version"] == 1
     assert all(step["details"] == {} for step in data["steps"])
@@ -105,13 +118,15 @@ def test_json_prints_the_trace_normalised(home: Path, wiki: FakeMediaWiki) -> No
 # --- re-runs ------------------------------------------------------------------------------
 
 
-def test_rerun_reproduces_offline_with_servers_stopped(home: Path, wiki: FakeMediaWiki) -> None:
-    path = record(home, wiki, *GOOD_RUN)
+def test_rerun_reproduces_offline_with_servers_stopped(
+    cli: Runner, wiki: FakeMediaWiki, offline: dict[str, str]
+) -> None:
+    path = record(cli, wiki, *GOOD_RUN)
     wiki.stop()
-    result = run_cli(["replay", str(path), "--rerun"], offline_env(home))
+    result = cli(["replay", str(path), "--rerun"], **offline)
     assert result.code == 0, result.stdout + result.stderr
     assert result.stdout == "Arthur's Magazine\n" and result.stderr == ""
-    verbose = run_cli(["replay", str(path), "--rerun", "-v", "--json"], offline_env(home))
+    verbose = cli(["replay", str(path), "--rerun", "-v", "--json"], **offline)
     assert json.loads(verbose.stdout) == {
         "reproduced": True,
         "answer": "Arthur's Magazine",
@@ -121,10 +136,12 @@ def test_rerun_reproduces_offline_with_servers_stopped(home: Path, wiki: FakeMed
     assert "Thought 3:" in verbose.stderr
 
 
-def test_rerun_detects_an_altered_raw_output(home: Path, wiki: FakeMediaWiki) -> None:
-    path = record(home, wiki, *GOOD_RUN)
+def test_rerun_detects_an_altered_raw_output(
+    cli: Runner, wiki: FakeMediaWiki, offline: dict[str, str]
+) -> None:
+    path = record(cli, wiki, *GOOD_RUN)
     edit(path, lambda d: d["steps"][1].update(raw=" Hmm.\nAction 2: Search[Women]"))
-    result = run_cli(["replay", str(path), "--rerun"], offline_env(home))
+    result = cli(["replay", str(path), "--rerun"], **offline)
     assert result.code == 1
     assert result.stdout == (
         f"The re-run differs from {path}:\n"
@@ -138,61 +155,66 @@ def test_rerun_detects_an_altered_raw_output(home: Path, wiki: FakeMediaWiki) ->
 
 
 def test_rerun_detects_a_parser_that_now_needs_another_call(
-    home: Path, wiki: FakeMediaWiki
+    cli: Runner, wiki: FakeMediaWiki, offline: dict[str, str]
 ) -> None:
-    path = record(home, wiki, *GOOD_RUN)
+    path = record(cli, wiki, *GOOD_RUN)
     edit(path, lambda d: d["steps"][2].update(raw=" I am done, no action written."))
-    result = run_cli(["replay", str(path), "--rerun"], offline_env(home))
+    result = cli(["replay", str(path), "--rerun"], **offline)
     assert result.code == 1
     assert "answer:\n  - Arthur's Magazine\n  + (none)\n" in result.stdout
     assert "the trace holds no model output for 'Action 3:'" in result.stdout
 
 
 def test_rerun_reproduces_runs_that_ended_without_an_answer(
-    home: Path, wiki: FakeMediaWiki
+    cli: Runner, wiki: FakeMediaWiki, offline: dict[str, str]
 ) -> None:
     loop = [f" t\nAction {i}: Search[Page {i}]" for i in range(1, 3)]
-    limited = record(home, wiki, *loop, args=("--max-steps", "2"))
+    limited = record(cli, wiki, *loop, args=("--max-steps", "2"), code=1)
     with FakeOpenAI(scripted("unused")) as closed:
         url = closed.url
-    down = home / "traces" / "down.json"
-    (home / "config.toml").write_text("retries = 0\n")  # fail fast, no backoff
-    run_cli(
+    down = cli.home / "traces" / "down.json"
+    cli.config(retries=0)  # fail fast, no backoff
+    failed = cli(
         ["ask", QUESTION, "--trace", str(down)],
-        cli_env(home, OPENAI_BASE_URL=url, REACT_CLI_MODEL="m", REACT_CLI_WIKI=wiki.url),
+        OPENAI_BASE_URL=url,
+        REACT_CLI_MODEL="m",
+        REACT_CLI_WIKI=wiki.url,
     )
+    assert failed.code == 1
     assert load_trace(down)["stop_reason"] == "llm_error"
     said = {
         limited: "reproduced the recorded run: no answer (max_steps) after 2 steps\n",
         down: "reproduced the recorded run: no answer (llm_error) after 1 step\n",
     }
     for path in (limited, down):
-        result = run_cli(["replay", str(path), "--rerun"], offline_env(home))
+        result = cli(["replay", str(path), "--rerun"], **offline)
         assert (result.code, result.stdout, result.stderr) == (0, "", said[path]), path
 
 
-def test_rerun_reproduces_a_forced_answer(home: Path, wiki: FakeMediaWiki) -> None:
+def test_rerun_reproduces_a_forced_answer(
+    cli: Runner, wiki: FakeMediaWiki, offline: dict[str, str]
+) -> None:
     loop = [f" t\nAction {i}: Search[Page {i}]" for i in range(1, 3)]
     path = record(
-        home, wiki, *loop, "Arthur's Magazine]", args=("--max-steps", "2", "--force-answer")
+        cli, wiki, *loop, "Arthur's Magazine]", args=("--max-steps", "2", "--force-answer")
     )
     assert load_trace(path)["forced"] is True
-    result = run_cli(["replay", str(path), "--rerun"], offline_env(home))
+    result = cli(["replay", str(path), "--rerun"], **offline)
     assert (result.code, result.stdout, result.stderr) == (0, "Arthur's Magazine\n", "")
 
 
-def test_live_tools_show_wikipedia_drift(home: Path, wiki: FakeMediaWiki) -> None:
-    path = record(home, wiki, *GOOD_RUN)
-    same = run_cli(["replay", str(path), "--live-tools", "--wiki", wiki.url], offline_env(home))
+def test_live_tools_show_wikipedia_drift(
+    cli: Runner, wiki: FakeMediaWiki, offline: dict[str, str]
+) -> None:
+    path = record(cli, wiki, *GOOD_RUN)
+    same = cli(["replay", str(path), "--live-tools", "--wiki", wiki.url], **offline)
     assert same.code == 0 and same.stdout == "Arthur's Magazine\n", same.stdout + same.stderr
     drifted = {
         "Arthur's Magazine": "Arthur's Magazine was a periodical. It started in 1850.",
         "First for Women": "First for Women is a magazine. It started in 1989.",
     }
     with FakeMediaWiki(drifted) as changed:
-        result = run_cli(
-            ["replay", str(path), "--live-tools", "--wiki", changed.url], offline_env(home)
-        )
+        result = cli(["replay", str(path), "--live-tools", "--wiki", changed.url], **offline)
     assert result.code == 1
     assert "step 1 observation:\n" in result.stdout
     assert "  + Arthur's Magazine was a periodical. It started in 1850." in result.stdout
@@ -201,14 +223,13 @@ def test_live_tools_show_wikipedia_drift(home: Path, wiki: FakeMediaWiki) -> Non
 # --- forks --------------------------------------------------------------------------------
 
 
-def test_fork_continues_live_from_step_k(home: Path, wiki: FakeMediaWiki) -> None:
-    path = record(home, wiki, *GOOD_RUN)
-    fork_path = home / "fork.json"
+def test_fork_continues_live_from_step_k(cli: Runner, wiki: FakeMediaWiki) -> None:
+    path = record(cli, wiki, *GOOD_RUN)
+    fork_path = cli.home / "fork.json"
     new_steps = (" Let me check the other one.\nAction 2: Search[First for Women]", GOOD_RUN[2])
     with FakeOpenAI(scripted(*new_steps)) as llm:
-        env = env_for(home, llm, wiki)
         args = ["ask", "--from-trace", str(path), "--from-step", "2", "--trace", str(fork_path)]
-        result = run_cli(args, env)
+        result = cli(args, **servers_env(llm, wiki))
     assert result.code == 0, result.stderr
     assert result.stdout == "Arthur's Magazine\n"
     assert len(llm.requests) == 2  # step 1 came from the trace
@@ -224,13 +245,13 @@ def test_fork_continues_live_from_step_k(home: Path, wiki: FakeMediaWiki) -> Non
     assert forked["question"] == QUESTION
 
 
-def test_fork_restores_the_page_for_a_live_lookup(home: Path, wiki: FakeMediaWiki) -> None:
-    path = record(home, wiki, *GOOD_RUN)
-    fork_path = home / "fork.json"
+def test_fork_restores_the_page_for_a_live_lookup(cli: Runner, wiki: FakeMediaWiki) -> None:
+    path = record(cli, wiki, *GOOD_RUN)
+    fork_path = cli.home / "fork.json"
     lookup = (" Check the year.\nAction 2: Lookup[Philadelphia]", GOOD_RUN[2])
     with FakeOpenAI(scripted(*lookup)) as llm:
         args = ["ask", "--from-trace", str(path), "--from-step", "2", "--trace", str(fork_path)]
-        result = run_cli(args, env_for(home, llm, wiki))
+        result = cli(args, **servers_env(llm, wiki))
     assert result.code == 0, result.stderr
     assert load_trace(fork_path)["steps"][1]["observation"].startswith("(Result 1 / ")
 
@@ -244,10 +265,10 @@ def test_fork_restores_the_page_for_a_live_lookup(home: Path, wiki: FakeMediaWik
         (["--from-step", "1", "another question"], "give no QUESTION"),
     ],
 )
-def test_fork_usage_errors(home: Path, wiki: FakeMediaWiki, args: list[str], message: str) -> None:
-    path = record(home, wiki, *GOOD_RUN)
+def test_fork_usage_errors(cli: Runner, wiki: FakeMediaWiki, args: list[str], message: str) -> None:
+    path = record(cli, wiki, *GOOD_RUN)
     edit(path, lambda d: d["steps"].pop())  # 2 steps: K may be 1..3
-    result = run_cli(["ask", "--from-trace", str(path), *args], cli_env(home, REACT_CLI_MODEL="m"))
+    result = cli(["ask", "--from-trace", str(path), *args], REACT_CLI_MODEL="m")
     assert result.code == 2, result.stderr
     assert result.stderr.startswith("Error: ") and message in result.stderr
     assert len(result.stderr.splitlines()) == 1
@@ -274,7 +295,7 @@ BROKEN = {
 @pytest.mark.parametrize("name", sorted(BROKEN))
 @pytest.mark.parametrize("mode", [[], ["--rerun"]])
 def test_broken_trace_is_one_line_exit_1(
-    home: Path, tmp_path: Path, name: str, mode: list[str]
+    cli: Runner, tmp_path: Path, name: str, mode: list[str]
 ) -> None:
     content, problem = BROKEN[name]
     path = tmp_path / name
@@ -282,7 +303,7 @@ def test_broken_trace_is_one_line_exit_1(
         path.write_bytes(content)
     else:
         path.write_text(content, encoding="utf-8")
-    result = run_cli(["replay", str(path), *mode], cli_env(home))
+    result = cli(["replay", str(path), *mode])
     assert result.code == 1
     assert result.stdout == ""
     assert re.fullmatch(rf"Error: {re.escape(str(path))}: .*\n", result.stderr), result.stderr
@@ -290,26 +311,26 @@ def test_broken_trace_is_one_line_exit_1(
 
 
 @pytest.mark.parametrize("make", ["missing", "directory"])
-def test_missing_trace_or_directory(home: Path, tmp_path: Path, make: str) -> None:
+def test_missing_trace_or_directory(cli: Runner, tmp_path: Path, make: str) -> None:
     path = tmp_path / "trace.json"
     if make == "directory":
         path.mkdir()
-    result = run_cli(["replay", str(path)], cli_env(home))
+    result = cli(["replay", str(path)])
     assert result.code == 1
     expected = "no such trace file" if make == "missing" else "is a directory"
     assert re.fullmatch(rf"Error: {re.escape(str(path))}: {expected}.*\n", result.stderr)
 
 
-def test_no_traces_yet(home: Path) -> None:
-    result = run_cli(["replay"], cli_env(home))
+def test_no_traces_yet(cli: Runner) -> None:
+    result = cli(["replay"])
     assert result.code == 1 and result.stderr.startswith("Error: no traces in ")
-    listed = run_cli(["traces"], cli_env(home))
+    listed = cli(["traces"])
     assert listed.code == 0 and listed.stdout == "" and "no traces" in listed.stderr
-    assert run_cli(["traces", "--json"], cli_env(home)).stdout == "[]\n"
+    assert cli(["traces", "--json"]).stdout == "[]\n"
 
 
-def test_usage_errors_of_replay(home: Path, wiki: FakeMediaWiki) -> None:
-    path = record(home, wiki, *GOOD_RUN)
+def test_usage_errors_of_replay(cli: Runner, wiki: FakeMediaWiki) -> None:
+    path = record(cli, wiki, *GOOD_RUN)
     for args, message in [
         ([str(path), "-n", "1"], "either TRACE or -n"),
         (["-n", "0"], "-n must be at least 1"),
@@ -318,24 +339,24 @@ def test_usage_errors_of_replay(home: Path, wiki: FakeMediaWiki) -> None:
         ([str(path), "-v"], "-v applies"),
         ([str(path), "--rerun", "--wiki", "http://x"], "--wiki applies"),
     ]:
-        result = run_cli(["replay", *args], cli_env(home))
+        result = cli(["replay", *args])
         assert result.code == 2 and message in result.stderr, (args, result.stderr)
-    assert run_cli(["replay", "-n", "5"], cli_env(home)).code == 1
+    assert cli(["replay", "-n", "5"]).code == 1
 
 
 # --- browsing -----------------------------------------------------------------------------
 
 
 def test_traces_lists_newest_first_and_replay_n_picks_older(
-    home: Path, wiki: FakeMediaWiki
+    cli: Runner, wiki: FakeMediaWiki
 ) -> None:
-    first = record(home, wiki, *GOOD_RUN)
-    second = record(home, wiki, " t\nAction 1: Search[Page 1]", args=("--max-steps", "1"))
-    broken = home / "traces" / "broken.json"
+    first = record(cli, wiki, *GOOD_RUN)
+    second = record(cli, wiki, " t\nAction 1: Search[Page 1]", args=("--max-steps", "1"), code=1)
+    broken = cli.home / "traces" / "broken.json"
     broken.write_text("{", encoding="utf-8")
     for age, path in enumerate((broken, second, first)):
         os.utime(path, (1_700_000_000 - age * 60, 1_700_000_000 - age * 60))
-    listed = run_cli(["traces", "--json"], cli_env(home))
+    listed = cli(["traces", "--json"])
     assert listed.code == 0, listed.stderr
     rows = json.loads(listed.stdout)
     assert [row["path"] for row in rows] == [str(broken), str(second), str(first)]
@@ -352,13 +373,13 @@ def test_traces_lists_newest_first_and_replay_n_picks_older(
         "model": "test-model",
     }
     assert rows[2]["answer"] == "Arthur's Magazine"
-    table = run_cli(["traces", "-n", "2"], cli_env(home)).stdout.splitlines()
+    table = cli(["traces", "-n", "2"]).stdout.splitlines()
     assert len(table) == 3 and table[0].split()[:4] == ["#", "time", "stop", "steps"]
     assert "broken" in table[1] and "broken.json: truncated JSON" in table[1]
     assert "max_steps" in table[2] and "test-model" in table[2] and "→ —" in table[2]
-    older = run_cli(["replay", "-n", "3"], cli_env(home))
+    older = cli(["replay", "-n", "3"])
     assert older.code == 0 and "Answer: Arthur's Magazine" in older.stdout
-    newest = run_cli(["replay"], cli_env(home))
+    newest = cli(["replay"])
     assert newest.code == 1 and newest.stderr.startswith(f"Error: {broken}: truncated JSON")
 
 
@@ -391,8 +412,11 @@ def test_version_1_keeps_loading_when_version_2_arrives(
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
-def test_shipped_examples_replay_offline(home: Path, path: Path) -> None:
-    result = run_cli(["replay", str(path.relative_to(ROOT))], cli_env(home))
+def test_shipped_examples_replay_offline(
+    cli: Runner, monkeypatch: pytest.MonkeyPatch, path: Path
+) -> None:
+    monkeypatch.chdir(ROOT)
+    result = cli(["replay", str(path.relative_to(ROOT))])
     assert result.code == 0, result.stderr
     assert "Question: " in result.stdout and "stop: " in result.stdout
     text = path.read_text(encoding="utf-8")
