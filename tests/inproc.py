@@ -58,9 +58,20 @@ class Server(Protocol):
     url: str
 
 
-# typer rebuilds its click command from the functions' signatures on every call (~30 ms); a real
-# process builds it once, and so does the test process.
-_command_of = functools.cache(typer.main.get_command)
+_build_command = typer.main.get_command
+# The one environment variable typer reads while it builds a command (its completion options).
+_TYPER_BUILD_ENV = "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION"
+
+
+@functools.cache
+def _built_once(app: typer.Typer, shell_detection_off: bool) -> object:
+    return _build_command(app)
+
+
+def _command_of(app: typer.Typer) -> object:
+    """typer rebuilds its click command from the functions' signatures on every call (~30 ms);
+    a real process builds it once, and so does the test process (once per build setting)."""
+    return _built_once(app, bool(os.environ.get(_TYPER_BUILD_ENV)))
 
 
 class Runner:
