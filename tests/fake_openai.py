@@ -32,7 +32,7 @@ from typing import Any
 PATHS = ("/v1/chat/completions", "/v1/completions")
 MODELS_PATH = "/v1/models"
 STALL_S = 60.0  # how long "stall_stream" hangs; stop() wakes it early
-POLL_S = 0.02  # serve_forever poll: how long stop() may wait for the accept loop
+POLL_S = 0.005  # serve_forever poll: how long stop() may wait for the accept loop
 
 
 @dataclass
