@@ -371,16 +371,16 @@ def test_an_expired_deadline_still_gives_a_positive_timeout() -> None:
 
 def test_urllib3_retries_stop_at_the_deadline() -> None:
     """Without a deadline the retries wait out Retry-After; inside one they give up at once."""
-    policy = RetryPolicy(retries=3, backoff_factor=0.0, max_retry_after_s=0.3)
+    policy = RetryPolicy(retries=3, backoff_factor=0.0, max_retry_after_s=0.2)
     with FakeOpenAI([Reply(status=503, headers={"Retry-After": "1"})]) as fake:
         session = make_session("react-cli-tests", policy)
         url = fake.url + "/chat/completions"
         started = time.monotonic()
         assert session.post(url, json={}, timeout=5).status_code == 503
-        assert len(fake.requests) == 4 and time.monotonic() - started >= 0.9
-        with deadline_after(0.5):
+        assert len(fake.requests) == 4 and time.monotonic() - started >= 0.6
+        with deadline_after(0.35):
             started = time.monotonic()
             assert session.post(url, json={}, timeout=5).status_code == 503
-        assert len(fake.requests) == 6  # one wait of 0.3 s fits in 0.5 s, a second does not
-        assert time.monotonic() - started < 0.9  # the three waits of 0.3 s were not all made
+        assert len(fake.requests) == 6  # one wait of 0.2 s fits in 0.35 s, a second does not
+        assert time.monotonic() - started < 0.6  # the three waits of 0.2 s were not all made
         session.close()

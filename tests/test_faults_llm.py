@@ -166,11 +166,12 @@ def test_body_far_larger_than_any_answer_is_refused(cli: Runner, wiki: FakeMedia
 def test_persistent_status_fails_after_bounded_retries(
     cli: Runner, wiki: FakeMediaWiki, status: int
 ) -> None:
+    cli.config(max_retry_after_s=0.05)
     with FakeOpenAI([Reply(status=status, headers={"Retry-After": "1"})]) as llm:
         result = ask(cli, llm, wiki)
     assert_failed(cli, result, f"kept failing with HTTP {status} after {RETRIES} retries")
     assert len(llm.requests) == RETRIES + 1
-    assert cli.elapsed_s < 3  # two waits capped at 0.2 s
+    assert cli.elapsed_s < 3  # two waits capped at 0.05 s
 
 
 def test_connection_refused(cli: Runner, wiki: FakeMediaWiki) -> None:
@@ -182,14 +183,16 @@ def test_connection_refused(cli: Runner, wiki: FakeMediaWiki) -> None:
 
 
 def test_no_answer_within_the_read_timeout(cli: Runner, wiki: FakeMediaWiki) -> None:
+    cli.config(timeout_s=0.1)  # every attempt times out: no answer is cut short
     with FakeOpenAI([Reply(GOOD_RUN[0], delay_s=30)]) as llm:
         result = ask(cli, llm, wiki)
     assert_failed(cli, result, "timed out waiting for the answer")
     assert len(llm.requests) == RETRIES + 1
-    assert cli.elapsed_s < 4  # 3 attempts of 0.5 s
+    assert cli.elapsed_s < 4  # 3 attempts of 0.1 s
 
 
 def test_stream_that_keeps_stalling_mid_answer(cli: Runner, wiki: FakeMediaWiki) -> None:
+    cli.config(timeout_s=0.1)  # every attempt stalls: no answer is cut short
     with FakeOpenAI([Reply(GOOD_RUN[0], fault="stall_stream")]) as llm:
         result = ask(cli, llm, wiki)
     assert_failed(cli, result, "broke off", f"after {RETRIES} re-issued requests")

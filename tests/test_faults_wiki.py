@@ -85,7 +85,7 @@ def test_maxlag_is_retried_and_the_search_succeeds(cli: Runner, wiki: FakeMediaW
     ("fault", "reason"),
     [
         (Fault(status=503), "HTTP 503 from 127.0.0.1"),
-        (Fault(delay_s=5), "no answer from 127.0.0.1:PORT within 0.5s"),
+        (Fault(delay_s=5), "no answer from 127.0.0.1:PORT within 0.1s"),
         (Fault(body="<html>Bad gateway</html>"), "did not answer with a JSON object"),
         (Fault(body='{"query": {"pages": [truncated'), "did not answer with a JSON object"),
         (Fault(api_error="maxlag", headers={"Retry-After": "0"}), "API error 'maxlag'"),
@@ -97,6 +97,8 @@ def test_a_failed_search_becomes_an_observation_and_the_run_goes_on(
     cli: Runner, wiki: FakeMediaWiki, fault: Fault, reason: str
 ) -> None:
     wiki.faults.extend([fault] * (RETRIES + 4))  # outlasts every retry of one Search
+    if fault.delay_s:
+        cli.config(wiki_timeout_s=0.1)  # every attempt of the Search times out
     with FakeOpenAI(scripted(SEARCH, FINISH_2)) as llm:
         result = ask(cli, llm, wiki)
     assert result.code == 0, result.stderr
