@@ -19,10 +19,19 @@ ROOT = Path(__file__).resolve().parent.parent
 REACT_CLI = Path(sys.executable).with_name("react-cli")  # the console script `pip install` made
 
 
-@pytest.fixture
-def wiki() -> Iterator[FakeMediaWiki]:
+@pytest.fixture(scope="session")
+def recorded_wiki() -> Iterator[FakeMediaWiki]:
     with FakeMediaWiki.from_fixtures() as server:
         yield server
+
+
+@pytest.fixture
+def wiki(recorded_wiki: FakeMediaWiki) -> FakeMediaWiki:
+    """The fake Wikipedia serving the recorded pages: one server for the session, with no
+    requests and no faults when a test starts (a test that stops it starts its own)."""
+    recorded_wiki.requests.clear()
+    recorded_wiki.faults.clear()
+    return recorded_wiki
 
 
 @pytest.fixture

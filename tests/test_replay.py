@@ -119,10 +119,10 @@ def test_json_prints_the_trace_normalised(
 
 
 def test_rerun_reproduces_offline_with_servers_stopped(
-    cli: Runner, wiki: FakeMediaWiki, offline: dict[str, str]
+    cli: Runner, offline: dict[str, str]
 ) -> None:
-    path = record(cli, wiki, *GOOD_RUN)
-    wiki.stop()
+    with FakeMediaWiki.from_fixtures() as wiki:
+        path = record(cli, wiki, *GOOD_RUN)
     result = cli(["replay", str(path), "--rerun"], **offline)
     assert result.code == 0, result.stdout + result.stderr
     assert result.stdout == "Arthur's Magazine\n" and result.stderr == ""
