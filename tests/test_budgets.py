@@ -236,9 +236,9 @@ def assert_no_answer(
 def test_timeout_bounds_a_slow_endpoint(cli: Runner, wiki: FakeMediaWiki, slow: Reply) -> None:
     cli.config(timeout_s=60, max_retry_after_s=60)  # only --timeout can end this early
     with FakeOpenAI([slow]) as llm:
-        result = ask(cli, llm, wiki, "--timeout", "0.5")
-    trace = assert_no_answer(cli, result, "timeout", "the time limit (0.5 s) was reached")
-    assert trace["config"]["timeout_s"] == 0.5
+        result = ask(cli, llm, wiki, "--timeout", "0.25")
+    trace = assert_no_answer(cli, result, "timeout", "the time limit (0.25 s) was reached")
+    assert trace["config"]["timeout_s"] == 0.25
     assert cli.elapsed_s < 3  # vs 60 s without --timeout
 
 
@@ -263,9 +263,9 @@ def test_timeout_bounds_a_slow_wiki(cli: Runner, wiki: FakeMediaWiki) -> None:
             OPENAI_BASE_URL=llm.url,
             REACT_CLI_MODEL="m",
             REACT_CLI_WIKI=wiki.url,
-            REACT_CLI_TIMEOUT="0.5",
+            REACT_CLI_TIMEOUT="0.3",
         )
-    trace = assert_no_answer(cli, result, "timeout", "the time limit (0.5 s) was reached")
+    trace = assert_no_answer(cli, result, "timeout", "the time limit (0.3 s) was reached")
     assert trace["steps"][0]["observation"].startswith("Wikipedia is unavailable right now")
     assert len(llm.requests) == 1 and cli.elapsed_s < 3  # vs 60 s without --timeout
 

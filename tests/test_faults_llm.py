@@ -111,6 +111,7 @@ def test_broken_stream_is_reissued_and_shown_once(
     cli: Runner, wiki: FakeMediaWiki, fault: str
 ) -> None:
     """An SSE body cut before [DONE], or one that stalls past the read timeout mid-answer."""
+    cli.config(timeout_s=0.2)  # the stalled attempt's wait; the answers come in milliseconds
     replies = [Reply(GOOD_RUN[0], fault=fault), *scripted(*GOOD_RUN)]
     with FakeOpenAI(replies) as llm:
         result = ask(cli, llm, wiki, "-v")
