@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CliResult
 from fake_mediawiki import FakeMediaWiki, Fault
 from fake_openai import FakeOpenAI, Reply, scripted
-from inproc import Runner, one_error_line
+from inproc import CliResult, Runner, one_error_line
 from scripted import DictTools, ScriptedModel
 
 from react_cli.agent import Agent, Limits, RunResult
@@ -201,18 +199,8 @@ def test_a_lookup_between_failures_resets_the_tool_error_count() -> None:
 # --- through the command line -----------------------------------------------------------------
 
 
-@pytest.fixture
-def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
-    return Runner(home, monkeypatch, capsys)
-
-
 def ask(cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki, *args: str) -> CliResult:
-    return cli(
-        ["ask", "Who directed Ed Wood?", *args],
-        OPENAI_BASE_URL=llm.url,
-        REACT_CLI_MODEL="test-model",
-        REACT_CLI_WIKI=wiki.url,
-    )
+    return cli.ask(llm, wiki, *args, question="Who directed Ed Wood?")
 
 
 def assert_no_answer(

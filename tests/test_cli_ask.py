@@ -75,26 +75,6 @@ def test_server_ignoring_stop_cannot_inject_observations(cli: Runner, wiki: Fake
     assert "2020" not in result.stderr
 
 
-def test_endpoint_rejecting_stop_is_retried_without_it(cli: Runner, wiki: FakeMediaWiki) -> None:
-    rejection = json.dumps(
-        {"error": {"message": "Unsupported parameter: 'stop' is not supported with this model."}}
-    )
-    replies = [Reply(status=400, body=rejection), *scripted(*GOOD_RUN)]
-    with FakeOpenAI(replies) as llm:
-        result = cli.ask(llm, wiki)
-    assert result.code == 0, result.stderr
-    assert "stop" in llm.requests[0].json
-    assert all("stop" not in r.json for r in llm.requests[1:])
-
-
-def test_rate_limit_then_success(cli: Runner, wiki: FakeMediaWiki) -> None:
-    replies = [Reply(status=429, headers={"Retry-After": "0"}), *scripted(*GOOD_RUN)]
-    with FakeOpenAI(replies) as llm:
-        result = cli.ask(llm, wiki)
-    assert result.code == 0, result.stderr
-    assert cli.trace()["steps"][0]["retries"] >= 1
-
-
 def test_json_output(cli: Runner, wiki: FakeMediaWiki) -> None:
     with FakeOpenAI(scripted(*GOOD_RUN)) as llm:
         result = cli.ask(llm, wiki, "--json")
@@ -116,23 +96,6 @@ def test_verbose_trajectory_goes_to_stderr(cli: Runner, wiki: FakeMediaWiki) -> 
     assert "Answer: Arthur's Magazine" in result.stderr
     assert "stop: finish · 3 steps" in result.stderr
     assert "\x80" not in result.stderr  # C1 control characters from the page are removed
-
-
-def test_untrusted_text_is_printed_literally(cli: Runner) -> None:
-    page = (
-        "Evil Corp is a [bold red]company[/] \x1b[31mred\x1b[0m \x1b]0;title\x07 in Ohio. It sells."
-    )
-    wiki = FakeMediaWiki({"Evil Corp": page})
-    script = scripted(
-        " [blink]x[/blink]\nAction 1: Search[Evil Corp]", " ok\nAction 2: Finish[[b]x[/b]]"
-    )
-    with wiki, FakeOpenAI(script) as llm:
-        result = cli.ask(llm, wiki, "-v", question="What is Evil Corp?")
-    assert result.code == 0
-    assert "[bold red]company[/]" in result.stderr
-    assert "[blink]x[/blink]" in result.stderr
-    assert "\x1b" not in result.stderr + result.stdout and "\x07" not in result.stderr
-    assert result.stdout == "[b]x[/b]\n"
 
 
 def test_question_from_stdin(cli: Runner, wiki: FakeMediaWiki) -> None:

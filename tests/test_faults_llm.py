@@ -9,42 +9,22 @@ HTTP on loopback (``fake_openai.py``); the wiki is the recorded fake (``fake_med
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CliResult
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, Reply, scripted
-from inproc import Runner, one_error_line
+from inproc import GOOD_RUN, QUESTION, CliResult, Runner, one_error_line, servers_env
 
-QUESTION = "Which magazine was started first, Arthur's Magazine or First for Women?"
-GOOD_RUN = (
-    " I need to search Arthur's Magazine and First for Women.\nAction 1: Search[Arthur's Magazine]",
-    " Arthur's Magazine was started in 1844. I need to search First for Women next.\n"
-    "Action 2: Search[First for Women]",
-    " First for Women was started in 1989. 1844 < 1989.\nAction 3: Finish[Arthur's Magazine]",
-)
 RETRIES = 2  # FAST_CONFIG
 KEY = "sk-test-SECRET-0123456789"
 BOTH_MODES = pytest.mark.parametrize("stream", [True, False], ids=["stream", "no-stream"])
 
 
-@pytest.fixture
-def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
-    return Runner(home, monkeypatch, capsys)
-
-
 def ask(
     cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki, *args: str, stream: bool = True
 ) -> CliResult:
-    extra = [] if stream else ["--no-stream"]
-    return cli(
-        ["ask", QUESTION, *extra, *args],
-        OPENAI_BASE_URL=llm.url,
-        REACT_CLI_MODEL="test-model",
-        REACT_CLI_WIKI=wiki.url,
-    )
+    return cli.ask(llm, wiki, *([] if stream else ["--no-stream"]), *args)
 
 
 def assert_answered(cli: Runner, result: CliResult) -> dict[str, Any]:
@@ -92,7 +72,7 @@ def test_transient_status_is_retried_and_the_run_answers(
     with FakeOpenAI([failure, *scripted(*GOOD_RUN)]) as llm:
         result = ask(cli, llm, wiki, stream=stream)
     trace = assert_answered(cli, result)
-    assert trace["steps"][0]["retries"] >= 1
+    assert trace["steps"][0]["retries"] == 1
     assert [s["retries"] for s in trace["steps"][1:]] == [0, 0]
     assert len(llm.requests) == 4
 
@@ -124,7 +104,9 @@ def test_broken_stream_is_reissued_and_shown_once(
 def test_stop_rejected_is_dropped_and_the_cut_happens_client_side(
     cli: Runner, wiki: FakeMediaWiki
 ) -> None:
-    rejection = json.dumps({"error": {"message": "'stop' is not supported with this model."}})
+    rejection = json.dumps(
+        {"error": {"message": "Unsupported parameter: 'stop' is not supported with this model."}}
+    )
     invented = GOOD_RUN[0] + "\nObservation 1: Arthur's Magazine began in 2020.\nThought 2: x"
     replies = [Reply(status=400, body=rejection), Reply(invented), *scripted(*GOOD_RUN[1:])]
     with FakeOpenAI(replies) as llm:
@@ -299,12 +281,8 @@ def test_url_credentials_and_query_never_shown(
         if fault == "refused":
             llm.stop()
         url = llm.url.replace("http://", "http://alice:hunter2pw@") + "?key=QUERYSECRET"
-        result = cli(
-            ["ask", QUESTION, "--debug"],
-            OPENAI_BASE_URL=url,
-            REACT_CLI_MODEL="test-model",
-            REACT_CLI_WIKI=wiki.url,
-        )
+        env = {**servers_env(llm, wiki), "OPENAI_BASE_URL": url}
+        result = cli(["ask", QUESTION, "--debug"], **env)
     assert result.code == 1 and result.stdout == ""
     assert "Error: no answer: " in result.stderr and "Traceback" not in result.stderr
     trace_text = json.dumps(cli.trace())

@@ -23,11 +23,6 @@ FUZZ = settings(
 )
 
 
-@pytest.fixture
-def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
-    return Runner(home, monkeypatch, capsys)
-
-
 def assert_shown_or_refused(cli: Runner, args: list[str], path: Path) -> None:
     result = cli(args)
     assert cli.elapsed_s < BOUND_S, args
