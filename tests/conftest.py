@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from fake_mediawiki import FakeMediaWiki
+from fake_openai import FakeOpenAI, scripted
 from inproc import FOREIGN_ENV, FOREIGN_ENV_PREFIXES, CliResult, Runner, only_trace
 
 __all__ = ["REACT_CLI", "ROOT", "CliResult", "cli_env", "only_trace", "run_cli"]
@@ -39,6 +40,14 @@ def home(tmp_path: Path) -> Path:
     path = tmp_path / "home"
     path.mkdir()
     return path
+
+
+@pytest.fixture(scope="module")
+def llm() -> Iterator[FakeOpenAI]:
+    """A fake model that answers every request with ``Finish[Paris]`` at once; one server for
+    the module (files that need another script define their own ``llm``)."""
+    with FakeOpenAI(scripted(" Easy.\nAction 1: Finish[Paris]")) as server:
+        yield server
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from fake_mediawiki import FakeMediaWiki
@@ -62,10 +61,9 @@ MODEL_SHAPES = {
 
 
 @pytest.fixture
-def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
-    runner = Runner(home, monkeypatch, capsys)
-    runner.config(retries=0, timeout_s=TIMEOUT_S, wiki_timeout_s=TIMEOUT_S)
-    return runner
+def cli(cli: Runner) -> Runner:
+    cli.config(retries=0, timeout_s=TIMEOUT_S, wiki_timeout_s=TIMEOUT_S)
+    return cli
 
 
 @pytest.mark.parametrize("shape", MODEL_SHAPES)

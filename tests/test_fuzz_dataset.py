@@ -35,11 +35,6 @@ def llm() -> Any:
         yield server
 
 
-@pytest.fixture
-def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
-    return Runner(home, monkeypatch, capsys)
-
-
 def as_jsonl(data: bytes) -> bytes:
     """A mutated JSON list written as JSON Lines (one record per line) when it still parses."""
     try:

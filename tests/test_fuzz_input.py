@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
-from pathlib import Path
 
-import pytest
-from fake_openai import FakeOpenAI, scripted
+from fake_openai import FakeOpenAI
 from hostile import any_text, text
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -19,21 +16,9 @@ from inproc import Runner, one_error_line
 from react_cli.render import plain
 from react_cli.untrusted import clean_text, decode
 
-ANSWER = " Easy.\nAction 1: Finish[Paris]"
 FUZZ = settings(
     max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-
-
-@pytest.fixture(scope="module")
-def llm() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(scripted(ANSWER)) as server:
-        yield server
-
-
-@pytest.fixture
-def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
-    return Runner(home, monkeypatch, capsys)
 
 
 def ask(cli: Runner, llm: FakeOpenAI, args: list[str], stdin: bytes = b"") -> tuple[int, str]:

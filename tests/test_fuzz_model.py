@@ -16,7 +16,6 @@ from __future__ import annotations
 import itertools
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -126,10 +125,9 @@ def answers(draw: st.DrawFn) -> tuple[Answer, bool]:
 
 
 @pytest.fixture
-def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
-    runner = Runner(home, monkeypatch, capsys)
-    runner.config(retries=0, timeout_s=TIMEOUT_S)
-    return runner
+def cli(cli: Runner) -> Runner:
+    cli.config(retries=0, timeout_s=TIMEOUT_S)
+    return cli
 
 
 @settings(

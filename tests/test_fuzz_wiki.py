@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -109,10 +108,9 @@ def answers(draw: st.DrawFn) -> Answer:
 
 
 @pytest.fixture
-def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
-    runner = Runner(home, monkeypatch, capsys)
-    runner.config(retries=1, wiki_timeout_s=TIMEOUT_S)
-    return runner
+def cli(cli: Runner) -> Runner:
+    cli.config(retries=1, wiki_timeout_s=TIMEOUT_S)
+    return cli
 
 
 @settings(

@@ -104,11 +104,6 @@ def build(
     return path
 
 
-@pytest.fixture
-def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
-    return Runner(home, monkeypatch, capsys)
-
-
 def ask(cli: Runner, archive: Path) -> dict[str, object]:
     """Run the scripted search; it must answer. Returns the --json summary."""
     with FakeOpenAI(scripted(*SCRIPT)) as llm:

@@ -7,7 +7,6 @@ import email.utils
 import json
 import math
 import time
-from pathlib import Path
 
 import pytest
 from fake_mediawiki import FakeMediaWiki, Fault
@@ -49,11 +48,6 @@ def test_anything_else_is_none(value: str | None) -> None:
 def test_never_raises_and_never_negative(value: str) -> None:
     seconds = retry_after_s(value, now=NOW)
     assert seconds is None or seconds >= 0
-
-
-@pytest.fixture
-def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
-    return Runner(home, monkeypatch, capsys)
 
 
 RUN = (

@@ -166,10 +166,9 @@ EXIT_CODES = {
 
 
 @pytest.fixture
-def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
-    runner = Runner(home, monkeypatch, capsys)
-    runner.config(retries=1, timeout_s=0.2, wiki_timeout_s=0.2)  # one retry: its log lines too
-    return runner
+def cli(cli: Runner) -> Runner:
+    cli.config(retries=1, timeout_s=0.2, wiki_timeout_s=0.2)  # one retry: its log lines too
+    return cli
 
 
 @contextmanager
