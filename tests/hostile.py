@@ -59,6 +59,15 @@ shape_literal = st.sampled_from(
 )
 json_literal = st.one_of(deep_literal, number_literal, string_literal, shape_literal)
 """One hostile JSON value, as JSON text."""
+json_value = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+"""Any JSON value of a small nested shape, as Python objects (where a well-formed document
+holds something of the wrong shape)."""
 
 
 def inject(document: Any, path: tuple[str | int, ...], literal: str) -> str:

@@ -17,6 +17,19 @@ from fake_openai import FakeOpenAI, Reply, scripted
 from inproc import GOOD_RUN, QUESTION, servers_env
 
 
+def start(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
+    """Start the console script in the background, its output piped."""
+    return subprocess.Popen(
+        [str(REACT_CLI), *args],
+        env=env,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def interrupt_when(
     proc: subprocess.Popen[str], ready: Callable[[], bool], settle_s: float = 0.0
 ) -> tuple[str, str]:
@@ -47,15 +60,7 @@ def test_step_limit_exits_1(home: Path, wiki: FakeMediaWiki) -> None:
 def test_ctrl_c_writes_the_trace_and_exits_130(home: Path, wiki: FakeMediaWiki) -> None:
     replies = [*scripted(GOOD_RUN[0]), Reply(GOOD_RUN[1], delay_s=30)]
     with FakeOpenAI(replies) as llm:
-        proc = subprocess.Popen(
-            [str(REACT_CLI), "ask", QUESTION],
-            env=cli_env(home, **servers_env(llm, wiki)),
-            cwd=ROOT,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        proc = start(["ask", QUESTION], cli_env(home, **servers_env(llm, wiki)))
         stdout, stderr = interrupt_when(proc, lambda: len(llm.requests) >= 2)
     assert proc.returncode == 130, stderr
     assert stdout == ""
@@ -77,14 +82,8 @@ def test_ctrl_c_keeps_results_and_exits_130(
         return results.exists() and len(results.read_text().splitlines()) >= 2
 
     with FakeOpenAI(PerQuestion(slow)) as llm:
-        proc = subprocess.Popen(
-            [str(REACT_CLI), "eval", str(HOTPOT), "--out", str(out)],
-            env=cli_env(home, **servers_env(llm, wiki)),
-            cwd=ROOT,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
+        proc = start(
+            ["eval", str(HOTPOT), "--out", str(out)], cli_env(home, **servers_env(llm, wiki))
         )
         stdout, stderr = interrupt_when(proc, two_rows_written, settle_s=0.2)
     assert proc.returncode == 130, stderr

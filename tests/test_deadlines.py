@@ -123,12 +123,7 @@ def test_a_wikipedia_request_ends_at_wiki_timeout_s(cli: Runner, shape: str) -> 
         HostileServer(WIKI_SHAPES[shape]) as wiki,
         FakeOpenAI(scripted(*SEARCH_THEN_FINISH)) as llm,
     ):
-        result = cli(
-            ["ask", "When?", "--json"],
-            OPENAI_BASE_URL=llm.url,
-            REACT_CLI_MODEL="m",
-            REACT_CLI_WIKI=wiki.url,
-        )
+        result = cli.ask(llm, wiki, "--json", question="When?")
     assert result.code == 0, result.stderr
     step = json.loads(result.stdout)["steps"][0]
     assert step["observation"].startswith("Wikipedia is unavailable right now (no answer from")

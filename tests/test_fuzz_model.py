@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from fake_mediawiki import FakeMediaWiki
+from hostile import json_value
 from hostile_server import Answer, HostileServer, chunked, forever, head
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -30,13 +31,6 @@ BOUND_S = 5.0
 FINISHED = {"finish"}
 FAILED = {"llm_error", "timeout", "max_steps", "parse_errors", "repeated_action", "tool_errors"}
 
-JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
-    ),
-    max_leaves=12,
-)
 HOSTILE_TEXT = st.one_of(
     st.text(max_size=60),
     st.sampled_from(
@@ -68,10 +62,10 @@ EVENTS = st.one_of(
     st.just(event(b'{"choices": [{"delta": {"content": "\xff\xfe\xc3 bad utf-8"}}]}')),
     st.integers(1, 100_000).map(lambda depth: event(b"[" * depth)),  # depth
     st.integers(1, 100_000).map(lambda depth: event(b'{"choices": ' + b"[" * depth)),
-    JSON_VALUES.map(lambda value: event(json.dumps(value).encode())),  # any shape
-    JSON_VALUES.map(lambda value: event(json.dumps({"choices": [value]}).encode())),
-    JSON_VALUES.map(lambda value: event(json.dumps({"choices": [{"delta": value}]}).encode())),
-    JSON_VALUES.map(lambda value: delta(value, value)),
+    json_value.map(lambda value: event(json.dumps(value).encode())),  # any shape
+    json_value.map(lambda value: event(json.dumps({"choices": [value]}).encode())),
+    json_value.map(lambda value: event(json.dumps({"choices": [{"delta": value}]}).encode())),
+    json_value.map(lambda value: delta(value, value)),
     st.sampled_from(
         [
             b": ping\n\n",
@@ -100,8 +94,8 @@ def answers(draw: st.DrawFn) -> tuple[Answer, bool]:
     if draw(st.booleans()):  # one JSON body instead of a stream
         body = draw(
             st.one_of(
-                JSON_VALUES.map(lambda v: json.dumps(v).encode()),
-                JSON_VALUES.map(lambda v: json.dumps({"choices": [{"message": v}]}).encode()),
+                json_value.map(lambda v: json.dumps(v).encode()),
+                json_value.map(lambda v: json.dumps({"choices": [{"message": v}]}).encode()),
                 HOSTILE_TEXT.map(
                     lambda t: json.dumps({"choices": [{"message": {"content": t}}]}).encode()
                 ),

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, scripted
+from hostile import json_value
 from hostile_server import Answer, HostileServer, bytewise, chunked, head
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -29,13 +30,6 @@ SCRIPT = (
     " I should search it.\nAction 1: Search[Arthur's Magazine]",
     " Look closer.\nAction 2: Lookup[magazine]",
     " So it is.\nAction 3: Finish[1844]",
-)
-JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
-    ),
-    max_leaves=12,
 )
 HOSTILE_TEXT = st.one_of(
     st.text(max_size=80),
@@ -62,18 +56,18 @@ def dumps(value: Any) -> bytes:
 
 BODIES = st.one_of(
     HOSTILE_TEXT.map(lambda text: dumps(page(extract=text))),
-    JSON_VALUES.map(lambda value: dumps(page(extract=value))),  # numeric extracts and worse
-    JSON_VALUES.map(lambda value: dumps(page(title=value, extract="x y z"))),
-    JSON_VALUES.map(lambda value: dumps(page(pageprops=value, extract="x y z"))),
-    JSON_VALUES.map(lambda value: dumps({"query": {"pages": value}})),
-    JSON_VALUES.map(lambda value: dumps({"query": {"pages": [value]}})),
-    JSON_VALUES.map(lambda value: dumps({"query": {"search": value}})),
-    JSON_VALUES.map(lambda value: dumps({"query": {"search": [value]}})),  # a hit without a title
-    JSON_VALUES.map(lambda value: dumps({"query": {"normalized": value, "pages": []}})),
-    JSON_VALUES.map(lambda value: dumps({"query": {"redirects": [value], "pages": []}})),
-    JSON_VALUES.map(lambda value: dumps({"query": value})),
-    JSON_VALUES.map(lambda value: dumps({"error": value})),
-    JSON_VALUES.map(dumps),
+    json_value.map(lambda value: dumps(page(extract=value))),  # numeric extracts and worse
+    json_value.map(lambda value: dumps(page(title=value, extract="x y z"))),
+    json_value.map(lambda value: dumps(page(pageprops=value, extract="x y z"))),
+    json_value.map(lambda value: dumps({"query": {"pages": value}})),
+    json_value.map(lambda value: dumps({"query": {"pages": [value]}})),
+    json_value.map(lambda value: dumps({"query": {"search": value}})),
+    json_value.map(lambda value: dumps({"query": {"search": [value]}})),  # a hit without a title
+    json_value.map(lambda value: dumps({"query": {"normalized": value, "pages": []}})),
+    json_value.map(lambda value: dumps({"query": {"redirects": [value], "pages": []}})),
+    json_value.map(lambda value: dumps({"query": value})),
+    json_value.map(lambda value: dumps({"error": value})),
+    json_value.map(dumps),
     st.just(dumps(page(extract="A\\ud800B")).replace(b"\\\\ud800", b"\\ud800")),  # surrogate
     st.just(dumps(page(extract="bad utf-8: ")).replace(b"utf-8: ", b"utf-8: \xff\xfe\xc3")),
     st.integers(1, 100_000).map(lambda depth: b'{"query": ' + b"[" * depth),  # depth
@@ -122,12 +116,7 @@ def cli(cli: Runner) -> Runner:
 def test_any_wikipedia_answer_is_an_observation(cli: Runner, answer: Answer) -> None:
     with HostileServer(answer) as wiki, FakeOpenAI(scripted(*SCRIPT)) as llm:
         started = time.monotonic()
-        result = cli(
-            ["ask", "When?", "--json"],
-            OPENAI_BASE_URL=llm.url,
-            REACT_CLI_MODEL="m",
-            REACT_CLI_WIKI=wiki.url,
-        )
+        result = cli.ask(llm, wiki, "--json", question="When?")
     assert time.monotonic() - started < BOUND_S
     assert result.code == 0, result.stderr
     assert len(retry_notices(result.stderr)) == len(result.stderr.splitlines()), result.stderr

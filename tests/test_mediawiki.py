@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 
 import pytest
 import requests
@@ -17,19 +16,6 @@ from react_cli.wiki.mediawiki import MAXLAG_RETRIES, MediaWikiBackend, case_vari
 from tests.fake_mediawiki import UA_BLOCKED, FakeMediaWiki, Fault
 
 FAST = RetryPolicy(retries=2, backoff_factor=0.0, backoff_jitter_s=0.0, max_retry_after_s=0.1)
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[FakeMediaWiki]:
-    with FakeMediaWiki.from_fixtures() as fake:
-        yield fake
-
-
-@pytest.fixture
-def wiki(server: FakeMediaWiki) -> FakeMediaWiki:
-    server.requests.clear()
-    server.faults.clear()
-    return server
 
 
 def backend_for(fake: FakeMediaWiki, timeout_s: float = 5.0, **kwargs: str) -> MediaWikiBackend:

@@ -84,12 +84,7 @@ def test_wikipedia_retries_with_the_backoff(
     )
     with FakeOpenAI(scripted(*RUN)) as llm:
         started = time.monotonic()
-        result = cli(
-            ["ask", "When?", "--json"],
-            OPENAI_BASE_URL=llm.url,
-            REACT_CLI_MODEL="m",
-            REACT_CLI_WIKI=wiki.url,
-        )
+        result = cli.ask(llm, wiki, "--json", question="When?")
     assert result.code == 0, result.stderr
     step = json.loads(result.stdout)["steps"][0]
     assert step["observation"].startswith("Arthur's Magazine (1844")
