@@ -10,8 +10,8 @@ from collections.abc import Iterable
 
 import pytest
 from fake_openai import FakeOpenAI
-from hostile import text
-from hypothesis import HealthCheck, given, settings
+from hostile import cli_fuzz, text
+from hypothesis import given
 from hypothesis import strategies as st
 from inproc import FAST_CONFIG, Runner, one_error_line
 
@@ -20,9 +20,7 @@ from react_cli.config import MAX_COUNTS, MAX_DURATION_S, Settings
 NAMES = sorted(Settings.__dataclass_fields__)
 FUZZED = [name for name in NAMES if name != "api_key"]  # keys: issue 10 part A validates them
 BOUND_S = 10.0
-FUZZ = settings(
-    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+FUZZ = cli_fuzz(15)
 
 # fmt: off
 toml_number = st.sampled_from([

@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 from fake_mediawiki import FakeMediaWiki
-from hostile import json_value
+from hostile import cli_fuzz, json_value
 from hostile_server import Answer, HostileServer, chunked, forever, head
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from inproc import Runner
 
@@ -124,11 +124,7 @@ def cli(cli: Runner) -> Runner:
     return cli
 
 
-@settings(
-    max_examples=20,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@cli_fuzz(20)
 @given(answer=answers())
 def test_any_model_answer_ends_cleanly(
     cli: Runner, wiki: FakeMediaWiki, answer: tuple[Answer, bool]

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, scripted
-from hostile import json_value
+from hostile import cli_fuzz, json_value
 from hostile_server import Answer, HostileServer, bytewise, chunked, head
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from inproc import Runner, retry_notices
 
@@ -107,11 +107,7 @@ def cli(cli: Runner) -> Runner:
     return cli
 
 
-@settings(
-    max_examples=20,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@cli_fuzz(20)
 @given(answer=answers())
 def test_any_wikipedia_answer_is_an_observation(cli: Runner, answer: Answer) -> None:
     with HostileServer(answer) as wiki, FakeOpenAI(scripted(*SCRIPT)) as llm:

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAI, scripted
-from hypothesis import HealthCheck, given, settings
+from hostile import cli_fuzz
+from hypothesis import given
 from hypothesis import strategies as st
 from inproc import Runner
 
@@ -122,11 +123,7 @@ def ask(cli: Runner, archive: Path) -> dict[str, object]:
     return summary
 
 
-@settings(
-    max_examples=10,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@cli_fuzz(10)
 @given(html=PAGES, as_redirect=st.booleans())
 def test_any_page_is_an_observation(
     cli: Runner, tmp_path: Path, html: bytes, as_redirect: bool
