@@ -70,6 +70,17 @@ class RecordedRequest:
     json: dict[str, Any] | None  # None when the body was not a JSON object
 
 
+TRANSIENT_FAILURES = {
+    "429-retry-after": Reply(status=429, headers={"Retry-After": "0"}),
+    "429": Reply(status=429),
+    "500": Reply(status=500),
+    "502": Reply(status=502),
+    "503": Reply(status=503),
+    "drop": Reply(fault="drop"),
+}
+"""Failures a client must retry (rate limits, server errors, a dropped connection), by name."""
+
+
 def scripted(*texts: str) -> list[Reply]:
     """Plain successful replies, one per model call, in order."""
     return [Reply(text=text) for text in texts]

@@ -13,11 +13,15 @@ from typing import Any
 
 import pytest
 from fake_mediawiki import FakeMediaWiki
-from fake_openai import FakeOpenAI, Reply, scripted
+from fake_openai import TRANSIENT_FAILURES, FakeOpenAI, Reply, scripted
 from inproc import GOOD_RUN, QUESTION, CliResult, Runner, one_error_line, servers_env
 
 RETRIES = 2  # FAST_CONFIG
 KEY = "sk-test-SECRET-0123456789"
+TRANSIENT = {
+    **TRANSIENT_FAILURES,
+    "503-retry-after": Reply(status=503, headers={"Retry-After": "0"}),
+}
 BOTH_MODES = pytest.mark.parametrize("stream", [True, False], ids=["stream", "no-stream"])
 
 
@@ -53,19 +57,7 @@ def assert_failed(cli: Runner, result: CliResult, *fragments: str) -> dict[str, 
 
 
 @BOTH_MODES
-@pytest.mark.parametrize(
-    "failure",
-    [
-        Reply(status=429, headers={"Retry-After": "0"}),
-        Reply(status=429),
-        Reply(status=500),
-        Reply(status=502),
-        Reply(status=503),
-        Reply(status=503, headers={"Retry-After": "0"}),
-        Reply(fault="drop"),
-    ],
-    ids=["429-retry-after", "429-no-retry-after", "500", "502", "503", "503-retry-after", "drop"],
-)
+@pytest.mark.parametrize("failure", list(TRANSIENT.values()), ids=list(TRANSIENT))
 def test_transient_status_is_retried_and_the_run_answers(
     cli: Runner, wiki: FakeMediaWiki, failure: Reply, stream: bool
 ) -> None:

@@ -18,7 +18,7 @@ from react_cli.errors import (
 )
 from react_cli.http import RetryPolicy
 from react_cli.llm import OpenAIClient
-from tests.fake_openai import FakeOpenAI, Reply, scripted
+from tests.fake_openai import TRANSIENT_FAILURES, FakeOpenAI, Reply, scripted
 
 FAST = RetryPolicy(
     retries=2, backoff_factor=0.01, backoff_max_s=0.02, backoff_jitter_s=0.0, max_retry_after_s=0.05
@@ -157,18 +157,7 @@ def test_stream_options_rejected_is_dropped_for_the_run(make_client: MakeClient)
     assert all(body["stop"] == STOP and body["stream"] is True for body in bodies)
 
 
-@pytest.mark.parametrize(
-    "failure",
-    [
-        Reply(status=429, headers={"Retry-After": "0"}),
-        Reply(status=429),
-        Reply(status=500),
-        Reply(status=502),
-        Reply(status=503),
-        Reply(fault="drop"),
-    ],
-    ids=["429-retry-after", "429", "500", "502", "503", "drop"],
-)
+@pytest.mark.parametrize("failure", list(TRANSIENT_FAILURES.values()), ids=list(TRANSIENT_FAILURES))
 def test_transient_failure_then_success(make_client: MakeClient, failure: Reply) -> None:
     with FakeOpenAI([failure, Reply(text=STEP)]) as fake:
         result = make_client(fake).complete(PROMPT, STOP)
