@@ -18,7 +18,7 @@ from fake_openai import FakeOpenAI, scripted
 from hostile_server import Answer, HostileServer, bytewise, chunked, forever, head
 from inproc import Runner, one_error_line
 
-TIMEOUT_S = 0.2  # timeout_s and wiki_timeout_s in these tests
+TIMEOUT_S = 0.1  # timeout_s and wiki_timeout_s in these tests
 TRICKLE_S = 0.02  # far below any socket timeout: only a limit on the whole request ends it
 BOUND_S = 2.5  # a run that must stop after one cut attempt (TIMEOUT_S) ends well before this
 SSE = "text/event-stream"
@@ -86,13 +86,13 @@ def test_the_run_ends_at_its_timeout(cli: Runner, wiki: FakeMediaWiki, shape: st
     cli.config(retries=3, timeout_s=60)  # only --timeout can end this early
     with HostileServer(MODEL_SHAPES[shape]) as server:
         result = cli(
-            ["ask", "When?", "--timeout", "0.3"],
+            ["ask", "When?", "--timeout", "0.15"],
             OPENAI_BASE_URL=server.url + "/v1",
             REACT_CLI_MODEL="m",
             REACT_CLI_WIKI=wiki.url,
         )
     assert result.code == 1
-    assert "time limit (0.3 s)" in one_error_line(result.stderr)
+    assert "time limit (0.15 s)" in one_error_line(result.stderr)
     assert cli.trace()["stop_reason"] == "timeout"
     assert cli.elapsed_s < BOUND_S
 
@@ -119,6 +119,7 @@ SEARCH_THEN_FINISH = (
 
 @pytest.mark.parametrize("shape", WIKI_SHAPES)
 def test_a_wikipedia_request_ends_at_wiki_timeout_s(cli: Runner, shape: str) -> None:
+    cli.config(retries=0, wiki_timeout_s=TIMEOUT_S)  # the model's answers: the usual timeout
     with (
         HostileServer(WIKI_SHAPES[shape]) as wiki,
         FakeOpenAI(scripted(*SEARCH_THEN_FINISH)) as llm,

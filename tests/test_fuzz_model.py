@@ -26,7 +26,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from inproc import Runner
 
-TIMEOUT_S = 0.2
+TIMEOUT_S = 0.1
 BOUND_S = 5.0
 FINISHED = {"finish"}
 FAILED = {"llm_error", "timeout", "max_steps", "parse_errors", "repeated_action", "tool_errors"}

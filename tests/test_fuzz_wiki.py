@@ -24,7 +24,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from inproc import Runner, retry_notices
 
-TIMEOUT_S = 0.2
+TIMEOUT_S = 0.1
 BOUND_S = 5.0
 SCRIPT = (
     " I should search it.\nAction 1: Search[Arthur's Magazine]",
