@@ -10,7 +10,7 @@ import pytest
 from conftest import ROOT
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, Reply, scripted
-from inproc import GOOD_RUN, QUESTION, Runner, servers_env
+from inproc import GOOD_RUN, QUESTION, Runner, only_trace_path, servers_env
 
 from react_cli.agent import STOP_SEQUENCES
 
@@ -82,8 +82,8 @@ def test_json_output(cli: Runner, wiki: FakeMediaWiki) -> None:
     assert data["answer"] == "Arthur's Magazine"
     assert data["stop_reason"] == "finish"
     assert len(data["steps"]) == 3
-    assert data["usage"]["total_tokens"] > 0
-    assert Path(data["trace"]).exists()
+    assert data["trace"] == str(only_trace_path(cli.home))
+    assert data["usage"] == cli.trace()["usage"] and data["usage"]["total_tokens"] > 0
 
 
 def test_verbose_trajectory_goes_to_stderr(cli: Runner, wiki: FakeMediaWiki) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, scripted
-from inproc import QUESTION, Runner, one_error_line
+from inproc import QUESTION, Runner, one_error_line, only_trace_path
 
 TWO_STEPS = (
     " I need to search Arthur's Magazine.\nAction 1: Search[Arthur's Magazine]",
@@ -102,8 +102,9 @@ def test_json_and_trace_agree_after_the_trace_moved_out_of_the_run(
     result = cli.ask(llm, wiki, "--json")
     assert result.code == 0
     summary = json.loads(result.stdout)
+    assert summary["trace"] == str(only_trace_path(cli.home))
     trace = cli.trace()
-    assert summary["trace"] and summary["steps"] == trace["steps"]
+    assert summary["steps"] == trace["steps"]
     assert trace["stop_reason"] == "finish"
 
 
