@@ -75,7 +75,8 @@ def test_ctrl_c_keeps_results_and_exits_130(
     home: Path, wiki: FakeMediaWiki, tmp_path: Path
 ) -> None:
     out = tmp_path / "run"
-    slow = {**HOTPOT_SCRIPTS, **{q: [Reply(finish("late"), delay_s=30)] for q in Q[2:]}}
+    late: list[str | Reply] = [Reply(finish("late"), delay_s=30)]
+    slow = {**HOTPOT_SCRIPTS, **dict.fromkeys(Q[2:], late)}
     results = out / "results.jsonl"
 
     def two_rows_written() -> bool:
