@@ -14,12 +14,14 @@ import os
 import re
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import pytest
 import typer
+from fake_openai import FakeOpenAI, scripted
 
 from react_cli.cli import main
 
@@ -113,6 +115,15 @@ class Runner:
         """``react-cli ask QUESTION ARGS`` against the fake model ``llm`` and wiki ``wiki``."""
         return self(["ask", question, *args], **servers_env(llm, wiki))
 
+    def record(self, wiki: Server, *texts: str, args: tuple[str, ...] = (), code: int = 0) -> Path:
+        """Run ``ask`` once against a fake model scripted with ``texts``; assert it exits with
+        ``code`` and return the trace it wrote (``run-N.json`` in the traces folder)."""
+        target = self.home / "traces" / f"run-{len(list(self.home.glob('traces/*.json')))}.json"
+        with FakeOpenAI(scripted(*texts)) as llm:
+            result = self.ask(llm, wiki, "--trace", str(target), *args)
+        assert result.code == code, result.stderr
+        return target
+
     def config(self, **values: object) -> None:
         """Write the config file: ``FAST_CONFIG`` updated with ``values``."""
         settings = {**FAST_CONFIG, **values}
@@ -133,6 +144,13 @@ class Runner:
 def servers_env(llm: Server, wiki: Server, model: str = "test-model") -> dict[str, str]:
     """The environment that points react-cli at a fake model and a fake wiki."""
     return {"OPENAI_BASE_URL": llm.url, "REACT_CLI_MODEL": model, "REACT_CLI_WIKI": wiki.url}
+
+
+def edit_json(path: Path, change: Callable[[Any], object]) -> None:
+    """Read the JSON file at ``path``, let ``change`` alter the document, write it back."""
+    document = json.loads(path.read_text(encoding="utf-8"))
+    change(document)
+    path.write_text(json.dumps(document), encoding="utf-8")
 
 
 def only_trace_path(home: Path) -> Path:
