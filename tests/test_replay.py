@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, scripted
-from inproc import GOOD_RUN, QUESTION, Runner, edit_json
+from inproc import GOOD_RUN, QUESTION, CliResult, Runner, edit_json
 
 from react_cli.replay import compare, load_run, rerun
 from react_cli.trace import load_trace
@@ -27,6 +27,15 @@ def offline() -> dict[str, str]:
     with FakeOpenAI(scripted("unused")) as closed:
         url = closed.url
     return {"OPENAI_BASE_URL": url, "REACT_CLI_WIKI": url.removesuffix("/v1")}
+
+
+def rerun_altered(
+    cli: Runner, wiki: FakeMediaWiki, offline: dict[str, str], step: int, raw: str
+) -> tuple[Path, CliResult]:
+    """Record GOOD_RUN, replace the model output of step ``step`` with ``raw``, re-run it."""
+    path = cli.record(wiki, *GOOD_RUN)
+    edit_json(path, lambda d: d["steps"][step - 1].update(raw=raw))
+    return path, cli(["replay", str(path), "--rerun"], **offline)
 
 
 def without_timings(text: str) -> str:
@@ -120,9 +129,7 @@ def test_rerun_reproduces_offline_with_servers_stopped(
 def test_rerun_detects_an_altered_raw_output(
     cli: Runner, wiki: FakeMediaWiki, offline: dict[str, str]
 ) -> None:
-    path = cli.record(wiki, *GOOD_RUN)
-    edit_json(path, lambda d: d["steps"][1].update(raw=" Hmm.\nAction 2: Search[Women]"))
-    result = cli(["replay", str(path), "--rerun"], **offline)
+    path, result = rerun_altered(cli, wiki, offline, 2, " Hmm.\nAction 2: Search[Women]")
     assert result.code == 1
     assert result.stdout == (
         f"The re-run differs from {path}:\n"
@@ -138,9 +145,7 @@ def test_rerun_detects_an_altered_raw_output(
 def test_rerun_detects_a_parser_that_now_needs_another_call(
     cli: Runner, wiki: FakeMediaWiki, offline: dict[str, str]
 ) -> None:
-    path = cli.record(wiki, *GOOD_RUN)
-    edit_json(path, lambda d: d["steps"][2].update(raw=" I am done, no action written."))
-    result = cli(["replay", str(path), "--rerun"], **offline)
+    _, result = rerun_altered(cli, wiki, offline, 3, " I am done, no action written.")
     assert result.code == 1
     assert "answer:\n  - Arthur's Magazine\n  + (none)\n" in result.stdout
     assert "the trace holds no model output for 'Action 3:'" in result.stdout
