@@ -185,7 +185,7 @@ def test_connection_refused(make_client: MakeClient) -> None:
 
 def test_read_timeout(make_client: MakeClient) -> None:
     with FakeOpenAI([Reply(text=STEP, delay_s=5)]) as fake, pytest.raises(LLMConnectionError) as e:
-        make_client(fake, timeout_s=0.2).complete(PROMPT, STOP)
+        make_client(fake, timeout_s=0.1).complete(PROMPT, STOP)
     assert "timed out" in str(e.value)
 
 

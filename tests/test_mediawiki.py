@@ -206,8 +206,8 @@ def test_non_json_body_is_a_wiki_error(wiki: FakeMediaWiki) -> None:
 def test_timeout_is_a_quick_wiki_error(wiki: FakeMediaWiki) -> None:
     wiki.faults.extend(Fault(delay_s=2) for _ in range(FAST.retries + 1))
     started = time.perf_counter()
-    with pytest.raises(WikiError, match=r"no answer from 127\.0\.0\.1:\d+ within 0\.2s"):
-        backend_for(wiki, timeout_s=0.2).search("Chess")
+    with pytest.raises(WikiError, match=r"no answer from 127\.0\.0\.1:\d+ within 0\.1s"):
+        backend_for(wiki, timeout_s=0.1).search("Chess")
     assert time.perf_counter() - started < 1.5
 
 
