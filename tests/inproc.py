@@ -49,6 +49,8 @@ GOOD_RUN = (
 
 @dataclass
 class CliResult:
+    """What a run left: its exit code, stdout and stderr."""
+
     code: int
     stdout: str
     stderr: str
