@@ -141,6 +141,15 @@ def test_endpoint_down_exits_1_and_keeps_the_trace(cli: Runner, wiki: FakeMediaW
     assert cli.trace()["stop_reason"] == "llm_error"
 
 
+def test_step_limit_exits_1(cli: Runner, wiki: FakeMediaWiki) -> None:
+    loop = [f" t\nAction {i}: Search[Page {i}]" for i in range(1, 4)]
+    with FakeOpenAI(scripted(*loop)) as llm:
+        result = cli.ask(llm, wiki, "--max-steps", "3", question="q")
+    assert result.code == 1
+    assert result.stderr == "Error: no answer: the step limit (3) was reached\n"
+    assert cli.trace()["stop_reason"] == "max_steps"
+
+
 def test_secrets_never_leave_the_process(cli: Runner, wiki: FakeMediaWiki) -> None:
     secret = "sk-test-SECRET-0123456789"
     with FakeOpenAI(scripted(*GOOD_RUN)) as llm:

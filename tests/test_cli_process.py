@@ -1,5 +1,6 @@
-"""What only a process of its own can show: exit codes through the console script, Ctrl-C as a
-real SIGINT, a full disk on stdout. Every other CLI test runs in-process (``inproc.py``)."""
+"""What only a process of its own can show: exit codes through the console script (2 for usage,
+1 on a full disk, 130 on Ctrl-C), Ctrl-C as a real SIGINT, a full disk on stdout. Every other
+CLI test runs in-process (``inproc.py``)."""
 
 from __future__ import annotations
 
@@ -46,15 +47,6 @@ def test_no_model_configured_is_a_usage_error(home: Path) -> None:
     result = run_cli(["ask", "q"], cli_env(home))
     assert result.code == 2
     assert result.stderr.startswith("Error: no model configured")
-
-
-def test_step_limit_exits_1(home: Path, wiki: FakeMediaWiki) -> None:
-    loop = [f" t\nAction {i}: Search[Page {i}]" for i in range(1, 4)]
-    with FakeOpenAI(scripted(*loop)) as llm:
-        result = run_cli(["ask", "q", "--max-steps", "3"], cli_env(home, **servers_env(llm, wiki)))
-    assert result.code == 1
-    assert result.stderr == "Error: no answer: the step limit (3) was reached\n"
-    assert only_trace(home)["stop_reason"] == "max_steps"
 
 
 def test_ctrl_c_writes_the_trace_and_exits_130(home: Path, wiki: FakeMediaWiki) -> None:
