@@ -30,6 +30,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 @pytest.fixture(scope="session")
 def recorded_wiki() -> Iterator[FakeMediaWiki]:
+    """The one server behind ``wiki``, started once for the session."""
     with FakeMediaWiki.from_fixtures() as server:
         yield server
 
