@@ -1,33 +1,47 @@
-"""Shared fixtures: local fake servers and a way to run the real ``react-cli`` command."""
+"""Shared fixtures (a home, the recorded fake Wikipedia, the in-process CLI) and the subprocess
+runner for the few tests that need a process of their own."""
 
 from __future__ import annotations
 
-import json
+import gc
 import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 from fake_mediawiki import FakeMediaWiki
+from fake_openai import FakeOpenAI, scripted
+from inproc import FOREIGN_ENV, FOREIGN_ENV_PREFIXES, CliResult, Runner, only_trace
+
+__all__ = ["REACT_CLI", "ROOT", "CliResult", "cli_env", "only_trace", "run_cli"]
 
 ROOT = Path(__file__).resolve().parent.parent
+REACT_CLI = Path(sys.executable).with_name("react-cli")  # the console script `pip install` made
 
 
-@dataclass
-class CliResult:
-    code: int
-    stdout: str
-    stderr: str
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What collection built (modules, test functions, hypothesis strategies) lives for the
+    whole run: out of the garbage collector's reach, its full collections stop rescanning it
+    (about a tenth of the CPU time of the hypothesis-heavy files)."""
+    gc.freeze()
+
+
+@pytest.fixture(scope="session")
+def recorded_wiki() -> Iterator[FakeMediaWiki]:
+    """The one server behind ``wiki``, started once for the session."""
+    with FakeMediaWiki.from_fixtures() as server:
+        yield server
 
 
 @pytest.fixture
-def wiki() -> Iterator[FakeMediaWiki]:
-    with FakeMediaWiki.from_fixtures() as server:
-        yield server
+def wiki(recorded_wiki: FakeMediaWiki) -> FakeMediaWiki:
+    """The fake Wikipedia serving the recorded pages: one server for the session, with no
+    requests and no faults when a test starts (a test that stops it starts its own)."""
+    recorded_wiki.requests.clear()
+    recorded_wiki.faults.clear()
+    return recorded_wiki
 
 
 @pytest.fixture
@@ -37,12 +51,26 @@ def home(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def llm() -> Iterator[FakeOpenAI]:
+    """A fake model that answers every request with ``Finish[Paris]`` at once; one server for
+    the module (files that need another script define their own ``llm``)."""
+    with FakeOpenAI(scripted(" Easy.\nAction 1: Finish[Paris]")) as server:
+        yield server
+
+
+@pytest.fixture
+def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
+    """``react-cli`` in-process, with ``home`` as its home and ``inproc.FAST_CONFIG``."""
+    return Runner(home, monkeypatch, capsys)
+
+
 def cli_env(home: Path, **extra: str) -> dict[str, str]:
     """A clean environment: nothing of the developer's own settings leaks into a test."""
     env = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith(("OPENAI_", "REACT_CLI_")) and key not in {"NO_COLOR", "FORCE_COLOR"}
+        if not key.startswith(FOREIGN_ENV_PREFIXES) and key not in FOREIGN_ENV
     }
     env.update({"REACT_CLI_HOME": str(home), "COLUMNS": "200"})
     env.update(extra)
@@ -52,9 +80,9 @@ def cli_env(home: Path, **extra: str) -> dict[str, str]:
 def run_cli(
     args: list[str], env: dict[str, str], stdin: str | None = None, timeout: float = 60
 ) -> CliResult:
-    """Run ``react-cli`` exactly as a user would, in a subprocess."""
+    """Run ``react-cli`` exactly as a user would: the console script, in a process of its own."""
     proc = subprocess.run(
-        [sys.executable, "-m", "react_cli", *args],
+        [str(REACT_CLI), *args],
         input=stdin if stdin is not None else "",
         capture_output=True,
         text=True,
@@ -63,9 +91,3 @@ def run_cli(
         cwd=ROOT,
     )
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
-
-
-def only_trace(home: Path) -> dict[str, Any]:
-    traces = sorted((home / "traces").glob("*.json"))
-    assert len(traces) == 1, traces
-    return json.loads(traces[0].read_text(encoding="utf-8"))

@@ -1,4 +1,5 @@
-"""A fake model that answers each question from its own script, whatever the order of calls.
+"""Eval fixtures (six HotpotQA questions, six FEVER claims) and a fake model that answers each
+question from its own script, whatever the order of calls.
 
 Used as ``FakeOpenAI(PerQuestion({...}))``: the question (or claim) and the step number are read
 from the prompt, so concurrent runs get the same answers as sequential ones.
@@ -6,12 +7,19 @@ from the prompt, so concurrent runs get the same answers as sequential ones.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from fake_openai import Reply
 
+EVAL_FIXTURES = Path(__file__).parent / "fixtures" / "eval"
+HOTPOT = EVAL_FIXTURES / "hotpotqa_dev_first6.json"
+FEVER = EVAL_FIXTURES / "fever_paper_dev_first6.jsonl"
+Q = [row["question"] for row in json.loads(HOTPOT.read_text(encoding="utf-8"))]
+CLAIMS = [json.loads(line)["claim"] for line in FEVER.read_text(encoding="utf-8").splitlines()]
 _QUESTION = re.compile(r"^(?:Question|Claim): (.*)$", re.MULTILINE)
 _STEP = re.compile(r"Thought (\d+):$")
 
@@ -55,3 +63,27 @@ def finish(answer: str, step: int = 1) -> str:
 
 def search(entity: str, step: int = 1) -> str:
     return f" I need to search {entity}.\nAction {step}: Search[{entity}]"
+
+
+# Answers to the six HotpotQA questions: right, partly right, wrong, or none at all (question 5
+# never finishes: a step limit of 3 ends it).
+HOTPOT_SCRIPTS: dict[str, list[str | Reply]] = {
+    Q[0]: [finish("yes")],
+    Q[1]: [search("Kiss and Tell"), finish("Chief of Protocol of the United States", 2)],
+    Q[2]: [search("Arthur's Magazine"), finish("The Animorphs", 2)],
+    Q[3]: [finish("yes")],
+    Q[4]: [finish("Greenwich Village")],
+    Q[5]: [search(f"Page {k}", k) for k in range(1, 4)],
+}
+
+
+def rows_of(out: Path) -> list[dict[str, Any]]:
+    """The rows of an eval folder's ``results.jsonl``, in question order."""
+    lines = (out / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    return sorted((json.loads(line) for line in lines), key=lambda row: row["index"])
+
+
+def summary_of(out: Path) -> dict[str, Any]:
+    """An eval folder's ``summary.json``."""
+    data: dict[str, Any] = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    return data

@@ -18,6 +18,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 FIXTURES = Path(__file__).parent / "fixtures" / "wiki"
 API_PATH = "/w/api.php"
+POLL_S = 0.005  # serve_forever poll: how long stop() may wait for the accept loop
 UA_BLOCKED = (
     "Please set a user-agent and respect our robot policy "
     "https://w.wiki/4wJS. See also https://phabricator.wikimedia.org/T400119.\n"
@@ -89,7 +90,7 @@ class FakeMediaWiki:
         self._stopping.clear()
         self.url = f"http://127.0.0.1:{server.server_address[1]}"
         self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+            target=server.serve_forever, kwargs={"poll_interval": POLL_S}, daemon=True
         )
         self._thread.start()
         return self

@@ -32,7 +32,7 @@ from typing import Any
 PATHS = ("/v1/chat/completions", "/v1/completions")
 MODELS_PATH = "/v1/models"
 STALL_S = 60.0  # how long "stall_stream" hangs; stop() wakes it early
-POLL_S = 0.02  # serve_forever poll: how long stop() may wait for the accept loop
+POLL_S = 0.005  # serve_forever poll: how long stop() may wait for the accept loop
 
 
 @dataclass
@@ -68,6 +68,17 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     json: dict[str, Any] | None  # None when the body was not a JSON object
+
+
+TRANSIENT_FAILURES = {
+    "429-retry-after": Reply(status=429, headers={"Retry-After": "0"}),
+    "429": Reply(status=429),
+    "500": Reply(status=500),
+    "502": Reply(status=502),
+    "503": Reply(status=503),
+    "drop": Reply(fault="drop"),
+}
+"""Failures a client must retry (rate limits, server errors, a dropped connection), by name."""
 
 
 def scripted(*texts: str) -> list[Reply]:

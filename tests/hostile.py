@@ -11,9 +11,22 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 PLACEHOLDER = "@@hostile@@"
+
+
+def cli_fuzz(max_examples: int) -> settings:
+    """Settings for a hypothesis test that drives the CLI: ``max_examples`` runs, no deadline
+    (a run's time depends on the machine's load; each test bounds it itself), and the test's
+    function-scoped runner reused across examples (each run cleans its environment)."""
+    return settings(
+        max_examples=max_examples,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
+
 
 # Text people and programs really send: letters of several scripts, white space, controls,
 # C1 controls, bidi overrides, escape sequences, markup, and (in argv) lone surrogates.
@@ -59,6 +72,15 @@ shape_literal = st.sampled_from(
 )
 json_literal = st.one_of(deep_literal, number_literal, string_literal, shape_literal)
 """One hostile JSON value, as JSON text."""
+json_value = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+"""Any JSON value of a small nested shape, as Python objects (where a well-formed document
+holds something of the wrong shape)."""
 
 
 def inject(document: Any, path: tuple[str | int, ...], literal: str) -> str:

@@ -18,6 +18,8 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
+POLL_S = 0.005  # the accept loop's timeout: how long leaving the server may wait for it
+
 
 @dataclass
 class Answer:
@@ -72,7 +74,7 @@ class HostileServer:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._listener = socket.create_server(("127.0.0.1", 0))
-        self._listener.settimeout(0.05)
+        self._listener.settimeout(POLL_S)
         self.port = self._listener.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
         self._thread = threading.Thread(target=self._serve, daemon=True)

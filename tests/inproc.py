@@ -1,22 +1,27 @@
-"""Run ``react-cli`` in-process (the real ``cli.main``, real loopback servers) for fast fault tests.
+"""Run ``react-cli`` in-process (the real ``cli.main``, real loopback servers): the default runner.
 
-The subprocess runner in ``conftest`` proves start-up and exit codes as a user sees them; this one
-runs the same entry point in the test process, so a suite of dozens of CLI-level faults stays fast.
+Starting ``python -m react_cli`` costs about half a second a call; this runs the same entry point
+in the test process with a clean environment and captured output, in milliseconds. Only what
+needs a process of its own (a signal, a full disk) runs one, in ``test_cli_process.py``.
 """
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
 import re
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
-from conftest import CliResult
+import typer
+from fake_openai import FakeOpenAI, scripted
 
 from react_cli.cli import main
 
@@ -28,6 +33,49 @@ FAST_CONFIG: dict[str, object] = {
     "timeout_s": 0.5,
     "wiki_timeout_s": 0.5,
 }
+# What a user's shell may set that would change what react-cli does or prints.
+FOREIGN_ENV_PREFIXES = ("OPENAI_", "REACT_CLI_")
+FOREIGN_ENV = ("NO_COLOR", "FORCE_COLOR")
+
+QUESTION = "Which magazine was started first, Arthur's Magazine or First for Women?"
+GOOD_RUN = (
+    " I need to search Arthur's Magazine and First for Women.\nAction 1: Search[Arthur's Magazine]",
+    " Arthur's Magazine was started in 1844. I need to search First for Women next.\n"
+    "Action 2: Search[First for Women]",
+    " First for Women was started in 1989. 1844 < 1989.\nAction 3: Finish[Arthur's Magazine]",
+)
+"""The recorded fake Wikipedia's question and a model's three steps that answer it."""
+
+
+@dataclass
+class CliResult:
+    """What a run left: its exit code, stdout and stderr."""
+
+    code: int
+    stdout: str
+    stderr: str
+
+
+class Server(Protocol):
+    """A fake model or wiki server: all the runner needs is where it listens."""
+
+    url: str
+
+
+_build_command = typer.main.get_command
+# The one environment variable typer reads while it builds a command (its completion options).
+_TYPER_BUILD_ENV = "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION"
+
+
+@functools.cache
+def _built_once(app: typer.Typer, shell_detection_off: bool) -> object:
+    return _build_command(app)
+
+
+def _command_of(app: typer.Typer) -> object:
+    """typer rebuilds its click command from the functions' signatures on every call (~30 ms);
+    a real process builds it once, and so does the test process (once per build setting)."""
+    return _built_once(app, bool(os.environ.get(_TYPER_BUILD_ENV)))
 
 
 class Runner:
@@ -40,17 +88,19 @@ class Runner:
         self.monkeypatch = monkeypatch
         self.capsys = capsys
         self.elapsed_s = 0.0
+        monkeypatch.setattr(typer.main, "get_command", _command_of)
         self.config()
 
-    def __call__(self, args: list[str], stdin: bytes = b"", /, **env: str) -> CliResult:
+    def __call__(self, args: list[str], stdin: bytes | str = b"", /, **env: str) -> CliResult:
         for key in list(os.environ):
-            if key.startswith(("OPENAI_", "REACT_CLI_")):
+            if key.startswith(FOREIGN_ENV_PREFIXES) or key in FOREIGN_ENV:
                 self.monkeypatch.delenv(key)
         self.monkeypatch.setenv("REACT_CLI_HOME", str(self.home))
         self.monkeypatch.setenv("COLUMNS", "200")
         for key, value in env.items():
             self.monkeypatch.setenv(key, value)
-        self.monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin), "utf-8"))
+        data = stdin.encode() if isinstance(stdin, str) else stdin
+        self.monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), "utf-8"))
         self.capsys.readouterr()
         started = time.monotonic()
         try:
@@ -63,18 +113,59 @@ class Runner:
         out, err = self.capsys.readouterr()
         return CliResult(code, out, err)
 
+    def ask(self, llm: Server, wiki: Server, *args: str, question: str = QUESTION) -> CliResult:
+        """``react-cli ask QUESTION ARGS`` against the fake model ``llm`` and wiki ``wiki``."""
+        return self(["ask", question, *args], **servers_env(llm, wiki))
+
+    def record(self, wiki: Server, *texts: str, args: tuple[str, ...] = (), code: int = 0) -> Path:
+        """Run ``ask`` once against a fake model scripted with ``texts``; assert it exits with
+        ``code`` and return the trace it wrote (``run-N.json`` in the traces folder)."""
+        target = self.home / "traces" / f"run-{len(list(self.home.glob('traces/*.json')))}.json"
+        with FakeOpenAI(scripted(*texts)) as llm:
+            result = self.ask(llm, wiki, "--trace", str(target), *args)
+        assert result.code == code, result.stderr
+        return target
+
     def config(self, **values: object) -> None:
         """Write the config file: ``FAST_CONFIG`` updated with ``values``."""
-        lines = [f"{key} = {json.dumps(value)}" for key, value in {**FAST_CONFIG, **values}.items()]
-        (self.home / "config.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        settings = {**FAST_CONFIG, **values}
+        self.config_text("".join(f"{key} = {json.dumps(v)}\n" for key, v in settings.items()))
+
+    def config_text(self, text: str) -> None:
+        """Write the config file as given (``""``: the defaults a new user has)."""
+        (self.home / "config.toml").write_text(text, encoding="utf-8")
 
     def trace(self) -> dict[str, Any]:
         """The one trace written so far (and remove it, so the next run's is the only one)."""
-        traces = sorted((self.home / "traces").glob("*.json"))
-        assert len(traces) == 1, traces
-        data = json.loads(traces[0].read_text(encoding="utf-8"))
-        traces[0].unlink()
+        path = only_trace_path(self.home)
+        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        path.unlink()
         return data
+
+
+def servers_env(llm: Server, wiki: Server, model: str = "test-model") -> dict[str, str]:
+    """The environment that points react-cli at a fake model and a fake wiki."""
+    return {"OPENAI_BASE_URL": llm.url, "REACT_CLI_MODEL": model, "REACT_CLI_WIKI": wiki.url}
+
+
+def edit_json(path: Path, change: Callable[[Any], object]) -> None:
+    """Read the JSON file at ``path``, let ``change`` alter the document, write it back."""
+    document = json.loads(path.read_text(encoding="utf-8"))
+    change(document)
+    path.write_text(json.dumps(document), encoding="utf-8")
+
+
+def only_trace_path(home: Path) -> Path:
+    """The one trace in ``home``'s traces folder (a test failure if there is none or more)."""
+    traces = sorted((home / "traces").glob("*.json"))
+    assert len(traces) == 1, traces
+    return traces[0]
+
+
+def only_trace(home: Path) -> dict[str, Any]:
+    """The one trace in ``home``'s traces folder, read."""
+    data: dict[str, Any] = json.loads(only_trace_path(home).read_text(encoding="utf-8"))
+    return data
 
 
 RETRY_NOTICE = re.compile(r"retrying in \d+\.\d s: .+ \(\d+/\d+\)")

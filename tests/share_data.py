@@ -14,16 +14,11 @@ from typing import Any
 from xml.etree import ElementTree
 
 from bs4 import BeautifulSoup
-from eval_fakes import finish, search
+from eval_fakes import CLAIMS, HOTPOT_SCRIPTS, Q, finish, search
 from fake_openai import Reply
 
 ROOT = Path(__file__).resolve().parent.parent
 TRACES = sorted((ROOT / "examples" / "traces").glob("*.json"))
-EVAL_FIXTURES = Path(__file__).parent / "fixtures" / "eval"
-HOTPOT = EVAL_FIXTURES / "hotpotqa_dev_first6.json"
-FEVER = EVAL_FIXTURES / "fever_paper_dev_first6.jsonl"
-Q = [row["question"] for row in json.loads(HOTPOT.read_text(encoding="utf-8"))]
-CLAIMS = [json.loads(line)["claim"] for line in FEVER.read_text(encoding="utf-8").splitlines()]
 
 # Markup of every kind, escape sequences, bidi controls, a lone surrogate, block syntax.
 HOSTILE_LINE = (
@@ -131,14 +126,7 @@ def write_json(path: Path, document: Any) -> Path:
 # --- scripts of the real eval folders (share_evals.py runs them) -------------------------
 
 # Run A: right on questions 0 and 2 (F1 partly on 1 and 4), no answer on 5.
-A_SCRIPTS: dict[str, list[str | Reply]] = {
-    Q[0]: [finish("yes")],
-    Q[1]: [search("Kiss and Tell"), finish("Chief of Protocol of the United States", 2)],
-    Q[2]: [search("Arthur's Magazine"), finish("The Animorphs", 2)],
-    Q[3]: [finish("yes")],
-    Q[4]: [finish("Greenwich Village")],
-    Q[5]: [search(f"Page {k}", k) for k in range(1, 4)],
-}
+A_SCRIPTS = HOTPOT_SCRIPTS
 # Run B: right on every question but 2, so 1 flip right → wrong and 4 wrong → right.
 B_SCRIPTS: dict[str, list[str | Reply]] = {
     Q[0]: [finish("yes")],

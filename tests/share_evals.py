@@ -13,20 +13,18 @@ import os
 from pathlib import Path
 
 import pytest
-from eval_fakes import PerQuestion
+from eval_fakes import FEVER, HOTPOT, PerQuestion
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI
 from share_data import (
     A_SCRIPTS,
     B_SCRIPTS,
     EXTRA_LINES,
-    FEVER,
     FEVER_SCRIPTS,
     HOSTILE,
     HOSTILE_LINE,
     HOSTILE_QUESTIONS,
     HOSTILE_SCRIPTS,
-    HOTPOT,
 )
 
 from react_cli.cli import main

@@ -9,44 +9,27 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import CliResult
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, scripted
-from inproc import Runner, one_error_line
+from inproc import QUESTION, Runner, one_error_line, only_trace_path
 
-QUESTION = "Which magazine was started first, Arthur's Magazine or First for Women?"
-GOOD_RUN = (
+TWO_STEPS = (
     " I need to search Arthur's Magazine.\nAction 1: Search[Arthur's Magazine]",
     " Arthur's Magazine was started in 1844.\nAction 2: Finish[Arthur's Magazine]",
 )
 
 
 @pytest.fixture
-def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
-    return Runner(home, monkeypatch, capsys)
-
-
-@pytest.fixture
 def llm() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(scripted(*GOOD_RUN)) as server:
+    with FakeOpenAI(scripted(*TWO_STEPS)) as server:
         yield server
-
-
-def ask(cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki, *args: str, **env: str) -> CliResult:
-    return cli(
-        ["ask", QUESTION, *args],
-        OPENAI_BASE_URL=llm.url,
-        REACT_CLI_MODEL="test-model",
-        REACT_CLI_WIKI=wiki.url,
-        **env,
-    )
 
 
 def test_config_file_that_is_not_utf8_is_a_usage_error(
     cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki
 ) -> None:
     (cli.home / "config.toml").write_bytes(b'model = "\xff\xfe"\n')
-    result = ask(cli, llm, wiki)
+    result = cli.ask(llm, wiki)
     assert result.code == 2
     assert "config file" in one_error_line(result.stderr) and "UTF-8" in result.stderr
     assert not llm.requests
@@ -57,10 +40,10 @@ def test_unwritable_trace_fails_before_the_run(
     cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki, tmp_path: Path, where: str
 ) -> None:
     if where == "trace-is-a-directory":
-        result = ask(cli, llm, wiki, "--trace", str(tmp_path))
+        result = cli.ask(llm, wiki, "--trace", str(tmp_path))
     else:
         (cli.home / "traces").write_text("")
-        result = ask(cli, llm, wiki)
+        result = cli.ask(llm, wiki)
     assert result.code == 2 and result.stdout == ""
     line = one_error_line(result.stderr)
     assert "cannot write the trace" in line and "--no-trace" in line
@@ -74,7 +57,7 @@ def test_trace_write_failing_after_the_run_keeps_the_answer(
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr("react_cli.trace.write_json_atomic", disk_full)
-    result = ask(cli, llm, wiki)
+    result = cli.ask(llm, wiki)
     assert result.stdout == "Arthur's Magazine\n"
     assert result.code == 1
     assert "No space left on device" in one_error_line(result.stderr)
@@ -87,7 +70,7 @@ def test_ctrl_c_while_the_run_is_set_up_still_writes_a_trace(
         raise KeyboardInterrupt
 
     monkeypatch.setattr("react_cli.run.build_tools", interrupted)
-    result = ask(cli, llm, wiki)
+    result = cli.ask(llm, wiki)
     assert result.code == 130 and result.stdout == ""
     assert one_error_line(result.stderr).startswith("Error: interrupted; trace written to ")
     path = next((cli.home / "traces").glob("*.json"))
@@ -108,7 +91,7 @@ def test_ctrl_c_typer_catches_is_still_reported(
         raise KeyboardInterrupt
 
     monkeypatch.setattr("react_cli.cli.ask.read_question", interrupted)
-    result = ask(cli, llm, wiki)
+    result = cli.ask(llm, wiki)
     assert result.code == 130 and result.stdout == ""
     assert one_error_line(result.stderr) == "Error: interrupted"
 
@@ -116,11 +99,12 @@ def test_ctrl_c_typer_catches_is_still_reported(
 def test_json_and_trace_agree_after_the_trace_moved_out_of_the_run(
     cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki
 ) -> None:
-    result = ask(cli, llm, wiki, "--json")
+    result = cli.ask(llm, wiki, "--json")
     assert result.code == 0
     summary = json.loads(result.stdout)
+    assert summary["trace"] == str(only_trace_path(cli.home))
     trace = cli.trace()
-    assert summary["trace"] and summary["steps"] == trace["steps"]
+    assert summary["steps"] == trace["steps"]
     assert trace["stop_reason"] == "finish"
 
 
@@ -174,7 +158,7 @@ def test_unterminated_osc_does_not_swallow_the_rest_of_the_text() -> None:
 def test_empty_prompt_option_is_a_clear_usage_error(
     cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki
 ) -> None:
-    result = ask(cli, llm, wiki, "--prompt", "")
+    result = cli.ask(llm, wiki, "--prompt", "")
     assert result.code == 2
     assert "the prompt is empty" in one_error_line(result.stderr)
 

@@ -1,4 +1,4 @@
-"""`react-cli wiki ...` and the language options, as a user runs them."""
+"""`react-cli wiki ...` and the language options, in-process as a user runs them."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import cli_env, only_trace, run_cli
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, scripted
+from inproc import Runner
 
 from react_cli.cli.options import lang_prompt, wiki_flags
 from react_cli.config import resolve
@@ -19,23 +19,23 @@ REAL_ZIM = Path(__file__).parent / "fixtures" / "zim" / "wikipedia_en_ray_charle
 ZIM = f"zim:{REAL_ZIM}"
 
 
-def test_wiki_search_prints_the_observation(home: Path) -> None:
-    result = run_cli(["wiki", "search", "ray c. robinson", "--wiki", ZIM], cli_env(home))
+def test_wiki_search_prints_the_observation(cli: Runner) -> None:
+    result = cli(["wiki", "search", "ray c. robinson", "--wiki", ZIM])
     assert result.code == 0, result.stderr
     assert result.stdout.startswith("Ray Charles Robinson (September 23, 1930")
     assert result.stdout.count("\n") == 1 and result.stderr == ""
 
 
-def test_wiki_search_json_and_env_backend(home: Path) -> None:
-    result = run_cli(["wiki", "search", "Ray", "--json"], cli_env(home, REACT_CLI_WIKI=ZIM))
+def test_wiki_search_json_and_env_backend(cli: Runner) -> None:
+    result = cli(["wiki", "search", "Ray", "--json"], REACT_CLI_WIKI=ZIM)
     data = json.loads(result.stdout)
     assert data["observation"].startswith("Could not find [Ray]. Similar: ['Ray (film)'")
     assert data["details"]["similar"][0] == "Ray (film)"
 
 
-def test_wiki_lookup_prints_n_results(home: Path) -> None:
+def test_wiki_lookup_prints_n_results(cli: Runner) -> None:
     args = ["wiki", "lookup", "Ray Charles", "blind", "-n", "2", "--wiki", ZIM]
-    result = run_cli(args, cli_env(home))
+    result = cli(args)
     assert result.code == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines == [
@@ -45,37 +45,37 @@ def test_wiki_lookup_prints_n_results(home: Path) -> None:
     ]
 
 
-def test_wiki_lookup_without_a_page_exits_1(home: Path) -> None:
-    result = run_cli(["wiki", "lookup", "Qwxyz", "born", "--wiki", ZIM], cli_env(home))
+def test_wiki_lookup_without_a_page_exits_1(cli: Runner) -> None:
+    result = cli(["wiki", "lookup", "Qwxyz", "born", "--wiki", ZIM])
     assert result.code == 1
     assert result.stdout == ""
     assert result.stderr == "Error: no page to look in: Could not find [Qwxyz]. Similar: [].\n"
 
 
-def test_wiki_search_on_a_live_host_failure_exits_1(home: Path) -> None:
+def test_wiki_search_on_a_live_host_failure_exits_1(cli: Runner) -> None:
     fake = FakeMediaWiki({}).start()
     url = fake.url
     fake.stop()
-    (home / "config.toml").write_text("retries = 0\n")
-    result = run_cli(["wiki", "search", "Chess", "--wiki", url], cli_env(home))
+    cli.config(retries=0)
+    result = cli(["wiki", "search", "Chess", "--wiki", url])
     assert result.code == 1
     assert result.stderr.startswith("Error: Wikipedia request failed: cannot reach 127.0.0.1")
 
 
-def test_wiki_search_passes_the_variant(home: Path) -> None:
+def test_wiki_search_passes_the_variant(cli: Runner) -> None:
     with FakeMediaWiki.from_fixtures() as wiki:
         args = ["wiki", "search", "Chess", "--wiki", wiki.url, "--variant", "zh-tw"]
-        result = run_cli(args, cli_env(home))
+        result = cli(args)
         assert result.code == 0, result.stderr
         assert {r["params"]["variant"] for r in wiki.requests} == {"zh-tw"}
 
 
-def test_wiki_commands_log_http_with_debug(home: Path) -> None:
+def test_wiki_commands_log_http_with_debug(cli: Runner) -> None:
     with FakeMediaWiki.from_fixtures() as wiki:
-        plain = run_cli(["wiki", "search", "Chess", "--wiki", wiki.url], cli_env(home))
-        logged = run_cli(["wiki", "search", "Chess", "--wiki", wiki.url, "--debug"], cli_env(home))
+        plain = cli(["wiki", "search", "Chess", "--wiki", wiki.url])
+        logged = cli(["wiki", "search", "Chess", "--wiki", wiki.url, "--debug"])
         args = ["wiki", "lookup", "Chess", "chess", "--wiki", wiki.url]
-        lookup = run_cli(args, cli_env(home, REACT_CLI_DEBUG="1"))
+        lookup = cli(args, REACT_CLI_DEBUG="1")
     assert plain.stderr == "" and logged.stdout == plain.stdout
     lines = logged.stderr.splitlines()
     assert lines and lines[0].startswith(f"debug: GET {wiki.url}/w/api.php?action=query")
@@ -96,14 +96,14 @@ def test_wiki_commands_log_http_with_debug(home: Path) -> None:
         (["ask", "q", "--wiki", "zim:missing.zim"], "ZIM file not found: 'missing.zim'"),
     ],
 )
-def test_usage_errors_exit_2(home: Path, args: list[str], message: str) -> None:
-    result = run_cli(args, cli_env(home, REACT_CLI_MODEL="m", OPENAI_API_KEY="sk-test"))
+def test_usage_errors_exit_2(cli: Runner, args: list[str], message: str) -> None:
+    result = cli(args, REACT_CLI_MODEL="m", OPENAI_API_KEY="sk-test")
     assert result.code == 2, result.stderr
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("Error: ") and message in lines[0]
 
 
-def test_build_zim_then_ask_offline(home: Path, tmp_path: Path) -> None:
+def test_build_zim_then_ask_offline(cli: Runner, tmp_path: Path) -> None:
     corpus = tmp_path / "corpus.jsonl"
     articles = [
         {"title": "Arthur's Magazine", "text": "Arthur's Magazine was a literary periodical."},
@@ -114,35 +114,35 @@ def test_build_zim_then_ask_offline(home: Path, tmp_path: Path) -> None:
     ]
     corpus.write_text("".join(json.dumps(a) + "\n" for a in articles), encoding="utf-8")
     out = tmp_path / "mags.zim"
-    built = run_cli(["wiki", "build-zim", str(corpus), str(out)], cli_env(home))
+    built = cli(["wiki", "build-zim", str(corpus), str(out)])
     assert built.code == 0, built.stderr
     assert built.stdout == f"{out}: 2 articles; use --wiki zim:{out}\n"
     script = scripted(
         ' Search it.\nAction 1: Search["first for women"]', " 1989.\nAction 2: Finish[1989]"
     )
     with FakeOpenAI(script) as llm:
-        env = cli_env(home, OPENAI_BASE_URL=llm.url, REACT_CLI_MODEL="m")
-        result = run_cli(["ask", "When did First for Women start?", "--wiki", f"zim:{out}"], env)
+        args = ["ask", "When did First for Women start?", "--wiki", f"zim:{out}"]
+        result = cli(args, OPENAI_BASE_URL=llm.url, REACT_CLI_MODEL="m")
     assert result.code == 0, result.stderr
     assert result.stdout == "1989\n"
-    trace = only_trace(home)
+    trace = cli.trace()
     assert trace["config"]["wiki"] == f"zim:{out}"
     step = trace["steps"][0]
     assert step["observation"] == "First for Women is a woman's magazine. It began in 1989."
     assert step["details"]["resolved_title"] == "First for Women"
 
 
-def test_chinese_end_to_end_with_the_chinese_prompt(home: Path, tmp_path: Path) -> None:
+def test_chinese_end_to_end_with_the_chinese_prompt(cli: Runner, tmp_path: Path) -> None:
     pytest.importorskip("opencc")
     archive = zh_archive(tmp_path / "zh.zim")
     script = scripted(" 我需要搜索猫。\nAction 1: Search[猫]", " 找到了。\nAction 2: Finish[家猫]")
     with FakeOpenAI(script) as llm:
-        env = cli_env(home, OPENAI_BASE_URL=llm.url, REACT_CLI_MODEL="m")
         args = ["ask", "猫的学名是什么？", "--prompt", "hotpotqa-zh"]
-        result = run_cli([*args, "--wiki", f"zim:{archive}", "--variant", "zh-cn"], env)
+        args += ["--wiki", f"zim:{archive}", "--variant", "zh-cn"]
+        result = cli(args, OPENAI_BASE_URL=llm.url, REACT_CLI_MODEL="m")
     assert result.code == 0, result.stderr
     assert result.stdout == "家猫\n"
-    trace = only_trace(home)
+    trace = cli.trace()
     assert trace["config"]["variant"] == "zh-cn"
     observation = trace["steps"][0]["observation"]
     assert observation.startswith("猫（英语：Cat）通常指家猫（学名：Felis catus")
@@ -168,30 +168,29 @@ def test_lang_shorthand_and_default_variant() -> None:
 
 
 def test_ctrl_c_in_a_wiki_command_says_interrupted(
-    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    cli: Runner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """typer turns a Ctrl-C outside a run into a silent exit 130; the user still gets a line."""
     import react_cli.cli.wiki as wiki_cli
-    from react_cli.cli import main
 
     def interrupted(*args: object) -> None:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(wiki_cli, "_wiki_session", interrupted)
-    monkeypatch.setenv("REACT_CLI_HOME", str(home))
-    with pytest.raises(SystemExit) as exit_info:
-        main(["wiki", "search", "x"])
-    assert exit_info.value.code == 130
-    captured = capsys.readouterr()
-    assert (captured.out, captured.err) == ("", "Error: interrupted\n")
+    result = cli(["wiki", "search", "x"])
+    assert (result.code, result.stdout, result.stderr) == (130, "", "Error: interrupted\n")
 
 
-def test_chinese_archive_prints_no_libzim_warnings(home: Path, tmp_path: Path) -> None:
+def test_chinese_archive_prints_no_libzim_warnings(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
     """libzim writes "No stemming for language 'zh'" to stderr each time it opens an index
-    of a Chinese archive: once on opening, then on every new title suggestion search."""
+    of a Chinese archive: once on opening, then on every new title suggestion search. It writes
+    to file descriptor 2, so this runner captures the descriptors, not only ``sys.stderr``."""
+    cli = Runner(home, monkeypatch, capfd)
     archive = zh_archive(tmp_path / "zh.zim")
     for entity in ["貓", "狗", "完全没有"]:  # a hit, then misses that use the title index
-        result = run_cli(["wiki", "search", entity, "--wiki", f"zim:{archive}"], cli_env(home))
+        result = cli(["wiki", "search", entity, "--wiki", f"zim:{archive}"])
         assert result.code == 0 and result.stderr == "", result.stderr
-    result = run_cli(["wiki", "lookup", "貓", "貓", "--wiki", f"zim:{archive}"], cli_env(home))
+    result = cli(["wiki", "lookup", "貓", "貓", "--wiki", f"zim:{archive}"])
     assert result.code == 0 and result.stderr == "", result.stderr

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from fake_mediawiki import FakeMediaWiki
@@ -19,7 +18,7 @@ from fake_openai import FakeOpenAI, scripted
 from hostile_server import Answer, HostileServer, bytewise, chunked, forever, head
 from inproc import Runner, one_error_line
 
-TIMEOUT_S = 0.2  # timeout_s and wiki_timeout_s in these tests
+TIMEOUT_S = 0.1  # timeout_s and wiki_timeout_s in these tests
 TRICKLE_S = 0.02  # far below any socket timeout: only a limit on the whole request ends it
 BOUND_S = 2.5  # a run that must stop after one cut attempt (TIMEOUT_S) ends well before this
 SSE = "text/event-stream"
@@ -62,10 +61,9 @@ MODEL_SHAPES = {
 
 
 @pytest.fixture
-def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
-    runner = Runner(home, monkeypatch, capsys)
-    runner.config(retries=0, timeout_s=TIMEOUT_S, wiki_timeout_s=TIMEOUT_S)
-    return runner
+def cli(cli: Runner) -> Runner:
+    cli.config(retries=0, timeout_s=TIMEOUT_S, wiki_timeout_s=TIMEOUT_S)
+    return cli
 
 
 @pytest.mark.parametrize("shape", MODEL_SHAPES)
@@ -88,13 +86,13 @@ def test_the_run_ends_at_its_timeout(cli: Runner, wiki: FakeMediaWiki, shape: st
     cli.config(retries=3, timeout_s=60)  # only --timeout can end this early
     with HostileServer(MODEL_SHAPES[shape]) as server:
         result = cli(
-            ["ask", "When?", "--timeout", "0.3"],
+            ["ask", "When?", "--timeout", "0.15"],
             OPENAI_BASE_URL=server.url + "/v1",
             REACT_CLI_MODEL="m",
             REACT_CLI_WIKI=wiki.url,
         )
     assert result.code == 1
-    assert "time limit (0.3 s)" in one_error_line(result.stderr)
+    assert "time limit (0.15 s)" in one_error_line(result.stderr)
     assert cli.trace()["stop_reason"] == "timeout"
     assert cli.elapsed_s < BOUND_S
 
@@ -121,16 +119,12 @@ SEARCH_THEN_FINISH = (
 
 @pytest.mark.parametrize("shape", WIKI_SHAPES)
 def test_a_wikipedia_request_ends_at_wiki_timeout_s(cli: Runner, shape: str) -> None:
+    cli.config(retries=0, wiki_timeout_s=TIMEOUT_S)  # the model's answers: the usual timeout
     with (
         HostileServer(WIKI_SHAPES[shape]) as wiki,
         FakeOpenAI(scripted(*SEARCH_THEN_FINISH)) as llm,
     ):
-        result = cli(
-            ["ask", "When?", "--json"],
-            OPENAI_BASE_URL=llm.url,
-            REACT_CLI_MODEL="m",
-            REACT_CLI_WIKI=wiki.url,
-        )
+        result = cli.ask(llm, wiki, "--json", question="When?")
     assert result.code == 0, result.stderr
     step = json.loads(result.stdout)["steps"][0]
     assert step["observation"].startswith("Wikipedia is unavailable right now (no answer from")

@@ -1,35 +1,29 @@
-"""`react-cli eval` end to end against local fake model and wiki servers."""
+"""`react-cli eval` end to end, in-process against local fake model and wiki servers."""
 
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, cli_env, run_cli
-from eval_fakes import PerQuestion, finish, question_of, search
+from conftest import ROOT
+from eval_fakes import (
+    CLAIMS,
+    FEVER,
+    HOTPOT,
+    HOTPOT_SCRIPTS,
+    PerQuestion,
+    Q,
+    finish,
+    question_of,
+    rows_of,
+    summary_of,
+)
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, Reply
+from inproc import CliResult, Runner, servers_env
 
-FIXTURES = Path(__file__).parent / "fixtures" / "eval"
-HOTPOT = FIXTURES / "hotpotqa_dev_first6.json"
-FEVER = FIXTURES / "fever_paper_dev_first6.jsonl"
-Q = [row["question"] for row in json.loads(HOTPOT.read_text(encoding="utf-8"))]
-LOOP = [search(f"Page {k}", k) for k in range(1, 4)]
-# Answers to the six HotpotQA questions: right, partly right, wrong, or none at all.
-HOTPOT_SCRIPTS: dict[str, list[str | Reply]] = {
-    Q[0]: [finish("yes")],
-    Q[1]: [search("Kiss and Tell"), finish("Chief of Protocol of the United States", 2)],
-    Q[2]: [search("Arthur's Magazine"), finish("The Animorphs", 2)],
-    Q[3]: [finish("yes")],
-    Q[4]: [finish("Greenwich Village")],
-    Q[5]: LOOP,  # never finishes: the step limit (3) ends it
-}
 EXPECTED = {  # index: (answer, em, f1, stop reason, steps)
     0: ("yes", 1.0, 1.0, "finish", 1),
     1: ("Chief of Protocol of the United States", 0.0, 0.666667, "finish", 2),
@@ -42,34 +36,17 @@ EXPECTED_EM = 2 / 6
 EXPECTED_F1 = (1 + 2 / 3 + 1 + 4 / 7) / 6
 
 
-def eval_env(home: Path, llm: FakeOpenAI, wiki: FakeMediaWiki) -> dict[str, str]:
-    return cli_env(
-        home, OPENAI_BASE_URL=llm.url, REACT_CLI_MODEL="test-model", REACT_CLI_WIKI=wiki.url
-    )
-
-
-def rows_of(out: Path) -> list[dict[str, Any]]:
-    lines = (out / "results.jsonl").read_text(encoding="utf-8").splitlines()
-    return sorted((json.loads(line) for line in lines), key=lambda row: row["index"])
-
-
-def summary_of(out: Path) -> dict[str, Any]:
-    return json.loads((out / "summary.json").read_text(encoding="utf-8"))
-
-
 def run_eval(
-    home: Path, wiki: FakeMediaWiki, model: PerQuestion, args: list[str], dataset: Path = HOTPOT
-) -> tuple[Any, FakeOpenAI]:
+    cli: Runner, wiki: FakeMediaWiki, model: PerQuestion, args: list[str], dataset: Path = HOTPOT
+) -> tuple[CliResult, FakeOpenAI]:
     with FakeOpenAI(model) as llm:
-        result = run_cli(
-            ["eval", str(dataset), "--max-steps", "3", *args], eval_env(home, llm, wiki)
-        )
+        result = cli(["eval", str(dataset), "--max-steps", "3", *args], **servers_env(llm, wiki))
     return result, llm
 
 
-def test_hotpotqa_end_to_end(home: Path, wiki: FakeMediaWiki, tmp_path: Path) -> None:
+def test_hotpotqa_end_to_end(cli: Runner, wiki: FakeMediaWiki, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    result, llm = run_eval(home, wiki, PerQuestion(HOTPOT_SCRIPTS), ["--out", str(out)])
+    result, llm = run_eval(cli, wiki, PerQuestion(HOTPOT_SCRIPTS), ["--out", str(out)])
     assert result.code == 0, result.stderr
     assert result.stdout == f"{out / 'summary.json'}\n"
     assert "Traceback" not in result.stderr
@@ -80,9 +57,11 @@ def test_hotpotqa_end_to_end(home: Path, wiki: FakeMediaWiki, tmp_path: Path) ->
         assert row["question"] == Q[row["index"]]
         assert (row["answer"], row["em"], row["f1"]) == (answer, em, f1)
         assert (row["stop_reason"], row["steps"]) == (stop_reason, steps)
-        assert row["tokens"] > 0 and row["latency_s"] >= 0
         trace = json.loads((out / row["trace"]).read_text(encoding="utf-8"))
         assert trace["question"] == row["question"] and trace["answer"] == answer
+        assert row["tokens"] == trace["usage"]["total_tokens"] > 0
+        assert row["latency_s"] > 0  # the run's duration, which its trace rounds to 1 ms
+        assert row["latency_s"] == pytest.approx(trace["duration_s"], abs=0.00051)
     assert rows[1]["gold"] == "Chief of Protocol"
     summary = summary_of(out)
     assert summary["status"] == "finished"
@@ -92,6 +71,8 @@ def test_hotpotqa_end_to_end(home: Path, wiki: FakeMediaWiki, tmp_path: Path) ->
     assert summary["stop_reasons"] == {"finish": 5, "max_steps": 1}
     assert summary["avg_steps"] == pytest.approx(10 / 6, abs=1e-4)
     assert summary["avg_tokens"] == pytest.approx(sum(r["tokens"] for r in rows) / 6, abs=0.01)
+    latency_s = sum(r["latency_s"] for r in rows) / 6
+    assert summary["avg_latency_s"] == pytest.approx(latency_s, abs=1e-4)
     assert summary["dataset"]["format"] == "hotpotqa" and summary["dataset"]["rows"] == 6
     config = summary["config"]
     assert config["model"] == "test-model" and config["prompt"]["name"] == "hotpotqa"
@@ -102,13 +83,13 @@ def test_hotpotqa_end_to_end(home: Path, wiki: FakeMediaWiki, tmp_path: Path) ->
 
 
 def test_concurrency_gives_the_same_results(
-    home: Path, wiki: FakeMediaWiki, tmp_path: Path
+    cli: Runner, wiki: FakeMediaWiki, tmp_path: Path
 ) -> None:
     outs = []
     for concurrency in ("1", "6"):
         out = tmp_path / f"c{concurrency}"
-        model = PerQuestion(HOTPOT_SCRIPTS, delay_s=0.02)
-        result, _ = run_eval(home, wiki, model, ["--out", str(out), "--concurrency", concurrency])
+        model = PerQuestion(HOTPOT_SCRIPTS, delay_s=0.01)  # concurrent answers come out of order
+        result, _ = run_eval(cli, wiki, model, ["--out", str(out), "--concurrency", concurrency])
         assert result.code == 0, result.stderr
         outs.append(out)
 
@@ -121,15 +102,14 @@ def test_concurrency_gives_the_same_results(
 
 
 def test_fever_uses_its_prompt_and_scores_labels(
-    home: Path, wiki: FakeMediaWiki, tmp_path: Path
+    cli: Runner, wiki: FakeMediaWiki, tmp_path: Path
 ) -> None:
-    claims = [json.loads(line)["claim"] for line in FEVER.read_text().splitlines()]
     answers = ["NOT ENOUGH INFO", "SUPPORTS", "supports.", "Not enough information", "REFUTES", "?"]
     scripts: dict[str, list[str | Reply]] = {
-        claim: [finish(answer)] for claim, answer in zip(claims, answers, strict=True)
+        claim: [finish(answer)] for claim, answer in zip(CLAIMS, answers, strict=True)
     }
     out = tmp_path / "fever"
-    result, llm = run_eval(home, wiki, PerQuestion(scripts), ["--out", str(out), "--json"], FEVER)
+    result, llm = run_eval(cli, wiki, PerQuestion(scripts), ["--out", str(out), "--json"], FEVER)
     assert result.code == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary == summary_of(out)
@@ -142,23 +122,21 @@ def test_fever_uses_its_prompt_and_scores_labels(
     assert prompt.lstrip().startswith(
         "Determine if there is Observation that SUPPORTS or REFUTES a Claim"
     )
-    assert {question_of(r.json) for r in llm.requests} == set(claims)
+    assert {question_of(r.json) for r in llm.requests} == set(CLAIMS)
     assert "acc" in result.stderr
 
 
-def test_resume_skips_finished_questions(home: Path, wiki: FakeMediaWiki, tmp_path: Path) -> None:
+def test_resume_skips_finished_questions(cli: Runner, wiki: FakeMediaWiki, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    first, _ = run_eval(
-        home, wiki, PerQuestion(HOTPOT_SCRIPTS), ["--out", str(out), "--limit", "3"]
-    )
+    first, _ = run_eval(cli, wiki, PerQuestion(HOTPOT_SCRIPTS), ["--out", str(out), "--limit", "3"])
     assert first.code == 0, first.stderr
     assert [row["index"] for row in rows_of(out)] == [0, 1, 2]
-    again, _ = run_eval(home, wiki, PerQuestion(HOTPOT_SCRIPTS), ["--out", str(out)])
+    again, _ = run_eval(cli, wiki, PerQuestion(HOTPOT_SCRIPTS), ["--out", str(out)])
     assert again.code == 2
     assert again.stderr == (
         f"Error: {out} holds an earlier run: continue it with: react-cli eval --resume {out}\n"
     )
-    second, llm = run_eval(home, wiki, PerQuestion(HOTPOT_SCRIPTS), ["--resume", str(out)])
+    second, llm = run_eval(cli, wiki, PerQuestion(HOTPOT_SCRIPTS), ["--resume", str(out)])
     assert second.code == 0, second.stderr
     assert {question_of(r.json) for r in llm.requests} == set(Q[3:])
     rows = rows_of(out)
@@ -169,11 +147,11 @@ def test_resume_skips_finished_questions(home: Path, wiki: FakeMediaWiki, tmp_pa
 
 
 def test_failed_questions_exit_1_and_are_retried_on_resume(
-    home: Path, wiki: FakeMediaWiki, tmp_path: Path
+    cli: Runner, wiki: FakeMediaWiki, tmp_path: Path
 ) -> None:
     out = tmp_path / "run"
     broken = {**HOTPOT_SCRIPTS, Q[2]: [Reply(status=400)]}
-    result, _ = run_eval(home, wiki, PerQuestion(broken), ["--out", str(out)])
+    result, _ = run_eval(cli, wiki, PerQuestion(broken), ["--out", str(out)])
     assert result.code == 1
     assert result.stdout == f"{out / 'summary.json'}\n"
     lines = result.stderr.strip().splitlines()
@@ -187,7 +165,7 @@ def test_failed_questions_exit_1_and_are_retried_on_resume(
     with (out / "results.jsonl").open("a", encoding="utf-8") as handle:
         handle.write('{"index": 4, "question": "cut sh')
     assert len((out / "results.jsonl").read_text().splitlines()) == 7
-    result, llm = run_eval(home, wiki, PerQuestion(HOTPOT_SCRIPTS), ["--resume", str(out)])
+    result, llm = run_eval(cli, wiki, PerQuestion(HOTPOT_SCRIPTS), ["--resume", str(out)])
     assert result.code == 0, result.stderr
     assert {question_of(r.json) for r in llm.requests} == {Q[2]}
     rows = rows_of(out)
@@ -195,10 +173,10 @@ def test_failed_questions_exit_1_and_are_retried_on_resume(
     assert summary_of(out)["em"] == pytest.approx(EXPECTED_EM, abs=1e-6)
 
 
-def test_endpoint_down_stops_the_run(home: Path, wiki: FakeMediaWiki, tmp_path: Path) -> None:
+def test_endpoint_down_stops_the_run(cli: Runner, wiki: FakeMediaWiki, tmp_path: Path) -> None:
     out = tmp_path / "run"
     model = PerQuestion({}, default=[Reply(status=400)])
-    result, llm = run_eval(home, wiki, model, ["--out", str(out), "--concurrency", "1"])
+    result, llm = run_eval(cli, wiki, model, ["--out", str(out), "--concurrency", "1"])
     assert result.code == 1
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith("Error: stopped: questions kept failing (the endpoint rejected")
@@ -207,11 +185,11 @@ def test_endpoint_down_stops_the_run(home: Path, wiki: FakeMediaWiki, tmp_path: 
     assert "5/6" in result.stderr  # the progress bar counted the row that stopped the run
 
 
-def test_resume_refuses_other_settings(home: Path, wiki: FakeMediaWiki, tmp_path: Path) -> None:
+def test_resume_refuses_other_settings(cli: Runner, wiki: FakeMediaWiki, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    run_eval(home, wiki, PerQuestion(HOTPOT_SCRIPTS), ["--out", str(out), "--limit", "1"])
+    run_eval(cli, wiki, PerQuestion(HOTPOT_SCRIPTS), ["--out", str(out), "--limit", "1"])
     result, llm = run_eval(
-        home, wiki, PerQuestion(HOTPOT_SCRIPTS), ["--resume", str(out), "-m", "other"]
+        cli, wiki, PerQuestion(HOTPOT_SCRIPTS), ["--resume", str(out), "-m", "other"]
     )
     assert result.code == 2
     assert result.stderr.startswith(f"Error: {out} was run with another model (test-model ≠ other)")
@@ -235,78 +213,44 @@ def test_resume_refuses_other_settings(home: Path, wiki: FakeMediaWiki, tmp_path
         (["--variant", "zh cn"], "variant"),
     ],
 )
-def test_usage_errors(home: Path, args: list[str], message: str) -> None:
-    env = cli_env(home, REACT_CLI_MODEL="m", OPENAI_API_KEY="sk-test")
-    result = run_cli(["eval", str(HOTPOT), *args], env)
+def test_usage_errors(cli: Runner, args: list[str], message: str) -> None:
+    result = cli(["eval", str(HOTPOT), *args], REACT_CLI_MODEL="m", OPENAI_API_KEY="sk-test")
     assert result.code == 2, result.stderr
     assert result.stdout == ""
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("Error: ") and message in lines[0], lines
 
 
-def test_missing_dataset_and_model(home: Path, tmp_path: Path) -> None:
-    result = run_cli(["eval", str(tmp_path / "none.json")], cli_env(home, REACT_CLI_MODEL="m"))
+def test_missing_dataset_and_model(cli: Runner, tmp_path: Path) -> None:
+    result = cli(["eval", str(tmp_path / "none.json")], REACT_CLI_MODEL="m")
     assert (result.code, result.stderr) == (
         2,
         f"Error: no such dataset file: {tmp_path / 'none.json'}\n",
     )
-    result = run_cli(["eval", str(HOTPOT)], cli_env(home))
+    result = cli(["eval", str(HOTPOT)])
     assert result.code == 2 and result.stderr.startswith("Error: no model configured")
-    assert not (home / "evals").exists()
+    assert not (cli.home / "evals").exists()
 
 
-def test_default_out_dir_is_under_home(home: Path, wiki: FakeMediaWiki) -> None:
-    result, _ = run_eval(home, wiki, PerQuestion(HOTPOT_SCRIPTS), ["--limit", "1"])
+def test_default_out_dir_is_under_home(cli: Runner, wiki: FakeMediaWiki) -> None:
+    result, _ = run_eval(cli, wiki, PerQuestion(HOTPOT_SCRIPTS), ["--limit", "1"])
     assert result.code == 0, result.stderr
     path = Path(result.stdout.strip())
-    assert path.parent.parent == home / "evals" and path.parent.name.endswith("hotpotqa-dev-first6")
+    assert path.parent.parent == cli.home / "evals"
+    assert path.parent.name.endswith("hotpotqa-dev-first6")
 
 
-def test_ctrl_c_keeps_results_and_exits_130(
-    home: Path, wiki: FakeMediaWiki, tmp_path: Path
-) -> None:
-    out = tmp_path / "run"
-    slow = {**HOTPOT_SCRIPTS, **{q: [Reply(finish("late"), delay_s=30)] for q in Q[2:]}}
-    with FakeOpenAI(PerQuestion(slow)) as llm:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "react_cli", "eval", str(HOTPOT), "--out", str(out)],
-            env=eval_env(home, llm, wiki),
-            cwd=ROOT,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        results = out / "results.jsonl"
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and (
-            not results.exists() or len(results.read_text().splitlines()) < 2
-        ):
-            time.sleep(0.05)
-        time.sleep(0.2)
-        proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=20)
-    assert proc.returncode == 130, stderr
-    assert stderr.strip().splitlines()[-1] == (
-        f"Error: interrupted; 2 results kept in {out}; continue with: react-cli eval --resume {out}"
-    )
-    assert "Traceback" not in stderr
-    assert [row["index"] for row in rows_of(out)] == [0, 1]
-    assert summary_of(out)["status"] == "interrupted" and summary_of(out)["n"] == 2
-    assert stdout == f"{out / 'summary.json'}\n"
-
-
-def test_resume_refuses_another_dataset(home: Path, wiki: FakeMediaWiki, tmp_path: Path) -> None:
+def test_resume_refuses_another_dataset(cli: Runner, wiki: FakeMediaWiki, tmp_path: Path) -> None:
     """Rows of another file would be counted in this one's scores and never rerun."""
     out = tmp_path / "run"
-    first, _ = run_eval(home, wiki, PerQuestion(HOTPOT_SCRIPTS), ["--out", str(out)])
+    first, _ = run_eval(cli, wiki, PerQuestion(HOTPOT_SCRIPTS), ["--out", str(out)])
     assert first.code == 0, first.stderr
     before = (out / "results.jsonl").read_text(encoding="utf-8")
     other = tmp_path / "other.json"
     rows = json.loads(HOTPOT.read_text(encoding="utf-8"))
     other.write_text(json.dumps(rows[3:] + rows[:3]), encoding="utf-8")
     result, llm = run_eval(
-        home, wiki, PerQuestion(HOTPOT_SCRIPTS), ["--resume", str(out)], dataset=other
+        cli, wiki, PerQuestion(HOTPOT_SCRIPTS), ["--resume", str(out)], dataset=other
     )
     assert result.code == 2
     assert result.stderr == (
@@ -319,18 +263,18 @@ def test_resume_refuses_another_dataset(home: Path, wiki: FakeMediaWiki, tmp_pat
     moved = tmp_path / "moved.json"
     moved.write_text(HOTPOT.read_text(encoding="utf-8"), encoding="utf-8")
     again, llm = run_eval(
-        home, wiki, PerQuestion(HOTPOT_SCRIPTS), ["--resume", str(out)], dataset=moved
+        cli, wiki, PerQuestion(HOTPOT_SCRIPTS), ["--resume", str(out)], dataset=moved
     )
     assert again.code == 0, again.stderr
     assert llm.requests == [] and summary_of(out)["n"] == 6
 
 
 def test_ask_run_options_reach_every_question(
-    home: Path, wiki: FakeMediaWiki, tmp_path: Path
+    cli: Runner, wiki: FakeMediaWiki, tmp_path: Path
 ) -> None:
     out = tmp_path / "run"
     args = ["--out", str(out), "--limit", "2", "--timeout", "30", "--force-answer"]
-    result, _ = run_eval(home, wiki, PerQuestion(HOTPOT_SCRIPTS), [*args, "--variant", "zh-tw"])
+    result, _ = run_eval(cli, wiki, PerQuestion(HOTPOT_SCRIPTS), [*args, "--variant", "zh-tw"])
     assert result.code == 0, result.stderr
     config = summary_of(out)["config"]
     assert (config["timeout_s"], config["force_answer"], config["variant"]) == (30, True, "zh-tw")

@@ -36,11 +36,6 @@ QUESTIONS = [row["question"] for row in json.loads(HOTPOT.read_text(encoding="ut
 CLOSED_WIKI = "http://127.0.0.1:9"  # every question finishes at step 1: the wiki is never asked
 
 
-@pytest.fixture
-def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
-    return Runner(home, monkeypatch, capsys)
-
-
 @pytest.fixture(scope="module")
 def llm() -> Iterator[FakeOpenAI]:
     with FakeOpenAI(PerQuestion({}, default=[finish("Émile Zola")])) as server:

@@ -9,42 +9,26 @@ HTTP on loopback (``fake_openai.py``); the wiki is the recorded fake (``fake_med
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CliResult
 from fake_mediawiki import FakeMediaWiki
-from fake_openai import FakeOpenAI, Reply, scripted
-from inproc import Runner, one_error_line
+from fake_openai import TRANSIENT_FAILURES, FakeOpenAI, Reply, scripted
+from inproc import GOOD_RUN, QUESTION, CliResult, Runner, one_error_line, servers_env
 
-QUESTION = "Which magazine was started first, Arthur's Magazine or First for Women?"
-GOOD_RUN = (
-    " I need to search Arthur's Magazine and First for Women.\nAction 1: Search[Arthur's Magazine]",
-    " Arthur's Magazine was started in 1844. I need to search First for Women next.\n"
-    "Action 2: Search[First for Women]",
-    " First for Women was started in 1989. 1844 < 1989.\nAction 3: Finish[Arthur's Magazine]",
-)
 RETRIES = 2  # FAST_CONFIG
 KEY = "sk-test-SECRET-0123456789"
+TRANSIENT = {
+    **TRANSIENT_FAILURES,
+    "503-retry-after": Reply(status=503, headers={"Retry-After": "0"}),
+}
 BOTH_MODES = pytest.mark.parametrize("stream", [True, False], ids=["stream", "no-stream"])
-
-
-@pytest.fixture
-def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
-    return Runner(home, monkeypatch, capsys)
 
 
 def ask(
     cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki, *args: str, stream: bool = True
 ) -> CliResult:
-    extra = [] if stream else ["--no-stream"]
-    return cli(
-        ["ask", QUESTION, *extra, *args],
-        OPENAI_BASE_URL=llm.url,
-        REACT_CLI_MODEL="test-model",
-        REACT_CLI_WIKI=wiki.url,
-    )
+    return cli.ask(llm, wiki, *([] if stream else ["--no-stream"]), *args)
 
 
 def assert_answered(cli: Runner, result: CliResult) -> dict[str, Any]:
@@ -73,37 +57,26 @@ def assert_failed(cli: Runner, result: CliResult, *fragments: str) -> dict[str, 
 
 
 @BOTH_MODES
-@pytest.mark.parametrize(
-    "failure",
-    [
-        Reply(status=429, headers={"Retry-After": "0"}),
-        Reply(status=429),
-        Reply(status=500),
-        Reply(status=502),
-        Reply(status=503),
-        Reply(status=503, headers={"Retry-After": "0"}),
-        Reply(fault="drop"),
-    ],
-    ids=["429-retry-after", "429-no-retry-after", "500", "502", "503", "503-retry-after", "drop"],
-)
+@pytest.mark.parametrize("failure", list(TRANSIENT.values()), ids=list(TRANSIENT))
 def test_transient_status_is_retried_and_the_run_answers(
     cli: Runner, wiki: FakeMediaWiki, failure: Reply, stream: bool
 ) -> None:
     with FakeOpenAI([failure, *scripted(*GOOD_RUN)]) as llm:
         result = ask(cli, llm, wiki, stream=stream)
     trace = assert_answered(cli, result)
-    assert trace["steps"][0]["retries"] >= 1
+    assert trace["steps"][0]["retries"] == 1
     assert [s["retries"] for s in trace["steps"][1:]] == [0, 0]
     assert len(llm.requests) == 4
 
 
 def test_retry_after_is_honoured_but_capped(cli: Runner, wiki: FakeMediaWiki) -> None:
-    """A server asking for an hour is waited on for max_retry_after_s (0.2 s here), no more."""
+    """A server asking for an hour is waited on for max_retry_after_s (0.05 s here), no more."""
+    cli.config(max_retry_after_s=0.05)
     replies = [Reply(status=429, headers={"Retry-After": "3600"}), *scripted(*GOOD_RUN)]
     with FakeOpenAI(replies) as llm:
         result = ask(cli, llm, wiki)
     assert_answered(cli, result)
-    assert 0.2 <= cli.elapsed_s < 3
+    assert 0.05 <= cli.elapsed_s < 3
 
 
 @pytest.mark.parametrize("fault", ["cut_stream", "stall_stream"])
@@ -111,6 +84,7 @@ def test_broken_stream_is_reissued_and_shown_once(
     cli: Runner, wiki: FakeMediaWiki, fault: str
 ) -> None:
     """An SSE body cut before [DONE], or one that stalls past the read timeout mid-answer."""
+    cli.config(timeout_s=0.2)  # the stalled attempt's wait; the answers come in milliseconds
     replies = [Reply(GOOD_RUN[0], fault=fault), *scripted(*GOOD_RUN)]
     with FakeOpenAI(replies) as llm:
         result = ask(cli, llm, wiki, "-v")
@@ -123,7 +97,9 @@ def test_broken_stream_is_reissued_and_shown_once(
 def test_stop_rejected_is_dropped_and_the_cut_happens_client_side(
     cli: Runner, wiki: FakeMediaWiki
 ) -> None:
-    rejection = json.dumps({"error": {"message": "'stop' is not supported with this model."}})
+    rejection = json.dumps(
+        {"error": {"message": "Unsupported parameter: 'stop' is not supported with this model."}}
+    )
     invented = GOOD_RUN[0] + "\nObservation 1: Arthur's Magazine began in 2020.\nThought 2: x"
     replies = [Reply(status=400, body=rejection), Reply(invented), *scripted(*GOOD_RUN[1:])]
     with FakeOpenAI(replies) as llm:
@@ -166,11 +142,12 @@ def test_body_far_larger_than_any_answer_is_refused(cli: Runner, wiki: FakeMedia
 def test_persistent_status_fails_after_bounded_retries(
     cli: Runner, wiki: FakeMediaWiki, status: int
 ) -> None:
+    cli.config(max_retry_after_s=0.05)
     with FakeOpenAI([Reply(status=status, headers={"Retry-After": "1"})]) as llm:
         result = ask(cli, llm, wiki)
     assert_failed(cli, result, f"kept failing with HTTP {status} after {RETRIES} retries")
     assert len(llm.requests) == RETRIES + 1
-    assert cli.elapsed_s < 3  # two waits capped at 0.2 s
+    assert cli.elapsed_s < 3  # two waits capped at 0.05 s
 
 
 def test_connection_refused(cli: Runner, wiki: FakeMediaWiki) -> None:
@@ -182,14 +159,16 @@ def test_connection_refused(cli: Runner, wiki: FakeMediaWiki) -> None:
 
 
 def test_no_answer_within_the_read_timeout(cli: Runner, wiki: FakeMediaWiki) -> None:
+    cli.config(timeout_s=0.1)  # every attempt times out: no answer is cut short
     with FakeOpenAI([Reply(GOOD_RUN[0], delay_s=30)]) as llm:
         result = ask(cli, llm, wiki)
     assert_failed(cli, result, "timed out waiting for the answer")
     assert len(llm.requests) == RETRIES + 1
-    assert cli.elapsed_s < 4  # 3 attempts of 0.5 s
+    assert cli.elapsed_s < 4  # 3 attempts of 0.1 s
 
 
 def test_stream_that_keeps_stalling_mid_answer(cli: Runner, wiki: FakeMediaWiki) -> None:
+    cli.config(timeout_s=0.1)  # every attempt stalls: no answer is cut short
     with FakeOpenAI([Reply(GOOD_RUN[0], fault="stall_stream")]) as llm:
         result = ask(cli, llm, wiki)
     assert_failed(cli, result, "broke off", f"after {RETRIES} re-issued requests")
@@ -295,12 +274,8 @@ def test_url_credentials_and_query_never_shown(
         if fault == "refused":
             llm.stop()
         url = llm.url.replace("http://", "http://alice:hunter2pw@") + "?key=QUERYSECRET"
-        result = cli(
-            ["ask", QUESTION, "--debug"],
-            OPENAI_BASE_URL=url,
-            REACT_CLI_MODEL="test-model",
-            REACT_CLI_WIKI=wiki.url,
-        )
+        env = {**servers_env(llm, wiki), "OPENAI_BASE_URL": url}
+        result = cli(["ask", QUESTION, "--debug"], **env)
     assert result.code == 1 and result.stdout == ""
     assert "Error: no answer: " in result.stderr and "Traceback" not in result.stderr
     trace_text = json.dumps(cli.trace())

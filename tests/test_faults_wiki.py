@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
-from conftest import CliResult
 from fake_mediawiki import FakeMediaWiki, Fault, library_default_agent
 from fake_openai import FakeOpenAI, Reply, scripted
 from inproc import Runner, one_error_line
@@ -24,28 +22,12 @@ FINISH_2 = " It was started in 1844.\nAction 2: Finish[1844]"
 UNAVAILABLE = "Wikipedia is unavailable right now ("
 
 
-@pytest.fixture
-def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
-    return Runner(home, monkeypatch, capsys)
-
-
-def ask(
-    cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki, *args: str, question: str = "When?"
-) -> CliResult:
-    return cli(
-        ["ask", question, *args],
-        OPENAI_BASE_URL=llm.url,
-        REACT_CLI_MODEL="test-model",
-        REACT_CLI_WIKI=wiki.url,
-    )
-
-
 def test_the_default_user_agent_is_never_sent(cli: Runner, wiki: FakeMediaWiki) -> None:
     """The fake answers 403 to a missing or library-default User-Agent, like Wikimedia."""
     cli.config(contact="ops@example.org")
     script = [SEARCH, " Next.\nAction 2: Search[First for Women]", " ok\nAction 3: Finish[x]"]
     with FakeOpenAI(scripted(*script)) as llm:
-        result = ask(cli, llm, wiki)
+        result = cli.ask(llm, wiki)
     assert result.code == 0, result.stderr
     agents = {request["headers"].get("User-Agent") for request in wiki.requests}
     assert len(wiki.requests) >= 2 and len(agents) == 1
@@ -60,20 +42,21 @@ def test_the_default_user_agent_is_never_sent(cli: Runner, wiki: FakeMediaWiki) 
 def test_retry_after_is_honoured_capped_and_the_search_succeeds(
     cli: Runner, wiki: FakeMediaWiki, status: int
 ) -> None:
+    cli.config(max_retry_after_s=0.05)
     wiki.faults.append(Fault(status=status, headers={"Retry-After": "3600"}))
     with FakeOpenAI(scripted(SEARCH, FINISH_2)) as llm:
-        result = ask(cli, llm, wiki)
+        result = cli.ask(llm, wiki)
     assert result.code == 0, result.stderr
     steps = cli.trace()["steps"]
     assert steps[0]["observation"].startswith("Arthur's Magazine (1844")
     assert (steps[0]["tool_retries"], steps[1]["tool_retries"]) == (1, 0)
-    assert 0.2 <= cli.elapsed_s < 3  # waited max_retry_after_s, not an hour
+    assert 0.05 <= cli.elapsed_s < 3  # waited max_retry_after_s, not an hour
 
 
 def test_maxlag_is_retried_and_the_search_succeeds(cli: Runner, wiki: FakeMediaWiki) -> None:
     wiki.faults.append(Fault(api_error="maxlag", headers={"Retry-After": "0"}))
     with FakeOpenAI(scripted(SEARCH, FINISH_2)) as llm:
-        result = ask(cli, llm, wiki)
+        result = cli.ask(llm, wiki)
     assert result.code == 0, result.stderr
     assert wiki.requests[0]["params"]["maxlag"] == "5"
     step = cli.trace()["steps"][0]
@@ -85,7 +68,7 @@ def test_maxlag_is_retried_and_the_search_succeeds(cli: Runner, wiki: FakeMediaW
     ("fault", "reason"),
     [
         (Fault(status=503), "HTTP 503 from 127.0.0.1"),
-        (Fault(delay_s=5), "no answer from 127.0.0.1:PORT within 0.5s"),
+        (Fault(delay_s=5), "no answer from 127.0.0.1:PORT within 0.1s"),
         (Fault(body="<html>Bad gateway</html>"), "did not answer with a JSON object"),
         (Fault(body='{"query": {"pages": [truncated'), "did not answer with a JSON object"),
         (Fault(api_error="maxlag", headers={"Retry-After": "0"}), "API error 'maxlag'"),
@@ -97,8 +80,10 @@ def test_a_failed_search_becomes_an_observation_and_the_run_goes_on(
     cli: Runner, wiki: FakeMediaWiki, fault: Fault, reason: str
 ) -> None:
     wiki.faults.extend([fault] * (RETRIES + 4))  # outlasts every retry of one Search
+    if fault.delay_s:
+        cli.config(wiki_timeout_s=0.1)  # every attempt of the Search times out
     with FakeOpenAI(scripted(SEARCH, FINISH_2)) as llm:
-        result = ask(cli, llm, wiki)
+        result = cli.ask(llm, wiki)
     assert result.code == 0, result.stderr
     assert result.stdout == "1844\n"
     step = cli.trace()["steps"][0]
@@ -114,7 +99,7 @@ def test_consecutive_tool_failures_end_the_run(cli: Runner, wiki: FakeMediaWiki)
     wiki.faults.extend([Fault(api_error="maxlag", headers={"Retry-After": "0"})] * 20)
     retry = " Try again.\nAction 2: Search[Arthur's Magazine magazine]"
     with FakeOpenAI(scripted(SEARCH, retry, FINISH_2)) as llm:
-        result = ask(cli, llm, wiki)
+        result = cli.ask(llm, wiki)
     assert result.code == 1 and result.stdout == ""
     line = one_error_line(result.stderr)
     assert "API error 'maxlag'" in line and "(2 failed tool calls in a row)" in line
@@ -140,7 +125,7 @@ def test_a_success_resets_the_tool_error_count(cli: Runner, wiki: FakeMediaWiki)
         return Reply(script[len(calls) - 1])
 
     with FakeOpenAI(model) as llm:
-        result = ask(cli, llm, wiki, "--json")
+        result = cli.ask(llm, wiki, "--json")
     assert result.code == 0, result.stderr
     observations = [s["observation"] for s in json.loads(result.stdout)["steps"]]
     assert observations[0].startswith(UNAVAILABLE) and observations[2].startswith(UNAVAILABLE)
@@ -157,7 +142,7 @@ def test_a_2_mb_article(cli: Runner) -> None:
         " Found.\nAction 3: Finish[the end]",
     ]
     with FakeMediaWiki({"The Big Page": text}) as wiki, FakeOpenAI(scripted(*script)) as llm:
-        result = ask(cli, llm, wiki, "--json")
+        result = cli.ask(llm, wiki, "--json")
     assert result.code == 0, result.stderr
     steps = json.loads(result.stdout)["steps"]
     assert steps[0]["observation"].startswith("The Big Page is a test article. Sentence number 0")
@@ -177,7 +162,7 @@ EVIL = (
 def test_markup_and_escape_sequences_are_printed_literally(cli: Runner, mode: str) -> None:
     script = [" [bold]x[/]\nAction 1: Search[Evil Corp]", " ok\nAction 2: Finish[[i]Evil[/i] Corp]"]
     with FakeMediaWiki({"Evil Corp": EVIL}) as wiki, FakeOpenAI(scripted(*script)) as llm:
-        result = ask(cli, llm, wiki, mode)
+        result = cli.ask(llm, wiki, mode)
     assert result.code == 0, result.stderr
     shown = result.stdout + result.stderr
     for control in ("\x1b", "\x07", "\x9b", "\u202e"):

@@ -50,11 +50,6 @@ COMMANDS = [
 ]
 
 
-@pytest.fixture
-def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
-    return Runner(home, monkeypatch, capsys)
-
-
 def served(cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki, args: list[str]) -> CliResult:
     return cli(args, OPENAI_BASE_URL=llm.url, REACT_CLI_MODEL="test-model", REACT_CLI_WIKI=wiki.url)
 

@@ -6,26 +6,22 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Iterator
-from pathlib import Path
+from collections.abc import Iterable
 
 import pytest
-from fake_openai import FakeOpenAI, scripted
-from hostile import text
-from hypothesis import HealthCheck, given, settings
+from fake_openai import FakeOpenAI
+from hostile import cli_fuzz, text
+from hypothesis import given
 from hypothesis import strategies as st
 from inproc import FAST_CONFIG, Runner, one_error_line
 
 from react_cli.config import Settings
 from react_cli.validation import MAX_COUNTS, MAX_DURATION_S
 
-ANSWER = " Easy.\nAction 1: Finish[Paris]"
 NAMES = sorted(Settings.__dataclass_fields__)
 FUZZED = [name for name in NAMES if name != "api_key"]  # keys: issue 10 part A validates them
 BOUND_S = 10.0
-FUZZ = settings(
-    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+FUZZ = cli_fuzz(15)
 
 # fmt: off
 toml_number = st.sampled_from([
@@ -63,17 +59,6 @@ env_value = st.one_of(
     bad_url.map(json.loads),
     st.binary(min_size=1, max_size=30).map(lambda raw: raw.decode("utf-8", "surrogateescape")),
 )
-
-
-@pytest.fixture(scope="module")
-def llm() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(scripted(ANSWER)) as server:
-        yield server
-
-
-@pytest.fixture
-def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
-    return Runner(home, monkeypatch, capsys)
 
 
 # The environment the runs get, which would override the same setting in the config file.

@@ -12,8 +12,8 @@ import pytest
 from conftest import CliResult
 from eval_fakes import PerQuestion, finish
 from fake_openai import FakeOpenAI
-from hostile import mutated
-from hypothesis import HealthCheck, given, settings
+from hostile import cli_fuzz, mutated
+from hypothesis import given
 from hypothesis import strategies as st
 from inproc import Runner
 
@@ -24,20 +24,13 @@ FEVER = [
     for line in (FIXTURES / "fever_paper_dev_first6.jsonl").read_text("utf-8").splitlines()[:3]
 ]
 BOUND_S = 15.0  # a hang detector: each run takes well under a second
-FUZZ = settings(
-    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+FUZZ = cli_fuzz(15)
 
 
 @pytest.fixture(scope="module")
 def llm() -> Any:
     with FakeOpenAI(PerQuestion({}, default=[finish("yes")])) as server:
         yield server
-
-
-@pytest.fixture
-def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
-    return Runner(home, monkeypatch, capsys)
 
 
 def as_jsonl(data: bytes) -> bytes:

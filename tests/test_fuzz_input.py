@@ -6,34 +6,17 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
-from pathlib import Path
 
-import pytest
-from fake_openai import FakeOpenAI, scripted
-from hostile import any_text, text
-from hypothesis import HealthCheck, given, settings
+from fake_openai import FakeOpenAI
+from hostile import any_text, cli_fuzz, text
+from hypothesis import given
 from hypothesis import strategies as st
 from inproc import Runner, one_error_line
 
 from react_cli.render import plain
 from react_cli.untrusted import clean_text, decode
 
-ANSWER = " Easy.\nAction 1: Finish[Paris]"
-FUZZ = settings(
-    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
-
-
-@pytest.fixture(scope="module")
-def llm() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(scripted(ANSWER)) as server:
-        yield server
-
-
-@pytest.fixture
-def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
-    return Runner(home, monkeypatch, capsys)
+FUZZ = cli_fuzz(12)
 
 
 def ask(cli: Runner, llm: FakeOpenAI, args: list[str], stdin: bytes = b"") -> tuple[int, str]:
@@ -114,7 +97,7 @@ file_name = st.binary(min_size=1, max_size=30).filter(
 )
 
 
-@settings(FUZZ, max_examples=10)
+@cli_fuzz(10)
 @given(name=file_name)
 def test_any_trace_file_name(cli: Runner, llm: FakeOpenAI, name: bytes) -> None:
     """A path from argv is kept as the OS gave it (any file can be written), and shown safely."""

@@ -16,29 +16,22 @@ from __future__ import annotations
 import itertools
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
 from fake_mediawiki import FakeMediaWiki
+from hostile import cli_fuzz, json_value
 from hostile_server import Answer, HostileServer, chunked, forever, head
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from inproc import RETRY_NOTICE, Runner
 
-TIMEOUT_S = 0.2
+TIMEOUT_S = 0.1
 BOUND_S = 5.0
 FINISHED = {"finish"}
 FAILED = {"llm_error", "timeout", "max_steps", "parse_errors", "repeated_action", "tool_errors"}
 MAX_TOKENS_WARNING = "warning: the model stopped at max_tokens=20; "
 
-JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
-    ),
-    max_leaves=12,
-)
 HOSTILE_TEXT = st.one_of(
     st.text(max_size=60),
     st.sampled_from(
@@ -70,10 +63,10 @@ EVENTS = st.one_of(
     st.just(event(b'{"choices": [{"delta": {"content": "\xff\xfe\xc3 bad utf-8"}}]}')),
     st.integers(1, 100_000).map(lambda depth: event(b"[" * depth)),  # depth
     st.integers(1, 100_000).map(lambda depth: event(b'{"choices": ' + b"[" * depth)),
-    JSON_VALUES.map(lambda value: event(json.dumps(value).encode())),  # any shape
-    JSON_VALUES.map(lambda value: event(json.dumps({"choices": [value]}).encode())),
-    JSON_VALUES.map(lambda value: event(json.dumps({"choices": [{"delta": value}]}).encode())),
-    JSON_VALUES.map(lambda value: delta(value, value)),
+    json_value.map(lambda value: event(json.dumps(value).encode())),  # any shape
+    json_value.map(lambda value: event(json.dumps({"choices": [value]}).encode())),
+    json_value.map(lambda value: event(json.dumps({"choices": [{"delta": value}]}).encode())),
+    json_value.map(lambda value: delta(value, value)),
     st.sampled_from(
         [
             b": ping\n\n",
@@ -102,8 +95,8 @@ def answers(draw: st.DrawFn) -> tuple[Answer, bool]:
     if draw(st.booleans()):  # one JSON body instead of a stream
         body = draw(
             st.one_of(
-                JSON_VALUES.map(lambda v: json.dumps(v).encode()),
-                JSON_VALUES.map(lambda v: json.dumps({"choices": [{"message": v}]}).encode()),
+                json_value.map(lambda v: json.dumps(v).encode()),
+                json_value.map(lambda v: json.dumps({"choices": [{"message": v}]}).encode()),
                 HOSTILE_TEXT.map(
                     lambda t: json.dumps({"choices": [{"message": {"content": t}}]}).encode()
                 ),
@@ -127,10 +120,9 @@ def answers(draw: st.DrawFn) -> tuple[Answer, bool]:
 
 
 @pytest.fixture
-def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
-    runner = Runner(home, monkeypatch, capsys)
-    runner.config(retries=0, timeout_s=TIMEOUT_S)
-    return runner
+def cli(cli: Runner) -> Runner:
+    cli.config(retries=0, timeout_s=TIMEOUT_S)
+    return cli
 
 
 def said(stderr: str) -> list[str]:
@@ -143,11 +135,7 @@ def said(stderr: str) -> list[str]:
     ]
 
 
-@settings(
-    max_examples=20,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@cli_fuzz(20)
 @given(answer=answers())
 def test_any_model_answer_ends_cleanly(
     cli: Runner, wiki: FakeMediaWiki, answer: tuple[Answer, bool]

@@ -11,21 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostile import mutated
-from hypothesis import HealthCheck, given, settings
+from hostile import cli_fuzz, mutated
+from hypothesis import given
 from inproc import Runner, one_error_line
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "traces" / "arthurs-magazine.json"
 GOOD: dict[str, Any] = json.loads(EXAMPLE.read_text(encoding="utf-8"))
 BOUND_S = 10.0  # a hang detector: each command takes well under a second
-FUZZ = settings(
-    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
-
-
-@pytest.fixture
-def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
-    return Runner(home, monkeypatch, capsys)
+FUZZ = cli_fuzz(15)
 
 
 def assert_shown_or_refused(cli: Runner, args: list[str], path: Path) -> None:
@@ -54,7 +47,7 @@ def test_any_trace_file_is_shown_or_refused_in_one_line(
         assert_shown_or_refused(cli, ["replay", *mode, str(path)], path)
 
 
-@settings(FUZZ, max_examples=10)
+@cli_fuzz(10)
 @given(data=mutated(GOOD))
 def test_one_bad_trace_never_breaks_the_listing(cli: Runner, data: bytes) -> None:
     folder = cli.home / "traces"
@@ -74,7 +67,7 @@ def test_one_bad_trace_never_breaks_the_listing(cli: Runner, data: bytes) -> Non
     assert ("broken" in table.stdout) == broken
 
 
-@settings(FUZZ, max_examples=8)
+@cli_fuzz(8)
 @given(data=mutated(GOOD))
 def test_a_fork_of_any_trace_starts_or_is_refused(
     cli: Runner, tmp_path_factory: pytest.TempPathFactory, data: bytes

@@ -14,29 +14,22 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, scripted
+from hostile import cli_fuzz, json_value
 from hostile_server import Answer, HostileServer, bytewise, chunked, head
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from inproc import Runner, retry_notices
 
-TIMEOUT_S = 0.2
+TIMEOUT_S = 0.1
 BOUND_S = 5.0
 SCRIPT = (
     " I should search it.\nAction 1: Search[Arthur's Magazine]",
     " Look closer.\nAction 2: Lookup[magazine]",
     " So it is.\nAction 3: Finish[1844]",
-)
-JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
-    ),
-    max_leaves=12,
 )
 HOSTILE_TEXT = st.one_of(
     st.text(max_size=80),
@@ -63,18 +56,18 @@ def dumps(value: Any) -> bytes:
 
 BODIES = st.one_of(
     HOSTILE_TEXT.map(lambda text: dumps(page(extract=text))),
-    JSON_VALUES.map(lambda value: dumps(page(extract=value))),  # numeric extracts and worse
-    JSON_VALUES.map(lambda value: dumps(page(title=value, extract="x y z"))),
-    JSON_VALUES.map(lambda value: dumps(page(pageprops=value, extract="x y z"))),
-    JSON_VALUES.map(lambda value: dumps({"query": {"pages": value}})),
-    JSON_VALUES.map(lambda value: dumps({"query": {"pages": [value]}})),
-    JSON_VALUES.map(lambda value: dumps({"query": {"search": value}})),
-    JSON_VALUES.map(lambda value: dumps({"query": {"search": [value]}})),  # a hit without a title
-    JSON_VALUES.map(lambda value: dumps({"query": {"normalized": value, "pages": []}})),
-    JSON_VALUES.map(lambda value: dumps({"query": {"redirects": [value], "pages": []}})),
-    JSON_VALUES.map(lambda value: dumps({"query": value})),
-    JSON_VALUES.map(lambda value: dumps({"error": value})),
-    JSON_VALUES.map(dumps),
+    json_value.map(lambda value: dumps(page(extract=value))),  # numeric extracts and worse
+    json_value.map(lambda value: dumps(page(title=value, extract="x y z"))),
+    json_value.map(lambda value: dumps(page(pageprops=value, extract="x y z"))),
+    json_value.map(lambda value: dumps({"query": {"pages": value}})),
+    json_value.map(lambda value: dumps({"query": {"pages": [value]}})),
+    json_value.map(lambda value: dumps({"query": {"search": value}})),
+    json_value.map(lambda value: dumps({"query": {"search": [value]}})),  # a hit without a title
+    json_value.map(lambda value: dumps({"query": {"normalized": value, "pages": []}})),
+    json_value.map(lambda value: dumps({"query": {"redirects": [value], "pages": []}})),
+    json_value.map(lambda value: dumps({"query": value})),
+    json_value.map(lambda value: dumps({"error": value})),
+    json_value.map(dumps),
     st.just(dumps(page(extract="A\\ud800B")).replace(b"\\\\ud800", b"\\ud800")),  # surrogate
     st.just(dumps(page(extract="bad utf-8: ")).replace(b"utf-8: ", b"utf-8: \xff\xfe\xc3")),
     st.integers(1, 100_000).map(lambda depth: b'{"query": ' + b"[" * depth),  # depth
@@ -109,27 +102,17 @@ def answers(draw: st.DrawFn) -> Answer:
 
 
 @pytest.fixture
-def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
-    runner = Runner(home, monkeypatch, capsys)
-    runner.config(retries=1, wiki_timeout_s=TIMEOUT_S)
-    return runner
+def cli(cli: Runner) -> Runner:
+    cli.config(retries=1, wiki_timeout_s=TIMEOUT_S)
+    return cli
 
 
-@settings(
-    max_examples=20,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@cli_fuzz(20)
 @given(answer=answers())
 def test_any_wikipedia_answer_is_an_observation(cli: Runner, answer: Answer) -> None:
     with HostileServer(answer) as wiki, FakeOpenAI(scripted(*SCRIPT)) as llm:
         started = time.monotonic()
-        result = cli(
-            ["ask", "When?", "--json"],
-            OPENAI_BASE_URL=llm.url,
-            REACT_CLI_MODEL="m",
-            REACT_CLI_WIKI=wiki.url,
-        )
+        result = cli.ask(llm, wiki, "--json", question="When?")
     assert time.monotonic() - started < BOUND_S
     assert result.code == 0, result.stderr
     assert len(retry_notices(result.stderr)) == len(result.stderr.splitlines()), result.stderr

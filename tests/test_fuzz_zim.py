@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAI, scripted
-from hypothesis import HealthCheck, given, settings
+from hostile import cli_fuzz
+from hypothesis import given
 from hypothesis import strategies as st
 from inproc import Runner
 
@@ -104,11 +105,6 @@ def build(
     return path
 
 
-@pytest.fixture
-def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
-    return Runner(home, monkeypatch, capsys)
-
-
 def ask(cli: Runner, archive: Path) -> dict[str, object]:
     """Run the scripted search; it must answer. Returns the --json summary."""
     with FakeOpenAI(scripted(*SCRIPT)) as llm:
@@ -127,11 +123,7 @@ def ask(cli: Runner, archive: Path) -> dict[str, object]:
     return summary
 
 
-@settings(
-    max_examples=10,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@cli_fuzz(10)
 @given(html=PAGES, as_redirect=st.booleans())
 def test_any_page_is_an_observation(
     cli: Runner, tmp_path: Path, html: bytes, as_redirect: bool

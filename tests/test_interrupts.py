@@ -21,11 +21,6 @@ QUESTION = "Which magazine was started first, Arthur's Magazine or First for Wom
 SEARCH = " I need to search Arthur's Magazine.\nAction 1: Search[Arthur's Magazine]"
 
 
-@pytest.fixture
-def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
-    return Runner(home, monkeypatch, capsys)
-
-
 def interrupt_main_thread() -> None:
     """What the terminal does on Ctrl-C: SIGINT, handled by the main thread."""
     signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)

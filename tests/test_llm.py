@@ -19,7 +19,7 @@ from react_cli.errors import (
 )
 from react_cli.llm import OpenAIClient
 from react_cli.retry import RetryPolicy
-from tests.fake_openai import FakeOpenAI, Reply, scripted
+from tests.fake_openai import TRANSIENT_FAILURES, FakeOpenAI, Reply, scripted
 
 FAST = RetryPolicy(
     retries=2, backoff_factor=0.01, backoff_max_s=0.02, backoff_jitter_s=0.0, max_retry_after_s=0.05
@@ -145,7 +145,7 @@ def test_stop_rejected_is_dropped_for_the_run(make_client: MakeClient, stream: b
         client = make_client(fake, stream=stream)
         result = client.complete(PROMPT, STOP, deadline=NO_DEADLINE)
         assert result.text == STEP
-        assert result.retries >= 1
+        assert result.retries == 1
         assert client.stop_supported is False
         assert client.complete(PROMPT, STOP, deadline=NO_DEADLINE).text == STEP
     bodies = [r.json or {} for r in fake.requests]
@@ -164,23 +164,12 @@ def test_stream_options_rejected_is_dropped_for_the_run(make_client: MakeClient)
     assert all(body["stop"] == STOP and body["stream"] is True for body in bodies)
 
 
-@pytest.mark.parametrize(
-    "failure",
-    [
-        Reply(status=429, headers={"Retry-After": "0"}),
-        Reply(status=429),
-        Reply(status=500),
-        Reply(status=502),
-        Reply(status=503),
-        Reply(fault="drop"),
-    ],
-    ids=["429-retry-after", "429", "500", "502", "503", "drop"],
-)
+@pytest.mark.parametrize("failure", list(TRANSIENT_FAILURES.values()), ids=list(TRANSIENT_FAILURES))
 def test_transient_failure_then_success(make_client: MakeClient, failure: Reply) -> None:
     with FakeOpenAI([failure, Reply(text=STEP)]) as fake:
         result = make_client(fake).complete(PROMPT, STOP, deadline=NO_DEADLINE)
     assert result.text == STEP
-    assert result.retries >= 1
+    assert result.retries == 1
 
 
 def test_persistent_503_is_a_connection_error_in_bounded_time(make_client: MakeClient) -> None:
@@ -203,7 +192,7 @@ def test_connection_refused(make_client: MakeClient) -> None:
 
 def test_read_timeout(make_client: MakeClient) -> None:
     with FakeOpenAI([Reply(text=STEP, delay_s=5)]) as fake, pytest.raises(LLMConnectionError) as e:
-        make_client(fake, timeout_s=0.2).complete(PROMPT, STOP, deadline=NO_DEADLINE)
+        make_client(fake, timeout_s=0.1).complete(PROMPT, STOP, deadline=NO_DEADLINE)
     assert "timed out" in str(e.value)
 
 
@@ -262,7 +251,7 @@ def test_stalled_stream_is_reissued(make_client: MakeClient) -> None:
     with FakeOpenAI([Reply(text=STEP, fault="stall_stream"), Reply(text=STEP)]) as fake:
         result = make_client(fake, timeout_s=0.3).complete(PROMPT, STOP, deadline=NO_DEADLINE)
     assert result.text == STEP
-    assert result.retries >= 1
+    assert result.retries == 1
 
 
 @pytest.mark.parametrize("status", [401, 403])

@@ -31,11 +31,6 @@ GOOD_RUN = (
 EVAL_DATA = Path(__file__).parent / "fixtures" / "eval" / "hotpotqa_dev_first6.json"
 
 
-@pytest.fixture
-def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
-    return Runner(home, monkeypatch, capsys)
-
-
 def ask(cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki, *args: str) -> CliResult:
     return cli(
         ["ask", QUESTION, *args],

@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 
 import pytest
 import requests
@@ -19,19 +18,6 @@ from react_cli.wiki.mediawiki import MAXLAG_RETRIES, MediaWikiBackend, case_vari
 from tests.fake_mediawiki import UA_BLOCKED, FakeMediaWiki, Fault
 
 FAST = RetryPolicy(retries=2, backoff_factor=0.0, backoff_jitter_s=0.0, max_retry_after_s=0.1)
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[FakeMediaWiki]:
-    with FakeMediaWiki.from_fixtures() as fake:
-        yield fake
-
-
-@pytest.fixture
-def wiki(server: FakeMediaWiki) -> FakeMediaWiki:
-    server.requests.clear()
-    server.faults.clear()
-    return server
 
 
 def backend_for(fake: FakeMediaWiki, timeout_s: float = 5.0, **kwargs: str) -> MediaWikiBackend:
@@ -222,8 +208,8 @@ def test_non_json_body_is_a_wiki_error(wiki: FakeMediaWiki) -> None:
 def test_timeout_is_a_quick_wiki_error(wiki: FakeMediaWiki) -> None:
     wiki.faults.extend(Fault(delay_s=2) for _ in range(FAST.retries + 1))
     started = time.perf_counter()
-    with pytest.raises(WikiError, match=r"no answer from 127\.0\.0\.1:\d+ within 0\.2s"):
-        backend_for(wiki, timeout_s=0.2).search("Chess", deadline=NO_DEADLINE)
+    with pytest.raises(WikiError, match=r"no answer from 127\.0\.0\.1:\d+ within 0\.1s"):
+        backend_for(wiki, timeout_s=0.1).search("Chess", deadline=NO_DEADLINE)
     assert time.perf_counter() - started < 1.5
 
 

@@ -7,7 +7,6 @@ import email.utils
 import json
 import math
 import time
-from pathlib import Path
 
 import pytest
 from fake_mediawiki import FakeMediaWiki, Fault
@@ -51,11 +50,6 @@ def test_never_raises_and_never_negative(value: str) -> None:
     assert seconds is None or seconds >= 0
 
 
-@pytest.fixture
-def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
-    return Runner(home, monkeypatch, capsys)
-
-
 RUN = (
     " I should search it.\nAction 1: Search[Arthur's Magazine]",
     " It started in 1844.\nAction 2: Finish[1844]",
@@ -90,12 +84,7 @@ def test_wikipedia_retries_with_the_backoff(
     )
     with FakeOpenAI(scripted(*RUN)) as llm:
         started = time.monotonic()
-        result = cli(
-            ["ask", "When?", "--json"],
-            OPENAI_BASE_URL=llm.url,
-            REACT_CLI_MODEL="m",
-            REACT_CLI_WIKI=wiki.url,
-        )
+        result = cli.ask(llm, wiki, "--json", question="When?")
     assert result.code == 0, result.stderr
     step = json.loads(result.stdout)["steps"][0]
     assert step["observation"].startswith("Arthur's Magazine (1844")

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from conftest import cli_env, only_trace, run_cli
 from fake_openai import FakeOpenAI, scripted
+from inproc import Runner
 
 from react_cli.deadline import NO_DEADLINE
 from react_cli.http import make_session, user_agent
@@ -119,17 +118,15 @@ def test_miss_keeps_the_entity_as_the_model_wrote_it(session: WikiSession) -> No
     assert result.details["query"] == "Timberwolves"
 
 
-def test_ask_trace_records_the_resolved_title(host: FakeMediaWiki, tmp_path: Path) -> None:
+def test_ask_trace_records_the_resolved_title(cli: Runner, host: FakeMediaWiki) -> None:
     script = scripted(
         ' I need the duo.\nAction 1: Search["Wallace and Gromit"]',
         " Found it.\nAction 2: Finish[Nick Park]",
     )
-    home = tmp_path / "home"
     with FakeOpenAI(script) as llm:
-        env = cli_env(home, OPENAI_BASE_URL=llm.url, REACT_CLI_MODEL="m", REACT_CLI_WIKI=host.url)
-        result = run_cli(["ask", "Who created Wallace and Gromit?"], env)
+        result = cli.ask(llm, host, question="Who created Wallace and Gromit?")
     assert result.code == 0, result.stderr
-    step = only_trace(home)["steps"][0]
+    step = cli.trace()["steps"][0]
     assert step["observation"] == stand_in_text("Wallace and Gromit")
     assert step["details"] == {
         "query": "Wallace and Gromit",

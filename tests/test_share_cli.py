@@ -17,11 +17,6 @@ TRACE = EXAMPLES / "arthurs-magazine.json"
 OTHER = EXAMPLES / "gemma-einstein.json"
 
 
-@pytest.fixture
-def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
-    return Runner(home, monkeypatch, capsys)
-
-
 def usage_error(result: CliResult, wanted: str) -> None:
     assert result.code == 2 and result.stdout == ""
     assert wanted in one_error_line(result.stderr), result.stderr

@@ -1,0 +1,103 @@
+"""What only a process of its own can show: exit codes through the console script (2 for usage,
+1 on a full disk, 130 on Ctrl-C), Ctrl-C as a real SIGINT, a full disk on stdout. Every other
+CLI test runs in-process (``inproc.py``)."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import REACT_CLI, ROOT, cli_env, only_trace, run_cli
+from eval_fakes import HOTPOT, HOTPOT_SCRIPTS, PerQuestion, Q, finish, rows_of, summary_of
+from fake_mediawiki import FakeMediaWiki
+from fake_openai import FakeOpenAI, Reply, scripted
+from inproc import GOOD_RUN, QUESTION, servers_env
+
+
+def start(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
+    """Start the console script in the background, its output piped."""
+    return subprocess.Popen(
+        [str(REACT_CLI), *args],
+        env=env,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def interrupt_when(
+    proc: subprocess.Popen[str], ready: Callable[[], bool], settle_s: float = 0.0
+) -> tuple[str, str]:
+    """Send SIGINT ``settle_s`` after ``ready()`` is true (within 20 s); return stdout, stderr."""
+    deadline = time.monotonic() + 20
+    while not ready() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(settle_s)
+    proc.send_signal(signal.SIGINT)
+    return proc.communicate(timeout=20)
+
+
+def test_no_model_configured_is_a_usage_error(home: Path) -> None:
+    result = run_cli(["ask", "q"], cli_env(home))
+    assert result.code == 2
+    assert result.stderr.startswith("Error: no model configured")
+
+
+def test_ctrl_c_writes_the_trace_and_exits_130(home: Path, wiki: FakeMediaWiki) -> None:
+    replies = [*scripted(GOOD_RUN[0]), Reply(GOOD_RUN[1], delay_s=30)]
+    with FakeOpenAI(replies) as llm:
+        proc = start(["ask", QUESTION], cli_env(home, **servers_env(llm, wiki)))
+        stdout, stderr = interrupt_when(proc, lambda: len(llm.requests) >= 2)
+    assert proc.returncode == 130, stderr
+    assert stdout == ""
+    assert stderr.startswith("Error: interrupted")
+    assert "Traceback" not in stderr
+    trace = only_trace(home)
+    assert trace["stop_reason"] == "interrupted"
+    assert trace["steps"][0]["action"] == "Search[Arthur's Magazine]"
+
+
+def test_ctrl_c_keeps_results_and_exits_130(
+    home: Path, wiki: FakeMediaWiki, tmp_path: Path
+) -> None:
+    out = tmp_path / "run"
+    late: list[str | Reply] = [Reply(finish("late"), delay_s=30)]
+    slow = {**HOTPOT_SCRIPTS, **dict.fromkeys(Q[2:], late)}
+    results = out / "results.jsonl"
+
+    def two_rows_written() -> bool:
+        return results.exists() and len(results.read_text().splitlines()) >= 2
+
+    with FakeOpenAI(PerQuestion(slow)) as llm:
+        proc = start(
+            ["eval", str(HOTPOT), "--out", str(out)], cli_env(home, **servers_env(llm, wiki))
+        )
+        stdout, stderr = interrupt_when(proc, two_rows_written, settle_s=0.2)
+    assert proc.returncode == 130, stderr
+    assert stderr.strip().splitlines()[-1] == (
+        f"Error: interrupted; 2 results kept in {out}; continue with: react-cli eval --resume {out}"
+    )
+    assert "Traceback" not in stderr
+    assert [row["index"] for row in rows_of(out)] == [0, 1]
+    assert summary_of(out)["status"] == "interrupted" and summary_of(out)["n"] == 2
+    assert stdout == f"{out / 'summary.json'}\n"
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_full_disk_on_stdout_is_one_error_line() -> None:
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(
+            [str(REACT_CLI), "prompts", "show", "hotpotqa"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
+    assert proc.returncode == 1
+    assert proc.stderr == "Error: cannot write the output: No space left on device\n"
