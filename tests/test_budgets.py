@@ -8,14 +8,14 @@ import time
 from typing import Any
 
 import pytest
-from fake_openai import FakeOpenAI, Reply
 from scripted import DictTools, ScriptedModel
 
-from react_cli.agent import Agent, Limits, RunResult
-from react_cli.deadline import MIN_TIMEOUT_S, bounded, deadline_after, time_left
+from react_cli.agent import Agent
+from react_cli.deadline import Deadline
 from react_cli.errors import LLMConnectionError
-from react_cli.http import RetryPolicy, make_session
 from react_cli.records import Completion, TextSink, ToolResult, Tools
+from react_cli.runconfig import Limits
+from react_cli.trajectory import Run
 
 PREFIX = "Question: Who directed Ed Wood?\n"
 TOOLS = {"Ed Wood": "Ed Wood is a 1994 film directed by Tim Burton."}
@@ -24,7 +24,7 @@ SEARCH = " I need to search Ed Wood.\nAction {k}: Search[Ed Wood]"
 
 def run(
     outputs: list[str], limits: Limits, tools: Tools | None = None, **kw: Any
-) -> tuple[Agent, ScriptedModel, RunResult]:
+) -> tuple[Agent, ScriptedModel, Run]:
     model = ScriptedModel(list(outputs))
     agent = Agent(model, tools or DictTools(dict(TOOLS)), limits=limits, **kw)
     return agent, model, agent.run(PREFIX, "Who directed Ed Wood?")
@@ -50,10 +50,12 @@ class Clock:
 class SlowModel(ScriptedModel):
     clock: Clock | None = None
 
-    def complete(self, prompt: str, stop: list[str], on_text: TextSink | None = None) -> Completion:
+    def complete(
+        self, prompt: str, stop: list[str], *, deadline: Deadline, on_text: TextSink | None = None
+    ) -> Completion:
         assert self.clock is not None
         self.clock.now += 10
-        return super().complete(prompt, stop, on_text)
+        return super().complete(prompt, stop, deadline=deadline, on_text=on_text)
 
 
 def test_time_limit_stops_before_the_next_step() -> None:
@@ -72,8 +74,10 @@ class DeadlineModel:
     def __init__(self) -> None:
         self.seen_left: list[float | None] = []
 
-    def complete(self, prompt: str, stop: list[str], on_text: TextSink | None = None) -> Completion:
-        left = time_left()
+    def complete(
+        self, prompt: str, stop: list[str], *, deadline: Deadline, on_text: TextSink | None = None
+    ) -> Completion:
+        left = deadline.left()
         self.seen_left.append(left)
         time.sleep(max(0.0, left or 0.0))
         raise LLMConnectionError("cannot reach http://x: timed out waiting for the answer")
@@ -84,9 +88,8 @@ def test_a_request_cut_by_the_deadline_is_a_timeout_not_an_endpoint_failure() ->
     result = Agent(model, DictTools({}), Limits(timeout_s=0.2)).run(PREFIX, "q")
     assert result.stop_reason == "timeout"
     assert result.error == "the time limit (0.2 s) was reached"
-    assert result.steps[0].error == "cannot reach http://x: timed out waiting for the answer"
+    assert result.steps[0].error_text == "cannot reach http://x: timed out waiting for the answer"
     assert model.seen_left[0] is not None and 0 < model.seen_left[0] <= 0.2
-    assert time_left() is None  # the deadline ends with the run
 
 
 def test_without_a_time_limit_requests_see_no_deadline() -> None:
@@ -104,26 +107,27 @@ def test_without_a_time_limit_requests_see_no_deadline() -> None:
     [" Tim Burton]", " Tim Burton", "Tim Burton] and more", "Action 3: Finish[Tim Burton]"],
 )
 def test_force_answer_asks_once_for_finish_at_the_step_limit(forced_output: str) -> None:
-    agent, model, result = run(
+    _, model, result = run(
         [*searches(2), forced_output], Limits(max_steps=2, force_answer=True)
     )
     assert result.answer == "Tim Burton"
     assert result.stop_reason == "finish" and result.forced
     forced = result.steps[-1]
-    assert (forced.index, forced.action, forced.details) == (
+    assert (forced.index, forced.action, forced.forced, forced.details) == (
         3,
         "Finish[Tim Burton]",
-        {"forced": True},
+        True,
+        {},
     )
     prompt, stop = model.calls[-1]
     assert prompt.endswith("\nAction 3: Finish[") and stop == ["\n"]
-    assert prompt.startswith(agent.prompts[1])  # still append-only
+    assert prompt.startswith(model.calls[1][0])  # still append-only
 
 
 def test_forced_call_without_an_answer_keeps_max_steps() -> None:
     _, _, result = run([*searches(2), "]"], Limits(max_steps=2, force_answer=True))
     assert result.answer is None and result.stop_reason == "max_steps"
-    assert result.steps[-1].error == "parse_error" and result.forced
+    assert result.steps[-1].error_text == "parse_error" and result.forced
 
 
 def test_no_forced_call_without_the_option_or_when_the_model_finished() -> None:
@@ -163,16 +167,21 @@ def test_a_valid_step_resets_the_parse_error_count() -> None:
     junk = " I am not sure."
     outputs = [junk, junk, SEARCH.format(k=2), junk, junk, junk, junk]  # junk: 2 calls a step
     _, _, result = run(outputs, Limits(max_parse_errors=2))
-    assert [s.error for s in result.steps] == ["parse_error", None, "parse_error", "parse_error"]
+    assert [s.error_text for s in result.steps] == [
+        "parse_error",
+        None,
+        "parse_error",
+        "parse_error",
+    ]
     assert result.stop_reason == "parse_errors"
 
 
 class BrokenTools(DictTools):
     """Every Search fails the way WikiSession reports a backend failure."""
 
-    def search(self, entity: str) -> ToolResult:
+    def search(self, entity: str, *, deadline: Deadline) -> ToolResult:
         self.searches.append(entity)
-        return ToolResult("Wikipedia is unavailable right now (HTTP 503).", {"error": "HTTP 503"})
+        return ToolResult("Wikipedia is unavailable right now (HTTP 503).", error="HTTP 503")
 
 
 def test_consecutive_tool_errors_stop_the_run() -> None:
@@ -192,46 +201,3 @@ def test_a_lookup_between_failures_resets_the_tool_error_count() -> None:
     ]
     _, _, result = run(outputs, Limits(max_tool_errors=2), BrokenTools({}))
     assert result.stop_reason == "finish"
-
-
-# --- the deadline itself ----------------------------------------------------------------------
-
-
-def test_deadlines_nest_without_extending_and_end_with_their_block() -> None:
-    assert time_left() is None and bounded(7.0) == 7.0
-    with deadline_after(10):
-        outer = time_left()
-        assert outer is not None and 9 < outer <= 10
-        with deadline_after(100):  # cannot extend the outer limit
-            inner = time_left()
-            assert inner is not None and inner <= 10
-        with deadline_after(1):
-            assert bounded(7.0) <= 1
-        with deadline_after(None):
-            assert time_left() is not None
-    assert time_left() is None
-
-
-def test_an_expired_deadline_still_gives_a_positive_timeout() -> None:
-    with deadline_after(0):
-        time.sleep(0.01)
-        left = time_left()
-        assert left is not None and left < 0
-        assert bounded(5.0) == MIN_TIMEOUT_S
-
-
-def test_urllib3_retries_stop_at_the_deadline() -> None:
-    """Without a deadline the retries wait out Retry-After; inside one they give up at once."""
-    policy = RetryPolicy(retries=3, backoff_factor=0.0, max_retry_after_s=0.2)
-    with FakeOpenAI([Reply(status=503, headers={"Retry-After": "1"})]) as fake:
-        session = make_session("react-cli-tests", policy)
-        url = fake.url + "/chat/completions"
-        started = time.monotonic()
-        assert session.post(url, json={}, timeout=5).status_code == 503
-        assert len(fake.requests) == 4 and time.monotonic() - started >= 0.6
-        with deadline_after(0.35):
-            started = time.monotonic()
-            assert session.post(url, json={}, timeout=5).status_code == 503
-        assert len(fake.requests) == 6  # one wait of 0.2 s fits in 0.35 s, a second does not
-        assert time.monotonic() - started < 0.6  # the three waits of 0.2 s were not all made
-        session.close()

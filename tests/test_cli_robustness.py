@@ -69,7 +69,7 @@ def test_ctrl_c_while_the_run_is_set_up_still_writes_a_trace(
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("react_cli.run.build_tools", interrupted)
+    monkeypatch.setattr("react_cli.wiring.build_tools", interrupted)
     result = cli.ask(llm, wiki)
     assert result.code == 130 and result.stdout == ""
     assert one_error_line(result.stderr).startswith("Error: interrupted; trace written to ")
@@ -141,9 +141,9 @@ def test_trace_with_wrong_field_types_is_one_line_exit_1(
 def test_odd_usage_numbers_from_a_server_count_as_zero() -> None:
     from react_cli.records import Usage
 
-    assert Usage.from_dict({"prompt_tokens": "12", "completion_tokens": 3}) == Usage(0, 3)
-    assert Usage.from_dict({"prompt_tokens": float("nan"), "completion_tokens": -1}) == Usage()
-    assert Usage.from_dict({"prompt_tokens": True, "completion_tokens": 2.0}) == Usage(0, 2)
+    assert Usage.from_json({"prompt_tokens": "12", "completion_tokens": 3}) == Usage(0, 3)
+    assert Usage.from_json({"prompt_tokens": float("nan"), "completion_tokens": -1}) == Usage()
+    assert Usage.from_json({"prompt_tokens": True, "completion_tokens": 2.0}) == Usage(0, 2)
 
 
 def test_unterminated_osc_does_not_swallow_the_rest_of_the_text() -> None:

@@ -192,7 +192,7 @@ def test_debug_logs_wiki_requests_without_credentials(cli: Runner, wiki: FakeMed
     assert wiki.requests[0]["headers"]["Authorization"].startswith("Basic ")
     gets = [line for line in result.stderr.splitlines() if line.startswith("debug: GET ")]
     assert gets and all(f"{wiki.url}/w/api.php?" in line for line in gets)
-    assert all('"User-Agent": "react-cli/' in line and '"***"' in line for line in gets)
+    assert all('"User-Agent": "react-cli/' in line and '"Basic ***"' in line for line in gets)
     assert any(line.startswith("debug: HTTP 200 ") for line in result.stderr.splitlines())
     assert any(line.startswith("debug: POST ") for line in result.stderr.splitlines())
     everything = result.stdout + result.stderr + json.dumps(cli.trace())

@@ -1,6 +1,7 @@
-"""ruff is part of the test run, so a lint error turns CI red like a failing test.
+"""ruff and ``mypy --strict`` are part of the test run, so a lint or type error turns CI red
+like a failing test.
 
-ruff is in the ``test`` extra: where it cannot run, this test fails (it never skips).
+Both are in the ``test`` extra: where one cannot run, its test fails (it never skips).
 """
 
 from __future__ import annotations
@@ -16,6 +17,18 @@ def test_ruff_is_clean() -> None:
     paths = [name for name in ("react_cli", "tests", "bench") if (ROOT / name).exists()]
     result = subprocess.run(
         [sys.executable, "-m", "ruff", "check", "--no-cache", *paths],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_mypy_strict_is_clean() -> None:
+    """``mypy --strict`` over the package (settings in pyproject.toml), with its cache in the
+    usual ``.mypy_cache`` so a second run takes a fraction of a second."""
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "react_cli"],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -17,8 +17,8 @@ from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, scripted
 from inproc import GOOD_RUN, QUESTION, CliResult, Runner, edit_json
 
-from react_cli.replay import compare, load_run, rerun
-from react_cli.trace import load_trace
+from react_cli.replay import compare, rerun
+from react_cli.trace import Trace, load_trace
 
 
 @pytest.fixture
@@ -250,10 +250,10 @@ def test_rerun_fails_again_exactly_where_the_recording_failed(
     tmp_path: Path, stop_reason: str, last: dict[str, Any], error: str
 ) -> None:
     path = synthetic(tmp_path, stop_reason, [search_step(1, "A"), last], error=error)
-    recorded = load_run(path)
+    recorded = Trace.read(path)
     now = rerun(recorded)
     assert (now.stop_reason, now.error) == (stop_reason, error)
-    assert compare(recorded.result, now) == []
+    assert compare(recorded.run, now) == []
 
 
 def test_rerun_keeps_the_recorded_stop_rules(tmp_path: Path) -> None:
@@ -263,12 +263,12 @@ def test_rerun_keeps_the_recorded_stop_rules(tmp_path: Path) -> None:
         [search_step(1, "A", 60), search_step(2, "B", 60)],
         config={"max_total_tokens": 100},
     )
-    assert compare(load_run(budget).result, rerun(load_run(budget))) == []
+    assert compare(Trace.read(budget).run, rerun(Trace.read(budget))) == []
     repeated = synthetic(
         tmp_path,
         "repeated_action",
         [search_step(k, "A") for k in (1, 2)],
         config={"max_repeats": 2},
     )
-    assert compare(load_run(repeated).result, rerun(load_run(repeated))) == []
-    assert rerun(load_run(repeated)).stop_reason == "repeated_action"
+    assert compare(Trace.read(repeated).run, rerun(Trace.read(repeated))) == []
+    assert rerun(Trace.read(repeated)).stop_reason == "repeated_action"
