@@ -47,7 +47,8 @@ def validate(settings: Settings, api_source: str) -> None:
     """UsageError for the first setting no run could use; ``api_source`` names where ``api``
     came from (``--api``, ``environment variable REACT_CLI_API``...)."""
     if settings.api not in set(Api):
-        raise UsageError(f"{api_source} must be one of {', '.join(Api)}, not {settings.api!r}")
+        shown = _shown(settings.api)
+        raise UsageError(f"{api_source} must be one of {', '.join(Api)}, not {shown}")
     checks = [
         (settings.max_steps >= 1, "--max-steps must be at least 1"),
         (0 <= settings.temperature <= 2, "--temperature must be between 0 and 2"),
@@ -81,13 +82,22 @@ def validate(settings: Settings, api_source: str) -> None:
 
     check_api_key(settings.api_key)
     if settings.variant is not None and not VARIANT_CODE.fullmatch(settings.variant):
-        raise UsageError(f"--variant must look like zh-cn or zh-tw, not {settings.variant!r}")
+        shown = _shown(settings.variant)
+        raise UsageError(f"--variant must look like zh-cn or zh-tw, not {shown}")
     if not settings.base_url.startswith(("http://", "https://")):
-        raise UsageError(f"--base-url must be an http(s) URL, not {settings.base_url!r}")
+        raise UsageError(f"--base-url must be an http(s) URL, not {_shown(settings.base_url)}")
     _check_bounds(settings)
     check_url("--base-url", settings.base_url)
     if settings.wiki.split(":", 1)[0].lower() in ("http", "https"):  # zim:PATH is a file
         check_url("--wiki", settings.wiki)
+
+
+def _shown(value: str) -> str:
+    """A refused value, quoted for the message; one that looks like a URL without its user
+    information or query (a password typed into the wrong setting is still a password)."""
+    from react_cli.redaction import redact_url
+
+    return repr(redact_url(value) if "://" in value or "@" in value else value)
 
 
 def _check_bounds(settings: Settings) -> None:

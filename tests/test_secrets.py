@@ -243,3 +243,24 @@ def test_a_bad_key_is_a_usage_error_that_never_echoes_it(cli: Runner, key: str) 
     assert result.code == 2 and result.stdout == ""
     assert result.stderr.startswith("Error: the API key (") and "character" in result.stderr
     assert "good" not in result.stderr and "gööd" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--api", f"http://{USERINFO}@127.0.0.1:9/v1?t={MODEL_TOKEN}"],
+        ["--base-url", f"ftp://{USERINFO}@127.0.0.1:9/v1?t={MODEL_TOKEN}"],
+        ["--base-url", f"http://{USERINFO}@[::1/v1?t={MODEL_TOKEN}"],
+        ["--wiki", f"gopher://{USERINFO}@127.0.0.1:9/?t={WIKI_TOKEN}"],
+        ["--wiki", f"http://{USERINFO}@[::1?t={WIKI_TOKEN}"],
+        ["--variant", f"http://{USERINFO}@h/?t={WIKI_TOKEN}"],
+    ],
+)
+def test_a_url_typed_into_the_wrong_setting_is_refused_without_its_secrets(
+    cli: Runner, args: list[str]
+) -> None:
+    """A usage error quotes what it refuses, never the password or query in it."""
+    result = cli(["ask", "-m", "m", "--api-key", "sk-x", *args, "When?"])
+    assert result.code == 2 and result.stdout == ""
+    assert result.stderr.startswith("Error: ") and result.stderr.count("\n") == 1
+    assert_no_secret(result.stderr, "the usage error")
