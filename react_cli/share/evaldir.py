@@ -124,10 +124,10 @@ class EvalFolder:
 
     @property
     def label(self) -> str:
-        """What the eval ran: model and prompt, and the method when recorded."""
+        """What the eval ran: model and prompt, and its methods unless ReAct's alone."""
         config = self.summary.config
         label = f"{config.model} · {config.prompt_name}"
-        return f"{label} · {config.method}" if config.method is not None else label
+        return label if config.methods == ("react",) else f"{label} · {', '.join(config.methods)}"
 
     @property
     def methods(self) -> tuple[tuple[str, Facts], ...]:
