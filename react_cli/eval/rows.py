@@ -1,8 +1,10 @@
 """A line of ``results.jsonl``: one question's result, as a typed record written and read back.
 
-Rows are read back from files anyone may have edited (``--resume``, ``eval show``), so
-:meth:`Row.from_json` checks every field and says what is wrong; numbers are bounded so that
-sums over thousands of rows stay finite and short enough to be read back.
+An eval of several methods gives each row a ``methods`` object, one ``MethodResult`` per
+method; the row's own fields are its first method's, so readers of single-method evals read
+every eval. Rows are read back from files anyone may have edited (``--resume``, ``eval
+show``), so :meth:`Row.from_json` checks every field and says what is wrong; numbers are
+bounded so that sums over thousands of rows stay finite and short enough to be read back.
 """
 
 from __future__ import annotations
@@ -30,6 +32,78 @@ class FeverLabel:
 
 
 @dataclass(frozen=True)
+class MethodResult:
+    """One method's result for a question: answer and scores, how it ended, what it cost."""
+
+    answer: str | None
+    em: float
+    f1: float
+    stop_reason: StopReason
+    error: str | None
+    branch: str | None  # the block whose answer it is
+    steps: int
+    calls: int | None
+    tokens: int
+    usage: Usage | None
+    cost: float | None
+    latency_s: float
+    trace: str | None
+    label: FeverLabel | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.stop_reason in HARD_FAILURES
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"answer": self.answer}
+        if self.label is not None:
+            data["label"] = self.label.value
+        data.update(
+            em=self.em,
+            f1=self.f1,
+            stop_reason=self.stop_reason.value,
+            error=self.error,
+            branch=self.branch,
+            steps=self.steps,
+            calls=self.calls,
+            tokens=self.tokens,
+            usage=None if self.usage is None else self.usage.to_json(),
+            cost=self.cost,
+            latency_s=self.latency_s,
+            trace=self.trace,
+        )
+        return data
+
+    @classmethod
+    def from_json(cls, data: object) -> MethodResult:
+        if not isinstance(data, dict) or not isinstance(data.get("stop_reason"), str):
+            raise BadRow("a method's result is not an object with a stop_reason")
+        try:
+            reason = StopReason(data["stop_reason"])
+        except ValueError:
+            raise BadRow("a method's stop_reason is not one react-cli writes") from None
+        usage = data.get("usage")
+        if usage is not None and not isinstance(usage, dict):
+            raise BadRow("a method's usage is not an object")
+        return cls(
+            answer=_text(data, "answer"),
+            em=_number(data, "em", _FRACTION),
+            f1=_number(data, "f1", _FRACTION),
+            stop_reason=reason,
+            error=_text(data, "error"),
+            branch=_text(data, "branch"),
+            steps=_whole(data, "steps", _STEPS),
+            calls=_count(data, "calls"),
+            tokens=_whole(data, "tokens", _TOKENS),
+            usage=None if usage is None else Usage.from_json(usage),
+            cost=None if data.get("cost") is None else _number(data, "cost", math.inf),
+            latency_s=_number(data, "latency_s", _SECONDS),
+            trace=_text(data, "trace"),
+            label=FeverLabel(_text(data, "label")) if "label" in data else None,
+        )
+
+
+@dataclass(frozen=True)
 class Row:
     """One finished question of an eval; its JSON keys keep this order."""
 
@@ -50,6 +124,10 @@ class Row:
     trace: str | None  # relative to the eval folder; None when the question crashed
     label: FeverLabel | None = None  # FEVER rows whose run ended
     calls: int | None = None  # model calls, where a method records them (else: its trace's)
+    method: str | None = None  # the method of the row's own fields; None: ReAct
+    branch: str | None = None
+    methods: dict[str, MethodResult] | None = None  # every method's, in an eval of several
+    calls_made: int | None = None  # model calls the eval made for the question (shared once)
 
     @property
     def key(self) -> tuple[int, str]:
@@ -58,8 +136,33 @@ class Row:
 
     @property
     def failed(self) -> bool:
-        """Whether the question failed (endpoint down, crash) rather than was answered badly."""
-        return self.stop_reason in HARD_FAILURES
+        """Whether the question failed (endpoint down, crash) rather than was answered badly,
+        for any of its methods."""
+        return self.stop_reason in HARD_FAILURES or any(
+            result.failed for result in (self.methods or {}).values()
+        )
+
+    def results(self) -> dict[str, MethodResult]:
+        """Each method's result: the ``methods`` object, or the row's own fields."""
+        if self.methods is not None:
+            return dict(self.methods)
+        own = MethodResult(
+            answer=self.answer,
+            em=self.em,
+            f1=self.f1,
+            stop_reason=self.stop_reason,
+            error=self.error,
+            branch=self.branch,
+            steps=self.steps,
+            calls=self.calls,
+            tokens=self.tokens,
+            usage=self.usage,
+            cost=self.cost,
+            latency_s=self.latency_s,
+            trace=self.trace,
+            label=self.label,
+        )
+        return {self.method or "react": own}
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -85,6 +188,11 @@ class Row:
         )
         if self.calls is not None:
             data["calls"] = self.calls
+        if self.method is not None:
+            data.update(method=self.method, branch=self.branch)
+        if self.methods is not None:
+            data["methods"] = {name: result.to_json() for name, result in self.methods.items()}
+            data["calls_made"] = self.calls_made
         return data
 
     @classmethod
@@ -122,8 +230,20 @@ class Row:
             latency_s=_number(data, "latency_s", _SECONDS),
             trace=_text(data, "trace"),
             label=FeverLabel(_text(data, "label")) if "label" in data else None,
-            calls=None if data.get("calls") is None else _whole(data, "calls", _STEPS),
+            calls=_count(data, "calls"),
+            method=_text(data, "method"),
+            branch=_text(data, "branch"),
+            methods=_methods(data.get("methods")),
+            calls_made=_count(data, "calls_made"),
         )
+
+
+def _methods(value: object) -> dict[str, MethodResult] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not value:
+        raise BadRow("methods is not an object of results")
+    return {str(name): MethodResult.from_json(result) for name, result in value.items()}
 
 
 def _number(data: dict[str, Any], name: str, limit: float) -> float:
@@ -133,6 +253,11 @@ def _number(data: dict[str, Any], name: str, limit: float) -> float:
     if not 0 <= value <= limit:
         raise BadRow(f"{name} is out of range")
     return value
+
+
+def _count(data: dict[str, Any], name: str) -> int | None:
+    """A count of calls, where one is recorded."""
+    return None if data.get(name) is None else _whole(data, name, _STEPS)
 
 
 def _whole(data: dict[str, Any], name: str, limit: int) -> int:

@@ -12,7 +12,7 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from react_cli.eval.view import summary_table
+from react_cli.eval.view import methods_table, summary_table
 from react_cli.share.evaldir import EvalFolder, load_eval
 from react_cli.share.text import brief
 
@@ -23,26 +23,13 @@ def show_eval(directory: Path, *, wrong: bool = False) -> list[RenderableType]:
     ``directory`` is no eval folder."""
     folder = load_eval(directory)
     parts: list[RenderableType] = [summary_table(folder.summary)]
-    if folder.methods:
-        parts.append(methods_table(folder))
+    if folder.summary.methods:
+        parts.append(methods_table(folder.summary))
     if folder.skipped:
         parts.append(Text(f"{folder.skipped} line(s) of results.jsonl skipped: not valid rows"))
     if wrong:
         parts.append(wrong_table(folder))
     return parts
-
-
-def methods_table(folder: EvalFolder) -> Table:
-    """The per-method scores and costs of a multi-method eval."""
-    columns = list(dict.fromkeys(name for _, cells in folder.methods for name, _ in cells))
-    table = Table(title="methods", title_justify="left")
-    table.add_column("method")
-    for column in columns:
-        table.add_column(Text(column), justify="right")
-    for method, cells in folder.methods:
-        values = dict(cells)
-        table.add_row(Text(method), *(Text(values.get(column, "—")) for column in columns))
-    return table
 
 
 def wrong_table(folder: EvalFolder) -> Table | Text:
