@@ -113,7 +113,9 @@ def _in_parallel(job: Callable[[], Choices], count: int, concurrency: int) -> li
                 started += 1
             try:
                 done.put((number, job()))
-            except BaseException as exc:  # handed to the waiting thread
+            except BaseException as exc:  # handed to the waiting thread; no job starts after
+                with lock:
+                    stopped.set()
                 done.put((number, exc))
 
     for _ in range(min(concurrency, count)):
