@@ -146,7 +146,8 @@ class _Workers:
             self.config_error = self.config_error or answered.config_error
             if row.failed:
                 self.failures_in_a_row += 1
-                self.last_error = row.error
+                errors = [r.error for r in row.results().values() if r.failed and r.error]
+                self.last_error = row.error or next(iter(errors), None)
             else:
                 self.failures_in_a_row = 0
             if self.failures_in_a_row >= MAX_CONSECUTIVE_FAILURES or self.config_error:

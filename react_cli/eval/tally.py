@@ -41,7 +41,8 @@ class Scored(Protocol):
 
 @dataclass
 class Tally:
-    """Running totals over results; ``calls`` counts those that record their calls."""
+    """Running totals over results (``calls`` over those that record their calls: a ReAct
+    eval's rows do not, their traces do)."""
 
     n: int = 0
     em: float = 0.0
@@ -49,6 +50,7 @@ class Tally:
     steps: int = 0
     tokens: int = 0
     calls: int = 0
+    counted_calls: int = 0  # results that record their calls
     latency_s: float = 0.0
     failed: int = 0
     estimated: int = 0  # results whose tokens are estimates
@@ -63,7 +65,9 @@ class Tally:
         self.f1 += sign * result.f1
         self.steps += sign * result.steps
         self.tokens += sign * result.tokens
-        self.calls += sign * (result.calls or 0)
+        if result.calls is not None:
+            self.counted_calls += sign
+            self.calls += sign * result.calls
         self.latency_s += sign * result.latency_s
         self.failed += sign * result.failed
         self.estimated += sign * (result.usage is not None and result.usage.estimated)
@@ -104,9 +108,9 @@ class Tally:
             "n": self.n,
             **{metric: figures.score(metric) for metric in kind.metrics},
             "failed": self.failed,
-            "calls": self.calls,
+            "calls": self.calls if self.counted_calls else None,
             "tokens": self.tokens,
-            "avg_calls": round(self.calls / self.n, 4) if self.n else None,
+            "avg_calls": round(self.calls / self.n, 4) if self.counted_calls else None,
             "avg_tokens": figures.avg_tokens,
             "avg_latency_s": figures.avg_latency_s,
         }
