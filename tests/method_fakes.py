@@ -43,17 +43,18 @@ def samples(*groups: tuple[str | None, int]) -> list[str]:
 
 
 class MethodsEndpoint:
-    """Answers each call from its question's script; counts the calls by kind."""
+    """Answers each call from its question's script (or ``default``); counts them by kind."""
 
-    def __init__(self, scripts: dict[str, Script]) -> None:
-        self.scripts = scripts
+    def __init__(self, scripts: dict[str, Script], default: Script | None = None) -> None:
+        self.scripts, self.default = scripts, default
         self.kinds: Counter[str] = Counter()
         self._taken: Counter[str] = Counter()
         self._lock = threading.Lock()
 
     def __call__(self, body: dict[str, Any]) -> Reply:
         prompt, question = prompt_of(body), question_of(body)
-        script = self.scripts[question]
+        script = self.scripts.get(question) or self.default
+        assert script is not None, question
         loop = _LOOP.search(prompt)
         if loop is not None:
             kind = "react" if loop.group(1) == "Thought" else "act"

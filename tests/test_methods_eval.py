@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from eval_fakes import HOTPOT, Q, prompt_of, question_of, rows_of, summary_of
+from eval_fakes import FEVER, HOTPOT, Q, prompt_of, question_of, rows_of, search, summary_of
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, Reply
 from inproc import CliResult, Runner, servers_env
-from method_fakes import EXPECTED_BRANCH, EXPECTED_EM, SCRIPTS, MethodsEndpoint
+from method_fakes import EXPECTED_BRANCH, EXPECTED_EM, SCRIPTS, MethodsEndpoint, Script, samples
 
 ALL = list(EXPECTED_EM)  # the order of --methods all: the paper's Table 1
 # Requests the sharing implies, per question: Standard, CoT and the 21 samples (one request
@@ -163,3 +163,33 @@ def test_compare_picks_a_method_of_each_eval(
     assert data["a"]["label"].endswith("· react") and data["b"]["label"].endswith("react+cot-sc")
     missing = cli(["eval", "compare", str(out), str(out), "--method", "cot"])
     assert missing.code == 2 and "holds no results of the method 'cot'" in missing.stderr
+
+
+def test_fever_claims_vote_by_label_and_the_hybrids_take_five_steps(
+    cli: Runner, wiki: FakeMediaWiki, tmp_path: Path
+) -> None:
+    claims = Script(  # the same for every claim (gold: NEI, NEI, SUPPORTS, NEI, REFUTES, REFUTES)
+        react=[search(f"Page {k}", k) for k in range(1, 9)],
+        act=[" Finish[NEI]"],
+        standard=" SUPPORTS",
+        cot=" Not said anywhere.\nAnswer: NOT ENOUGH INFO",
+        samples=samples(("Refuted.", 12), ("SUPPORTS", 9)),
+    )
+    out = tmp_path / "fever"
+    endpoint = MethodsEndpoint({}, default=claims)
+    result, llm = run(cli, wiki, [str(FEVER), "--methods", "all", "--out", str(out)], endpoint)
+    assert result.code == 0, result.stderr
+    assert len(llm.requests) == 6 * (4 + 8)
+    table = summary_of(out)["methods"]
+    accuracy = {"standard": 1, "cot": 3, "cot-sc": 2, "act": 3, "react": 0}
+    accuracy.update({"cot-sc+react": 2, "react+cot-sc": 2})  # REFUTES: 12 of 21 votes
+    assert {m: table[m]["accuracy"] for m in ALL} == pytest.approx(
+        {m: n / 6 for m, n in accuracy.items()}, abs=1e-6  # the summary keeps 6 digits
+    )
+    row = rows_of(out)[4]
+    assert row["methods"]["cot-sc"]["label"] == "REFUTES" and row["label"] == "SUPPORTS"
+    trace = json.loads((out / row["methods"]["react+cot-sc"]["trace"]).read_text("utf-8"))
+    assert len(trace["steps"]) == 5 and trace["config"]["hybrid_max_steps"] == 5
+    assert "acc" in result.stderr and "64.6%" in result.stderr  # the paper's FEVER column
+    both = cli(["eval", str(FEVER), "--method", "cot", "--methods", "cot"])
+    assert both.code == 2 and "--method and --methods both name methods" in both.stderr
