@@ -118,7 +118,7 @@ def ask(
         model = fork.model(llm) if fork else llm
         if fork:
             tools = fork.tools(tools)
-        if Method(settings.method).loop or Method(settings.method).hybrid:
+        if any(part.loop for part in Method(settings.method).parts):  # it calls Wikipedia
             show_contact_hint(settings)
         traced = run_question(
             text,

@@ -213,8 +213,8 @@ def _rerun(
             print(" ".join(plain(now.answer).split()))
         else:  # nothing on stdout, as for a run without an answer: say what was reproduced
             steps, reason = plural(len(now.steps), "step"), plain(str(now.stop_reason))
-            done = f"answered by {outcome.method}" if derived else "reproduced the recorded run"
-            print(f"{done}: no answer ({reason}) after {steps}", file=sys.stderr)
+            done = f"{outcome.method} from the recording" if derived else "the recorded run"
+            print(f"reproduced {done}: no answer ({reason}) after {steps}", file=sys.stderr)
     else:
         print(f"The re-run differs from {plain(clean_text(str(recorded.path)))}:")
         for difference in differences:

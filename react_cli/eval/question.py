@@ -91,11 +91,18 @@ def answer_question(
     except Exception as exc:
         crashed = _crashed(describe(exc), time.monotonic() - started)
         results.update({str(m): crashed for m in methods if str(m) not in results})
-    calls_made = memo.calls_made + (earlier.calls_made or 0 if earlier is not None else 0)
+    calls_made = memo.calls_made + _calls_made(earlier)
     row = _row(plan, example, results, calls_made)
     failure = next((o.failure for o in outcomes if isinstance(o.failure, LLMConfigError)), None)
     reached = any(o.run is not None and o.run.max_tokens_reached for o in outcomes)
     return Answered(row, reached, failure)
+
+
+def _calls_made(earlier: Row | None) -> int:
+    """The calls an earlier row's question took (a ReAct eval's rows do not record them)."""
+    if earlier is None:
+        return 0
+    return earlier.calls_made if earlier.calls_made is not None else earlier.calls or 0
 
 
 def _scored(plan: EvalPlan, example: Example, outcome: Outcome, created: datetime) -> MethodResult:
