@@ -72,7 +72,8 @@ def replay_trace(renderer: Renderer, trace: Trace) -> None:
             many = part is Method.COT_SC
             temperature = (trace.config.sample_temperature or 0.0) if many else 0.0
             calls = max(1, record.calls - loop_calls(run))
-            sampled = SampleSet(part, record.samples, calls, 0.0)
+            looped = sum(step.latency_s + step.tool_latency_s for step in run.steps)
+            sampled = SampleSet(part, record.samples, calls, max(0.0, run.duration_s - looped))
             renderer.sampling_started(part, len(record.samples), temperature)
             renderer.sampling_finished(sampled)
     votes = record.votes
