@@ -14,7 +14,7 @@ import pytest
 from eval_fakes import CLAIMS, Q, search
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI
-from inproc import CliResult, Runner, edit_json, one_error_line
+from inproc import CliResult, Runner, edit_json, one_error_line, only_trace
 from method_fakes import SCRIPTS, MethodsEndpoint, Script, sample, samples
 
 FEVER = {
@@ -247,3 +247,22 @@ def test_rerun_derives_another_method_from_what_was_recorded(
     react_only = recorded(cli, llm, wiki, 2, "react")  # 8 steps, no samples
     needs = cli(["replay", str(react_only), "--rerun", "--method", "react+cot-sc"])
     assert needs.code == 2 and "holds no CoT-SC completions" in one_error_line(needs.stderr)
+
+
+def test_a_fork_continues_a_react_or_act_run_only(
+    cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki
+) -> None:
+    act = recorded(cli, llm, wiki, 1, "act")
+    llm.requests.clear()
+    fork = cli(["ask", "--from-trace", str(act), "--from-step", "2"], **servers(llm, wiki))
+    assert fork.code == 0 and fork.stdout == "Ambassador\n", fork.stderr
+    prompts = [(r.json or {})["messages"][0]["content"] for r in llm.requests]
+    assert len(prompts) == 1 and prompts[0].endswith("\nAction 2:")  # Act's, after step 1
+    forked = only_trace(cli.home)
+    assert forked["method"] == "act" and forked["forked_from"]["step"] == 2
+    cot = recorded(cli, llm, wiki, 1, "cot")
+    refused = cli(["ask", "--from-trace", str(cot), "--from-step", "1"], **servers(llm, wiki))
+    assert refused.code == 2 and "only ReAct and Act fork" in one_error_line(refused.stderr)
+    other = ["ask", "--from-trace", str(act), "--from-step", "1", "--method", "react"]
+    mixed = cli(other, **servers(llm, wiki))
+    assert mixed.code == 2 and "continues the trace's method, act" in one_error_line(mixed.stderr)

@@ -183,3 +183,18 @@ def test_a_malformed_config_is_a_trace_error_naming_the_file(tmp_path: Path) -> 
     path.write_text(text.replace('"max_steps": 8', '"max_steps": "eight"'), encoding="utf-8")
     with pytest.raises(TraceError, match=rf"^{path}: malformed trace \(config"):
         Trace.read(path)
+
+
+def test_a_method_trace_reads_back_to_the_same_bytes() -> None:
+    path = Path(__file__).parent.parent / "examples" / "traces" / "kiss-and-tell-cot-sc-react.json"
+    trace = Trace.read(path)
+    assert dump_json(trace.to_json(), indent=2) + "\n" == path.read_text("utf-8")
+    record = trace.record
+    assert (record.method, record.branch, record.calls) == (
+        Method.COT_SC_REACT,
+        Method.REACT,
+        3,
+    )
+    assert len(record.samples) == 21 and record.votes == {"Chief of Protocol": 10, "Ambassador": 6}
+    assert trace.config.samples == 21 and trace.config.hybrid_max_steps == 7
+    assert set(trace.config.prompts) == {"react", "cot"}
