@@ -6,7 +6,7 @@ samples varied, ReAct answering at step 1, 2 or 8, or never), then all seven in 
 ``eval --methods all`` pass, which runs each building block of a question once. Calls are
 counted on the server; tokens are the endpoint's (4 characters a token).
 
-Usage: python bench/methods.py [--samples 21] [--n answer|refuse|ignore]
+Usage: python bench/methods.py [--samples 21] [--n answer|refuse|ignore] [--limit 6]
 """
 
 from __future__ import annotations
@@ -31,11 +31,26 @@ from react_cli.methods.method import Method
 from react_cli.wiring import build_backend, build_model
 
 
-def one_eval(folder: Path, methods: str, samples: int, n: str) -> tuple[Summary, int]:
-    """An eval of ``methods`` into ``folder``: its summary and the requests the server saw."""
-    with FakeMediaWiki.from_fixtures() as wiki, FakeOpenAI(MethodsEndpoint(SCRIPTS), n=n) as llm:
-        flags = {"model": "scripted", "base_url": llm.url, "wiki": wiki.url, "samples": samples}
-        request = EvalRequest(dataset=HOTPOT, out=folder, methods=methods, flags=flags)
+class Servers:
+    """One fake Wikipedia and one scripted endpoint for every eval; each eval gets the script
+    afresh (its samples handed out from the first again)."""
+
+    def __init__(self, n: str) -> None:
+        self.wiki = FakeMediaWiki.from_fixtures().start()
+        self.endpoint = MethodsEndpoint(SCRIPTS)
+        self.llm = FakeOpenAI(lambda body: self.endpoint(body), n=n).start()
+
+    def close(self) -> None:
+        self.llm.stop()
+        self.wiki.stop()
+
+    def one_eval(
+        self, folder: Path, methods: str, samples: int, limit: int
+    ) -> tuple[Summary, int]:
+        """An eval of ``methods`` into ``folder``: its summary and the requests it made."""
+        self.endpoint, before = MethodsEndpoint(SCRIPTS), len(self.llm.requests)
+        flags = {"model": "m", "base_url": self.llm.url, "wiki": self.wiki.url, "samples": samples}
+        request = EvalRequest(dataset=HOTPOT, limit=limit, out=folder, methods=methods, flags=flags)
         plan = plan_eval(request)
         facts = EndpointFacts()
         evaluate(
@@ -44,7 +59,7 @@ def one_eval(folder: Path, methods: str, samples: int, n: str) -> tuple[Summary,
             model_factory=lambda: build_model(plan.settings, facts=facts),
             backend=build_backend(plan.settings),
         )
-        return _summary(folder), len(llm.requests)
+        return _summary(folder), len(self.llm.requests) - before
 
 
 def _summary(folder: Path) -> Summary:
@@ -59,19 +74,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=21)
     parser.add_argument("--n", choices=N_MODES, default="answer", help="how the endpoint treats n")
+    parser.add_argument("--limit", type=int, default=6, help="questions (of the six)")
     args = parser.parse_args()
+    servers = Servers(args.n)
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["REACT_CLI_HOME"] = tmp  # no config file of the user's
         alone: dict[str, tuple[float, float, float]] = {}
         for method in Method:
-            summary, requests = one_eval(Path(tmp) / str(method), str(method), args.samples, args.n)
+            folder = Path(tmp) / str(method)
+            summary, requests = servers.one_eval(folder, str(method), args.samples, args.limit)
             figures = summary.figures  # a method alone: the eval's own figures are its
             alone[str(method)] = (
                 requests / figures.n,
                 figures.avg_tokens or 0.0,
                 figures.em or 0.0,
             )
-        shared, requests = one_eval(Path(tmp) / "all", "all", args.samples, args.n)
+        shared, requests = servers.one_eval(Path(tmp) / "all", "all", args.samples, args.limit)
+    servers.close()
     questions = shared.figures.n
     table = dict(shared.methods)
     print(f"{questions} questions, {args.samples} samples, n {args.n}")

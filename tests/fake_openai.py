@@ -162,6 +162,7 @@ class FakeOpenAI:
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 64  # parallel sampling requests: socketserver's 5 drops connections
     fake: FakeOpenAI
 
 
