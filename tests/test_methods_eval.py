@@ -89,14 +89,20 @@ def test_an_endpoint_refusing_n_is_learnt_once_for_the_whole_eval(
     cli: Runner, wiki: FakeMediaWiki, tmp_path: Path
 ) -> None:
     out = tmp_path / "refused"
-    args = [str(HOTPOT), "--methods", "cot-sc,cot-sc+react", "--concurrency", "1"]
-    result, llm = run(cli, wiki, [*args, "--out", str(out)], n="refuse")
+    args = [str(HOTPOT), "--limit", "3", "--methods", "cot-sc,cot-sc+react", "--samples", "5"]
+    result, llm = run(cli, wiki, [*args, "--concurrency", "1", "--out", str(out)], n="refuse")
     assert result.code == 0, result.stderr
     with_n = [r for r in llm.requests if r.json and "n" in r.json]
-    assert len(with_n) == 1  # the first question learnt it for every other
-    back_offs = 2 + 7 + 1  # ReAct for questions 1, 3 and 4
-    assert len(llm.requests) == 1 + 6 * 21 + back_offs
-    assert [row["methods"]["cot-sc"]["em"] for row in rows_of(out)] == EXPECTED_EM["cot-sc"]
+    assert len(with_n) == 1 and (with_n[0].json or {})["n"] == 5
+    assert len(llm.requests) == 1 + 3 * 5  # the first question learnt it for the others
+    rows = rows_of(out)  # the first 5 samples of each: a strong majority, no back-off
+    assert [row["methods"]["cot-sc+react"]["branch"] for row in rows] == ["cot-sc"] * 3
+    assert [row["methods"]["cot-sc"]["answer"] for row in rows] == [
+        "yes",
+        "Chief of Protocol",
+        "The Animorphs.",
+    ]
+    assert rows[0]["calls_made"] == 5  # calls made: the refused request was retried at once
 
 
 class CotFails(MethodsEndpoint):
