@@ -169,6 +169,9 @@ def test_compare_picks_a_method_of_each_eval(
     assert data["a"]["label"].endswith("· react") and data["b"]["label"].endswith("react+cot-sc")
     missing = cli(["eval", "compare", str(out), str(out), "--method", "cot"])
     assert missing.code == 2 and "holds no results of the method 'cot'" in missing.stderr
+    shown = cli(["eval", "show", str(out), "--wrong", "--method", "react+cot-sc"])
+    assert shown.code == 0 and "wrong answers by react+cot-sc (2)" in shown.stdout
+    assert "ReAct → CoT-SC" in shown.stdout and "35.1%" in shown.stdout  # the Table 1
 
 
 def test_fever_claims_vote_by_label_and_the_hybrids_take_five_steps(

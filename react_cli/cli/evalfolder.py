@@ -23,6 +23,10 @@ def eval_show(
     wrong: Annotated[
         bool, typer.Option("--wrong", help="Also list the questions it did not answer right.")
     ] = False,
+    method: Annotated[
+        str | None,
+        typer.Option(metavar="NAME", help="--wrong of this method, in an eval of several."),
+    ] = None,
 ) -> None:
     """Print the summary table of the eval in DIR (stdout); --wrong lists the questions it got
     wrong (question, gold, answer, stop reason).
@@ -33,7 +37,10 @@ def eval_show(
     from react_cli.share.show import show_eval
 
     console = make_console(stderr=False)
-    for part in show_eval(directory, wrong=wrong):
+    from react_cli.methods.method import parse_method
+
+    chosen = None if method is None else str(parse_method(method))
+    for part in show_eval(directory, wrong=wrong, method=chosen):
         console.print(part)
 
 

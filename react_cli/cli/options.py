@@ -119,21 +119,12 @@ MaxStepsOpt = Annotated[
 ]
 
 
-SamplesOpt = Annotated[
-    int | None, typer.Option(metavar="N", help="CoT-SC samples (the hybrids' too) [21].")
-]
-
-
+SamplesOpt = Annotated[int | None, typer.Option(metavar="N", help="CoT-SC samples [21].")]
 SampleTemperatureOpt = Annotated[
     float | None, typer.Option(metavar="T", help="CoT-SC sampling temperature [0.7].")
 ]
-
-
 SampleConcurrencyOpt = Annotated[
-    int | None,
-    typer.Option(
-        metavar="N", help="Single sampling requests at once, for endpoints without n [4]."
-    ),
+    int | None, typer.Option(metavar="N", help="Sampling requests at once, without n [4].")
 ]
 
 

@@ -17,11 +17,13 @@ from react_cli.share.evaldir import EvalFolder, load_eval
 from react_cli.share.text import brief
 
 
-def show_eval(directory: Path, *, wrong: bool = False) -> list[RenderableType]:
+def show_eval(
+    directory: Path, *, wrong: bool = False, method: str | None = None
+) -> list[RenderableType]:
     """The summary table, the methods table when there is one, and with ``wrong`` the
-    questions not answered right (question, gold, answer, stop reason); UsageError if
-    ``directory`` is no eval folder."""
-    folder = load_eval(directory)
+    questions not answered right (question, gold, answer, stop reason) by ``method`` (default:
+    the eval's first); UsageError if ``directory`` is no eval folder or never ran ``method``."""
+    folder = load_eval(directory, method)
     parts: list[RenderableType] = [summary_table(folder.summary)]
     if folder.summary.methods:
         parts.append(methods_table(folder.summary))
@@ -37,7 +39,8 @@ def wrong_table(folder: EvalFolder) -> Table | Text:
     rows = [row for row in folder.rows if not row.correct]
     if not rows:
         return Text("no wrong answers")
-    table = Table(title=f"wrong answers ({len(rows)})", title_justify="left")
+    by = "" if folder.method is None else f" by {folder.method}"
+    table = Table(title=f"wrong answers{by} ({len(rows)})", title_justify="left")
     for header in ("#", "question", "gold", "answer", "stop reason"):
         table.add_column(header, justify="right" if header == "#" else "left")
     for row in rows:
