@@ -51,7 +51,7 @@ def test_all_methods_in_one_pass_score_as_scripted_with_the_calls_sharing_implie
     for method, expected in EXPECTED_EM.items():
         assert [row["methods"][method]["em"] for row in rows] == expected, method
     for method, expected in EXPECTED_BRANCH.items():
-        assert [row["methods"][method]["branch"] for row in rows] == expected, method
+        assert [row["methods"][method].get("branch") for row in rows] == expected, method
     first = rows[2]  # its own fields are the first method's: Standard's
     assert (first["method"], first["answer"], first["em"]) == ("standard", "Animorphs", 1.0)
     assert [row["calls_made"] for row in rows] == [
@@ -90,7 +90,8 @@ def test_an_endpoint_refusing_n_is_learnt_once_for_the_whole_eval(
 ) -> None:
     out = tmp_path / "refused"
     args = [str(HOTPOT), "--limit", "3", "--methods", "cot-sc,cot-sc+react", "--samples", "5"]
-    result, llm = run(cli, wiki, [*args, "--concurrency", "1", "--out", str(out)], n="refuse")
+    args += ["--concurrency", "1", "--sample-concurrency", "1"]  # samples in a stable order
+    result, llm = run(cli, wiki, [*args, "--out", str(out)], n="refuse")
     assert result.code == 0, result.stderr
     with_n = [r for r in llm.requests if r.json and "n" in r.json]
     assert len(with_n) == 1 and (with_n[0].json or {})["n"] == 5

@@ -102,7 +102,8 @@ def _calls_made(earlier: Row | None) -> int:
     """The calls an earlier row's question took (a ReAct eval's rows do not record them)."""
     if earlier is None:
         return 0
-    return earlier.calls_made if earlier.calls_made is not None else earlier.calls or 0
+    made = earlier.calls_made
+    return made if made is not None else earlier.result.calls or 0
 
 
 def _scored(plan: EvalPlan, example: Example, outcome: Outcome, created: datetime) -> MethodResult:
@@ -151,9 +152,7 @@ def _crashed(error: str, seconds: float) -> MethodResult:
         f1=0.0,
         stop_reason=StopReason.ERROR,
         error=error,
-        branch=None,
         steps=0,
-        calls=None,
         tokens=0,
         usage=Usage(),
         cost=None,
@@ -170,29 +169,14 @@ def _row(
     order = [str(m) for m in plan.methods] + [m for m in results if m not in plan.methods]
     ordered = {name: results[name] for name in order if name in results}
     first_name = next(iter(ordered))
-    first = ordered[first_name]
-    single = plan.methods == (Method.REACT,)
-    several = len(ordered) > 1
+    first, several = ordered[first_name], len(ordered) > 1
     return Row(
         index=example.index,
         id=example.id,
         question=example.question,
         golds=example.golds,
-        answer=first.answer,
-        em=first.em,
-        f1=first.f1,
-        stop_reason=first.stop_reason,
-        error=first.error,
-        steps=first.steps,
-        tokens=first.tokens,
-        usage=first.usage,
-        cost=first.cost,
-        latency_s=first.latency_s,
-        trace=first.trace,
-        label=first.label,
-        calls=first.calls,
-        method=None if single else first_name,
-        branch=None if single else first.branch,
+        result=first,
+        method=None if plan.methods == (Method.REACT,) else first_name,
         methods=ordered if several else None,
         calls_made=calls_made if several else None,
     )

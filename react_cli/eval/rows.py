@@ -36,22 +36,23 @@ class MethodResult:
     """One method's result for a question: answer and scores, how it ended, what it cost."""
 
     answer: str | None
-    em: float
+    em: float  # FEVER: 1.0 when the label is right (F1 the same)
     f1: float
     stop_reason: StopReason
     error: str | None
-    branch: str | None  # the block whose answer it is
     steps: int
-    calls: int | None
     tokens: int
-    usage: Usage | None
-    cost: float | None
+    usage: Usage | None  # None in rows written before usage was recorded
+    cost: float | None  # None without configured prices
     latency_s: float
-    trace: str | None
-    label: FeverLabel | None = None
+    trace: str | None  # relative to the eval folder; None when the question crashed
+    label: FeverLabel | None = None  # FEVER results whose run ended
+    calls: int | None = None  # model calls, where recorded (a ReAct eval's: in its traces)
+    branch: str | None = None  # the block whose answer it is, where recorded
 
     @property
     def failed(self) -> bool:
+        """Whether the question failed (endpoint down, crash) rather than was answered badly."""
         return self.stop_reason in HARD_FAILURES
 
     def to_json(self) -> dict[str, Any]:
@@ -63,69 +64,59 @@ class MethodResult:
             f1=self.f1,
             stop_reason=self.stop_reason.value,
             error=self.error,
-            branch=self.branch,
             steps=self.steps,
-            calls=self.calls,
             tokens=self.tokens,
             usage=None if self.usage is None else self.usage.to_json(),
             cost=self.cost,
             latency_s=self.latency_s,
             trace=self.trace,
         )
+        optional = {"calls": self.calls, "branch": self.branch}
+        data.update({key: value for key, value in optional.items() if value is not None})
         return data
 
     @classmethod
-    def from_json(cls, data: object) -> MethodResult:
-        if not isinstance(data, dict) or not isinstance(data.get("stop_reason"), str):
-            raise BadRow("a method's result is not an object with a stop_reason")
+    def from_json(cls, data: dict[str, Any]) -> MethodResult:
+        """The result ``data`` holds; BadRow says what is wrong with it."""
+        stop_reason = data.get("stop_reason")
+        if not isinstance(stop_reason, str):
+            raise BadRow("no stop_reason text")
         try:
-            reason = StopReason(data["stop_reason"])
+            reason = StopReason(stop_reason)
         except ValueError:
-            raise BadRow("a method's stop_reason is not one react-cli writes") from None
+            raise BadRow("stop_reason is not one react-cli writes") from None
         usage = data.get("usage")
         if usage is not None and not isinstance(usage, dict):
-            raise BadRow("a method's usage is not an object")
+            raise BadRow("usage is not an object")
         return cls(
             answer=_text(data, "answer"),
             em=_number(data, "em", _FRACTION),
             f1=_number(data, "f1", _FRACTION),
             stop_reason=reason,
             error=_text(data, "error"),
-            branch=_text(data, "branch"),
             steps=_whole(data, "steps", _STEPS),
-            calls=_count(data, "calls"),
             tokens=_whole(data, "tokens", _TOKENS),
             usage=None if usage is None else Usage.from_json(usage),
             cost=None if data.get("cost") is None else _number(data, "cost", math.inf),
             latency_s=_number(data, "latency_s", _SECONDS),
             trace=_text(data, "trace"),
             label=FeverLabel(_text(data, "label")) if "label" in data else None,
+            calls=_count(data, "calls"),
+            branch=_text(data, "branch"),
         )
 
 
 @dataclass(frozen=True)
 class Row:
-    """One finished question of an eval; its JSON keys keep this order."""
+    """One finished question of an eval; its JSON keys keep this order. ``result`` is its
+    own fields: its method's (the first, in an eval of several)."""
 
     index: int  # in the dataset file, from 0
     id: str | int | None  # the dataset's own id of the question, if it has one
     question: str
     golds: tuple[str, ...]  # accepted answers (FEVER: the label)
-    answer: str | None
-    em: float  # FEVER: 1.0 when the label is right (F1 the same)
-    f1: float
-    stop_reason: StopReason
-    error: str | None
-    steps: int
-    tokens: int
-    usage: Usage | None  # None in rows written before usage was recorded
-    cost: float | None  # None without configured prices
-    latency_s: float
-    trace: str | None  # relative to the eval folder; None when the question crashed
-    label: FeverLabel | None = None  # FEVER rows whose run ended
-    calls: int | None = None  # model calls, where a method records them (else: its trace's)
-    method: str | None = None  # the method of the row's own fields; None: ReAct
-    branch: str | None = None
+    result: MethodResult
+    method: str | None = None  # the method of ``result``, unless the eval is ReAct's alone
     methods: dict[str, MethodResult] | None = None  # every method's, in an eval of several
     calls_made: int | None = None  # model calls the eval made for the question (shared once)
 
@@ -136,33 +127,14 @@ class Row:
 
     @property
     def failed(self) -> bool:
-        """Whether the question failed (endpoint down, crash) rather than was answered badly,
-        for any of its methods."""
-        return self.stop_reason in HARD_FAILURES or any(
-            result.failed for result in (self.methods or {}).values()
-        )
+        """Whether the question failed (endpoint down, crash) for any of its methods."""
+        return any(result.failed for result in self.results().values())
 
     def results(self) -> dict[str, MethodResult]:
-        """Each method's result: the ``methods`` object, or the row's own fields."""
+        """Each method's result: the ``methods`` object, or the row's own."""
         if self.methods is not None:
             return dict(self.methods)
-        own = MethodResult(
-            answer=self.answer,
-            em=self.em,
-            f1=self.f1,
-            stop_reason=self.stop_reason,
-            error=self.error,
-            branch=self.branch,
-            steps=self.steps,
-            calls=self.calls,
-            tokens=self.tokens,
-            usage=self.usage,
-            cost=self.cost,
-            latency_s=self.latency_s,
-            trace=self.trace,
-            label=self.label,
-        )
-        return {self.method or "react": own}
+        return {self.method or "react": self.result}
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -170,26 +142,10 @@ class Row:
             "id": self.id,
             "question": self.question,
             "gold": self.golds[0] if len(self.golds) == 1 else list(self.golds),
-            "answer": self.answer,
+            **self.result.to_json(),
         }
-        if self.label is not None:
-            data["label"] = self.label.value
-        data.update(
-            em=self.em,
-            f1=self.f1,
-            stop_reason=self.stop_reason.value,
-            error=self.error,
-            steps=self.steps,
-            tokens=self.tokens,
-            usage=None if self.usage is None else self.usage.to_json(),
-            cost=self.cost,
-            latency_s=self.latency_s,
-            trace=self.trace,
-        )
-        if self.calls is not None:
-            data["calls"] = self.calls
         if self.method is not None:
-            data.update(method=self.method, branch=self.branch)
+            data["method"] = self.method
         if self.methods is not None:
             data["methods"] = {name: result.to_json() for name, result in self.methods.items()}
             data["calls_made"] = self.calls_made
@@ -200,39 +156,19 @@ class Row:
         """The row ``data`` holds; BadRow says what is wrong with it."""
         if not isinstance(data, dict):
             raise BadRow("not a JSON object")
-        question, stop_reason = data.get("question"), data.get("stop_reason")
-        if not isinstance(question, str) or not isinstance(stop_reason, str):
-            raise BadRow("no question or stop_reason text")
-        try:
-            reason = StopReason(stop_reason)
-        except ValueError:
-            raise BadRow("stop_reason is not one react-cli writes") from None
+        question = data.get("question")
+        if not isinstance(question, str):
+            raise BadRow("no question text")
         index = data.get("index")
         if type(index) is not int or index < 0:
             raise BadRow("index is not a row number")
-        usage = data.get("usage")
-        if usage is not None and not isinstance(usage, dict):
-            raise BadRow("usage is not an object")
         return cls(
             index=index,
             id=_id(data.get("id")),
             question=question,
             golds=_golds(data.get("gold")),
-            answer=_text(data, "answer"),
-            em=_number(data, "em", _FRACTION),
-            f1=_number(data, "f1", _FRACTION),
-            stop_reason=reason,
-            error=_text(data, "error"),
-            steps=_whole(data, "steps", _STEPS),
-            tokens=_whole(data, "tokens", _TOKENS),
-            usage=None if usage is None else Usage.from_json(usage),
-            cost=None if data.get("cost") is None else _number(data, "cost", math.inf),
-            latency_s=_number(data, "latency_s", _SECONDS),
-            trace=_text(data, "trace"),
-            label=FeverLabel(_text(data, "label")) if "label" in data else None,
-            calls=_count(data, "calls"),
+            result=MethodResult.from_json(data),
             method=_text(data, "method"),
-            branch=_text(data, "branch"),
             methods=_methods(data.get("methods")),
             calls_made=_count(data, "calls_made"),
         )
@@ -243,6 +179,8 @@ def _methods(value: object) -> dict[str, MethodResult] | None:
         return None
     if not isinstance(value, dict) or not value:
         raise BadRow("methods is not an object of results")
+    if not all(isinstance(result, dict) for result in value.values()):
+        raise BadRow("a method's result is not an object")
     return {str(name): MethodResult.from_json(result) for name, result in value.items()}
 
 

@@ -147,7 +147,7 @@ class _Workers:
             if row.failed:
                 self.failures_in_a_row += 1
                 errors = [r.error for r in row.results().values() if r.failed and r.error]
-                self.last_error = row.error or next(iter(errors), None)
+                self.last_error = next(iter(errors), None)
             else:
                 self.failures_in_a_row = 0
             if self.failures_in_a_row >= MAX_CONSECUTIVE_FAILURES or self.config_error:

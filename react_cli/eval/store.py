@@ -141,11 +141,12 @@ class ResultsStore:
 
     def _count(self, row: Row, sign: int = 1) -> None:
         """Count ``row`` in the totals (``sign`` -1: take it back out) and keep it (or not)."""
-        self.tally.add(row, sign)
+        self.tally.add(row.result, sign, failed=row.failed)
         for name, result in row.results().items():
             if name in self.methods:
                 self.methods[name].add(result, sign)
-        self.calls_made += sign * (row.calls_made if row.calls_made is not None else row.calls or 0)
+        made = row.calls_made if row.calls_made is not None else row.result.calls
+        self.calls_made += sign * (made or 0)
         if sign > 0:
             self.rows[row.key] = row
 

@@ -8,35 +8,10 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Protocol
 
+from react_cli.eval.rows import MethodResult
 from react_cli.eval.summary import Figures, ScoreKind
-from react_cli.records import StopReason, Usage
-
-
-class Scored(Protocol):
-    """A row, or one method's result in it: what the totals count."""
-
-    @property
-    def em(self) -> float: ...
-    @property
-    def f1(self) -> float: ...
-    @property
-    def stop_reason(self) -> StopReason: ...
-    @property
-    def steps(self) -> int: ...
-    @property
-    def tokens(self) -> int: ...
-    @property
-    def usage(self) -> Usage | None: ...
-    @property
-    def cost(self) -> float | None: ...
-    @property
-    def latency_s(self) -> float: ...
-    @property
-    def calls(self) -> int | None: ...
-    @property
-    def failed(self) -> bool: ...
+from react_cli.records import StopReason
 
 
 @dataclass
@@ -58,8 +33,9 @@ class Tally:
     cost: float = 0.0
     stop_reasons: Counter[StopReason] = field(default_factory=Counter)
 
-    def add(self, result: Scored, sign: int = 1) -> None:
-        """Count ``result`` in (``sign`` -1: take it back out)."""
+    def add(self, result: MethodResult, sign: int = 1, *, failed: bool | None = None) -> None:
+        """Count ``result`` in (``sign`` -1: take it back out); ``failed``: whether its
+        question failed, when that is more than its own failure (a row's, for any method)."""
         self.n += sign
         self.em += sign * result.em
         self.f1 += sign * result.f1
@@ -69,7 +45,7 @@ class Tally:
             self.counted_calls += sign
             self.calls += sign * result.calls
         self.latency_s += sign * result.latency_s
-        self.failed += sign * result.failed
+        self.failed += sign * (result.failed if failed is None else failed)
         self.estimated += sign * (result.usage is not None and result.usage.estimated)
         if result.cost is not None:
             self.costed += sign
