@@ -109,6 +109,21 @@ class RecordingProxy:
         ]
 
 
+def react_cli(
+    args: list[str], env: dict[str, str], timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """One command in a process of its own, as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "react_cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
 @pytest.fixture(scope="module")
 def wiki() -> Iterator[FakeMediaWiki]:
     with FakeMediaWiki.from_fixtures() as server:
@@ -128,15 +143,7 @@ def test_ask_against_a_real_server(
         env = cli_env(
             home, OPENAI_BASE_URL=proxy.url, REACT_CLI_MODEL=MODEL, REACT_CLI_WIKI=wiki.url
         )
-        proc = subprocess.run(
-            [sys.executable, "-m", "react_cli", *args],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=ROOT,
-            timeout=800,
-            stdin=subprocess.DEVNULL,
-        )
+        proc = react_cli(args, env, timeout=800)
 
     # The run ends with an answer (0) or without one (1), never a crash, and leaves a trace.
     assert proc.returncode in (0, 1), proc.stderr
@@ -227,15 +234,7 @@ def test_every_method_against_a_real_server(tmp_path: Path, wiki: FakeMediaWiki)
         servers = {"OPENAI_BASE_URL": proxy.url, "REACT_CLI_WIKI": wiki.url}
         env = cli_env(tmp_path / "home", REACT_CLI_MODEL=MODEL, **servers)
         started = time.monotonic()
-        proc = subprocess.run(
-            [sys.executable, "-m", "react_cli", *args],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=ROOT,
-            timeout=1500,
-            stdin=subprocess.DEVNULL,
-        )
+        proc = react_cli(args, env, timeout=1500)
         wall = time.monotonic() - started
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
