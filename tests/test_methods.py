@@ -207,3 +207,24 @@ def test_parse_methods() -> None:
     for bad, said in [("cot,cot", "twice"), ("tot", "must be one of"), (",", "needs method")]:
         with pytest.raises(Exception, match=said):
             parse_methods(bad)
+
+
+class Interrupted:
+    """A sampler whose request Ctrl-C interrupts."""
+
+    def sample(
+        self, prompt: str, stop: list[str], *, n: int, temperature: float, deadline: Deadline
+    ) -> Sampled:
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_while_sampling_ends_the_method_without_a_back_off() -> None:
+    shared = memo([finish("no")], [])
+    shared.sampler = Interrupted()
+    outcome = answer(Method.COT_SC_REACT, shared, Task.HOTPOTQA)
+    assert (outcome.stop_reason, outcome.answer, outcome.backed_off) == (
+        StopReason.INTERRUPTED,
+        None,
+        False,
+    )
+    assert outcome.error == "interrupted by the user" and shared.calls_made == 0
