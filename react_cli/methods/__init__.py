@@ -4,5 +4,5 @@
 ``vote`` is CoT-SC's majority vote; ``memo`` runs each building block of a question at most once
 (the ReAct or Act loop, the greedy calls, the CoT-SC samples); ``outcome`` turns the memo into
 each method's answer, with the paper's back-off rules; ``record`` is the part of a trace the
-methods add (samples, votes, branch).
+methods add (samples, votes, branch); ``observer`` is what a method reports while it runs.
 """
