@@ -21,9 +21,10 @@ from scripted import ScriptedModel
 
 from react_cli.config import Settings
 from react_cli.deadline import Deadline
-from react_cli.prompts import load_prompt
+from react_cli.methods.method import Method
+from react_cli.prompts import prompt_set
+from react_cli.runs import run_question
 from react_cli.wiki.base import Article, SearchResult, WikiSession
-from react_cli.wiring import run_question
 
 PAGES = json.loads((_common.TESTS / "fixtures" / "wiki" / "pages.json").read_text("utf-8"))
 
@@ -53,7 +54,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=8)
     args = parser.parse_args()
     settings = Settings(model="instant", max_steps=args.steps)
-    template = load_prompt("hotpotqa")
+    prompts = prompt_set("hotpotqa", [Method.REACT])
     backend = MemoryBackend()
     total_wall = model_s = tool_s = 0.0
     steps = 0
@@ -65,7 +66,7 @@ def main() -> None:
             trace = run_question(
                 "Which magazine was started first, Arthur's Magazine or First for Women?",
                 settings=settings,
-                template=template,
+                prompts=prompts,
                 model=model,
                 tools=tools,
                 trace_path=Path(tmp) / f"{i}.json",

@@ -28,7 +28,8 @@ from react_cli.datasets import Selection, load_dataset
 from react_cli.eval.plan import EvalPlan
 from react_cli.eval.runner import evaluate
 from react_cli.eval.store import claim_folder
-from react_cli.prompts import load_prompt
+from react_cli.methods.method import Method
+from react_cli.prompts import prompt_set
 from react_cli.wiring import build_backend, build_model
 
 CALLS_PER_QUESTION = 2
@@ -72,7 +73,8 @@ def main() -> None:
             examples=dataset.examples,
             selection=Selection(),
             settings=settings,
-            template=load_prompt("hotpotqa"),
+            methods=(Method.REACT,),
+            prompts=prompt_set("hotpotqa", [Method.REACT]),
             folder=Path(tmp) / "out",
             concurrency=args.concurrency,
             wiki_concurrency=args.wiki_concurrency,

@@ -27,6 +27,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from react_cli import cutter, parser, render, scoring, untrusted  # noqa: E402
+from react_cli.llm.client import _MENTIONS_N  # noqa: E402
+from react_cli.methods.answers import read_answer as answer_of  # noqa: E402
+from react_cli.methods.method import Method, Task  # noqa: E402
+from react_cli.methods.vote import vote  # noqa: E402
 from react_cli.redaction import Redactor  # noqa: E402
 from react_cli.replay import _CALL  # noqa: E402
 from react_cli.sizelimit import capped_lines  # noqa: E402
@@ -85,6 +89,14 @@ def open_escapes(size: int) -> str:
     return repeat("\x1b]x", size // 2) + "\x1b[" + repeat("0", size // 2)
 
 
+def cot_answer(text: str) -> str | None:
+    return answer_of(Method.COT, text)
+
+
+def votes(answers: list[str]) -> object:
+    return vote(answers, Task.HOTPOTQA)
+
+
 def many_pages(size: int) -> dict[str, object]:
     """A ``query`` object of a MediaWiki answer with as many pages as fit in ``size``."""
     return {"pages": [{"title": f"T{i}", "extract": "x" * 200} for i in range(size // 220)]}
@@ -97,6 +109,11 @@ CASES = [
     Case("strip_think: unclosed tags", lambda n: repeat("<think>", n), cutter.strip_think),
     Case("parse_step: emphasis lines, labels", lambda n: lines_then_labels(n), parser.parse_step),
     Case("parse_step: '[' runs", lambda n: "Finish" + repeat("[", n), parser.parse_step),
+    # The methods' answers and votes (methods/), the refusal of n (llm/client.py)
+    Case("CoT answer: a line of marks", lambda n: repeat("*_> -", n), cot_answer),
+    Case("CoT answer: near-labels", lambda n: repeat("> **Answe\n", n), cot_answer),
+    Case("vote: distinct answers", lambda n: [f"the answer {i}!" for i in range(n // 64)], votes),
+    Case("n refused: no word n", lambda n: repeat("nn n_", n), _MENTIONS_N.search),
     # The stream and the answers around it (sizelimit.py, untrusted.py, redaction.py)
     Case("SSE lines: 16-byte pieces", lambda n: chunks(repeat(": ping\n\n", n), 16), sse_lines),
     Case("JSON: lone surrogate escapes", lambda n: json.dumps([repeat("\ud800x", n)]), loads),

@@ -2,7 +2,8 @@
 
 Wikipedia is the test suite's fake MediaWiki server serving the recorded real pages in
 ``tests/fixtures/wiki``; the model is either the test suite's fake endpoint playing a scripted
-clean run, or a real OpenAI-compatible server given with ``--base-url`` and ``-m``::
+clean run (and a hybrid method's samples and back-off), or a real OpenAI-compatible server
+given with ``--base-url`` and ``-m``::
 
     python examples/record_traces.py
     python examples/record_traces.py --base-url http://127.0.0.1:8765/v1 -m gemma-3-270m
@@ -19,8 +20,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+from eval_fakes import Q  # noqa: E402
 from fake_mediawiki import FakeMediaWiki  # noqa: E402
 from fake_openai import FakeOpenAI, scripted  # noqa: E402
+from method_fakes import SCRIPTS, MethodsEndpoint  # noqa: E402
 
 OUT = Path("examples/traces")
 QUESTION = "Which magazine was started first, Arthur's Magazine or First for Women?"
@@ -67,6 +70,10 @@ def main() -> None:
             fork = ["--from-trace", str(clean), "--from-step", "2"]
             target = OUT / "arthurs-magazine-fork-step-2.json"
             ask(target, ["-m", "scripted", "--base-url", llm.url, *fork], env)
+        with FakeOpenAI(MethodsEndpoint(SCRIPTS)) as llm:  # CoT-SC's 10/21: ReAct takes over
+            target = OUT / "kiss-and-tell-cot-sc-react.json"
+            method = ["--method", "cot-sc+react"]
+            ask(target, ["-m", "scripted", "--base-url", llm.url, *method, Q[1]], env)
         if options.base_url:
             real = ["-m", options.model, "--base-url", options.base_url, "--api", "completions"]
             for name, question in REAL_QUESTIONS.items():

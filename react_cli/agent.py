@@ -3,7 +3,8 @@
 The model and the tools are injected (``records.Model`` / ``records.Tools``) and the loop never
 prints: it reports progress to a ``RunObserver``. Every model mistake is recorded on its step
 and the loop continues; only stop rules end a run. A run's time limit is a ``Deadline`` the
-loop hands to each model and tool call, which respect it in every request they make.
+loop hands to each model and tool call, which respect it in every request they make. Without
+thoughts (the paper's Act), each step asks for ``Action k:`` alone.
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ class RunObserver:
     def step_started(self, index: int) -> None: ...
 
     def action_requested(self, index: int) -> None:
-        """The model gave no action, so the loop asks for it alone (as in the paper)."""
+        """The loop asks for the action alone: the model gave none after its thought (as in
+        the paper), or the run has no thoughts (Act); for Act this starts the step."""
 
     def model_text(self, text: str) -> None: ...
 
@@ -56,7 +58,8 @@ class RunObserver:
 
 
 class Agent:
-    """What every run of the loop shares: model, tools, stop rules, observer and clock."""
+    """What every run of the loop shares: model, tools, stop rules, observer and clock, and
+    whether steps have thoughts (ReAct) or are actions alone (Act)."""
 
     def __init__(
         self,
@@ -65,27 +68,31 @@ class Agent:
         limits: Limits | None = None,
         observer: RunObserver | None = None,
         clock: Callable[[], float] = time.monotonic,
+        *,
+        thoughts: bool = True,
     ) -> None:
         self.model = model
         self.tools = tools
         self.limits = limits or Limits()
         self.observer = observer or RunObserver()
         self.clock = clock
+        self.thoughts = thoughts
 
-    def run(self, prompt: str, question: str) -> Run:
-        """Run the loop from ``prompt`` (the template with the question filled in)."""
-        return _Running(self).run(prompt, question)
+    def run(self, prompt: str, question: str, deadline: Deadline | None = None) -> Run:
+        """Run the loop from ``prompt`` (the template with the question filled in); a run
+        that is part of a longer one (a hybrid method) gets that one's ``deadline``."""
+        return _Running(self, deadline).run(prompt, question)
 
 
 class _Running:
     """One run in progress: its steps, the tokens counted against ``--max-total-tokens``, its
     deadline, and the endpoint error that ended it; nothing of it outlives the run."""
 
-    def __init__(self, agent: Agent) -> None:
+    def __init__(self, agent: Agent, deadline: Deadline | None) -> None:
         self.model, self.tools, self.limits = agent.model, agent.tools, agent.limits
-        self.observer, self.clock = agent.observer, agent.clock
+        self.observer, self.clock, self.thoughts = agent.observer, agent.clock, agent.thoughts
         self.started = self.clock()
-        self.deadline = Deadline.after(self.limits.timeout_s)
+        self.deadline = deadline or Deadline.after(self.limits.timeout_s)
         self.steps: list[Step] = []
         self.budget_tokens = 0
         self.failure: LLMError | None = None
@@ -122,7 +129,10 @@ class _Running:
                 stop_reason = self._budget_exceeded()
                 if stop_reason:
                     return stop_reason, None, None
-                self.observer.step_started(index)
+                if self.thoughts:
+                    self.observer.step_started(index)
+                else:
+                    self.observer.action_requested(index)
                 step = Step(index=index)
                 self.steps.append(step)
                 prompt, final_answer = self._step(prompt, step)
@@ -173,15 +183,17 @@ class _Running:
     def _step(self, prompt: str, step: Step) -> tuple[str, str | None]:
         """One round; returns the grown prompt and the answer if the model finished."""
         k = step.index
-        prompt += f"Thought {k}:"
+        prompt += f"Thought {k}:" if self.thoughts else f"Action {k}:"
         completion = self._call(prompt, STOP_SEQUENCES, step)
         step.raw = completion.text
         parsed = parse_step(step.raw)
         _note_length_stop(completion, parsed.action_text, step)
-        step.thought = parsed.thought
+        step.thought = parsed.thought if self.thoughts else ""
         action, action_text = parsed.action, parsed.action_text
         if action_text is not None:
             prompt += kept_in_prompt(step.raw)
+        elif not self.thoughts:  # Act: this was the action call; like a failed "Action k:"
+            prompt += first_line(step.raw)
         else:
             # As in the paper: keep the thought, then ask for the action alone.
             prompt += f"{first_line(step.raw)}\nAction {k}:"
@@ -263,6 +275,8 @@ class _Running:
         if limits.max_total_tokens is not None and self.budget_tokens >= limits.max_total_tokens:
             return StopReason.TOKEN_BUDGET
         if limits.timeout_s is not None and self.clock() - self.started >= limits.timeout_s:
+            return StopReason.TIMEOUT
+        if self.deadline.within(0.0):  # a longer run's deadline, passed before this run's
             return StopReason.TIMEOUT
         return None
 

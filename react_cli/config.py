@@ -47,7 +47,12 @@ class Settings:
     api_key: str | None = None
     api: str = "chat"
     prompt: str = "hotpotqa"
+    method: str = "react"  # a methods.Method value, checked by validation
     max_steps: int = 8
+    hybrid_max_steps: int | None = None  # the hybrids' ReAct limit; None: the task's (7 or 5)
+    samples: int = 21  # CoT-SC
+    sample_temperature: float = 0.7
+    sample_concurrency: int = 4  # single sampling requests at once, for endpoints without n
     temperature: float = 0.0
     max_tokens: int = 256  # per call: local servers default to as few as 16, cutting thoughts
     wiki: str = "https://en.wikipedia.org"

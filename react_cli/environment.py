@@ -12,6 +12,7 @@ ENV_VARS: dict[str, tuple[str, ...]] = {
     "api_key": ("OPENAI_API_KEY",),
     "api": ("REACT_CLI_API",),
     "prompt": ("REACT_CLI_PROMPT",),
+    "method": ("REACT_CLI_METHOD",),
     "wiki": ("REACT_CLI_WIKI",),
     "variant": ("REACT_CLI_VARIANT",),
     "contact": ("REACT_CLI_CONTACT",),

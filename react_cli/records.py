@@ -1,8 +1,8 @@
 """The vocabulary every layer shares: stop reasons, usage, call results, the loop's protocols.
 
 Also the cost of tokens and the retry notices. The loop gets its model and tools injected
-through the protocols, so a scripted model or the recorded model and tools of a replay take
-the place of the HTTP client and Wikipedia.
+through the protocols (and the sampling methods a ``Sampler``), so a scripted model or the
+recorded model and tools of a replay take the place of the HTTP client and Wikipedia.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ class StopReason(StrEnum):
     TIMEOUT = "timeout"
     TOOL_ERRORS = "tool_errors"
     INTERRUPTED = "interrupted"
+    NO_ANSWER = "no_answer"  # Standard, CoT or CoT-SC: no completion gave an answer
     FORKED = "forked"  # the replayed part of a fork (never a finished run's reason)
     ERROR = "error"  # eval: the question crashed before its run could end
 
@@ -191,6 +192,30 @@ class Model(Protocol):
         """Continue ``prompt`` before ``deadline``; ``stop`` are stop sequences (the client also
         cuts itself); ``on_text`` sees the text as it streams in."""
         ...
+
+
+@dataclass
+class Sampled:
+    """What a sampling call returned: its completions in order, and the requests it took
+    (one for all of them when the endpoint answers ``n``)."""
+
+    completions: list[Completion]
+    requests: int
+
+
+class Sampler(Protocol):
+    """Anything that draws ``n`` completions of a prompt at a temperature (CoT's greedy call
+    is one at temperature 0, CoT-SC's samples many): the HTTP client, or a recorded trace."""
+
+    def sample(
+        self, prompt: str, stop: list[str], *, n: int, temperature: float, deadline: Deadline
+    ) -> Sampled:
+        """``n`` completions of ``prompt`` before ``deadline``, in a stable order."""
+        ...
+
+
+class LanguageModel(Model, Sampler, Protocol):
+    """A model endpoint's client: it continues a prompt and it samples."""
 
 
 class Tools(Protocol):

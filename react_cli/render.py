@@ -1,4 +1,5 @@
-"""Human-readable output of a run: the verbose trajectory, live, replayed or paced.
+"""Human-readable output of a run: the verbose trajectory, live, replayed or paced, with the
+completions, votes and path of the paper's other methods.
 
 The renderer owns its console; the loop never prints. Untrusted text (model output, Wikipedia)
 goes through :func:`plain` and is printed as ``rich.text.Text``, so markup such as ``[bold]`` is
@@ -9,13 +10,15 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from typing import IO
 
 from rich.console import Console
 from rich.text import Text
 
-from react_cli.agent import RunObserver
+from react_cli.methods.memo import SampleSet
+from react_cli.methods.method import Method
+from react_cli.methods.observer import MethodObserver
+from react_cli.methods.outcome import Outcome, path
 from react_cli.parser import ignored_text, parse_step
 from react_cli.records import Prices, RetryWait
 from react_cli.trajectory import ErrorKind, Run, Step
@@ -90,7 +93,7 @@ def step_meta(step: Step) -> str:
     return " · ".join(parts)
 
 
-class Renderer(RunObserver):
+class Renderer(MethodObserver):
     """Prints Thought/Action/Observation as they happen (or as recorded, for replay).
 
     Model text streams as it arrives, except what the loop may not keep: after the first line
@@ -243,7 +246,53 @@ class Renderer(RunObserver):
         for line in lines[1:]:
             self.console.print(Text.assemble(" " * len(label), line))
 
+    def sampling_started(self, kind: Method, n: int, temperature: float) -> None:
+        """CoT-SC's samples are listed by their answers; one call's text streams as a step's."""
+        if kind is not Method.COT_SC:
+            self._label(f"{kind.label}:", "bold cyan")
+            return
+        self._end_reply()
+        self._end_line()
+        said = f"{kind.label}: {plural(n, 'sample')} at temperature {temperature:g}"
+        self.console.print(Text(said, style="bold cyan"))
+
+    def sampling_finished(self, result: SampleSet) -> None:
+        if result.kind is Method.COT_SC:
+            for number, sample in enumerate(result.samples, start=1):
+                said = "(no answer)" if sample.answer is None else plain(sample.answer)
+                self.console.print(Text(f"  sample {number}: {said}", style="dim"))
+        elif result.samples:
+            self.model_text(result.samples[0].raw)
+            self.model_done()
+        self._end_line()
+        if result.error is not None and not self.live:
+            self._labelled("Error: ", "bold red", result.error)
+        parts = [f"model {format_seconds(result.duration_s)}", plural(result.calls, "call")]
+        if result.usage.total_tokens:
+            parts.append(token_text(result.usage))
+        self.console.print(Text(f"  ({' · '.join(parts)})", style="dim"))
+
+    def method_finished(self, outcome: Outcome, run: Run) -> None:
+        """CoT-SC's votes and the hybrid's path, then the answer and the whole run's cost."""
+        self._end_reply()
+        self._end_line()
+        counted = outcome.vote
+        if counted is not None and counted.groups:
+            votes = [f"{plain(group.answer)} {group.votes}" for group in counted.groups]
+            if counted.samples > counted.voters:
+                votes.append(f"no answer {counted.samples - counted.voters}")
+            self.console.print(Text(f"votes: {' · '.join(votes)}", style="dim"))
+        said = path(outcome)
+        if said is not None:
+            self.console.print(Text(plain(said), style="bold"))
+        self._finished(run, None if outcome.method.loop else outcome.calls)
+
     def run_finished(self, run: Run) -> None:
+        self._finished(run, None)
+
+    def _finished(self, run: Run, calls: int | None) -> None:
+        """The answer (or why there is none), then the run's figures; ``calls`` for methods
+        whose calls are not one per step."""
         self._end_reply()
         self._end_line()
         if run.answer is not None:
@@ -254,39 +303,14 @@ class Renderer(RunObserver):
             self.console.print(
                 Text(f"No answer ({plain(str(run.stop_reason))}){reason}", style="bold red")
             )
-        parts = [f"stop: {plain(str(run.stop_reason))}", plural(len(run.steps), "step")]
+        parts = [f"stop: {plain(str(run.stop_reason))}"]
+        if calls is None or run.steps:
+            parts.append(plural(len(run.steps), "step"))
+        if calls is not None:
+            parts.append(plural(calls, "call"))
         if run.usage.total_tokens:
             parts.append(token_text(run.usage))
         if self.prices is not None:
             parts.append(cost_text(self.prices.cost(run.usage)))
         parts.append(format_seconds(run.duration_s))
         self.console.print(Text(" · ".join(parts), style="dim"))
-
-
-class PacedRenderer(Renderer):
-    """The renderer with a pause after each step, for watching a replay."""
-
-    def __init__(self, console: Console, delay_s: float) -> None:
-        super().__init__(console)
-        self.delay_s = delay_s
-
-    def step_finished(self, step: Step) -> None:
-        super().step_finished(step)
-        if self.delay_s > 0:
-            self.console.file.flush()
-            time.sleep(self.delay_s)
-
-
-def replay_run(renderer: Renderer, run: Run) -> None:
-    """Show a recorded run through the same events a live run produces."""
-    renderer.run_started(run.question)
-    for step in run.steps:
-        renderer.step_started(step.index)
-        renderer.model_text(step.raw)
-        renderer.model_done()
-        if step.followup_raw is not None:
-            renderer.action_requested(step.index)
-            renderer.model_text(step.followup_raw)
-            renderer.model_done()
-        renderer.step_finished(step)
-    renderer.run_finished(run)

@@ -3,8 +3,11 @@
 A trace is turned back into the loop's inputs. ``RecordedModel`` answers each model call with
 the raw text the trace holds for that call, ``RecordedTools`` answers each Search/Lookup with the
 recorded observation; both hand over to live ones when the recording runs out (a fork) or are
-swapped for live ones (``--live-tools``). The loop itself is the unchanged ``Agent``, so a
-re-run shows exactly what today's parser and stop rules make of yesterday's model output.
+swapped for live ones (``--live-tools``). The loop itself is the unchanged ``Agent``, and the
+recorded completions of the other methods are read again by today's answer reader and voted
+on again, so a re-run shows exactly what today's code makes of yesterday's model output. A
+re-run may ask for another method than the recorded one, when the trace holds what it needs
+(a hybrid from a ReAct run with its samples).
 """
 
 from __future__ import annotations
@@ -13,12 +16,16 @@ import re
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
-from react_cli.agent import Agent, RunObserver
 from react_cli.deadline import Deadline
 from react_cli.errors import LLMError, ReactCliError, UsageError
+from react_cli.methods.answers import read_answer
+from react_cli.methods.memo import Memo, NotRecorded, SampleSet
+from react_cli.methods.method import Method, Task
+from react_cli.methods.observer import MethodObserver
+from react_cli.methods.outcome import Outcome, answer
+from react_cli.methods.record import MethodRecord, Sample, loop_calls
 from react_cli.parser import Action, ActionKind, parse_action
 from react_cli.records import Completion, Model, StopReason, TextSink, ToolResult, Tools, Usage
 from react_cli.trace import Trace
@@ -38,16 +45,20 @@ class ReplayMismatch(ReactCliError):
 
 
 class RecordedModel:
-    """Plays the trace's raw outputs: step k's ``raw`` for the ``Thought k:`` call and its
-    ``followup_raw`` for the ``Action k:`` call; asks ``live`` for anything not recorded.
+    """Plays the trace's raw outputs: step k's ``raw`` for the ``Thought k:`` call (Act's
+    ``Action k:`` call) and its ``followup_raw`` for the extra ``Action k:`` call; asks
+    ``live`` for anything not recorded.
 
     Without ``live``, the call at which the recorded run failed (endpoint error or Ctrl-C)
-    fails the same way again; any other call the trace cannot answer raises ``ReplayExhausted``.
+    fails the same way again; any other call the trace cannot answer raises ``ReplayExhausted``
+    (``NotRecorded`` when the trace holds no run at all).
     """
 
-    def __init__(self, run: Run, live: Model | None = None) -> None:
+    def __init__(self, run: Run, live: Model | None = None, *, thoughts: bool = True) -> None:
         self.live = live
+        self.thoughts = thoughts
         self._steps = {step.index: step for step in run.steps}
+        self._empty = not run.steps
         self._run = run
         self._failed_call: tuple[str, int] | None = None
         last = run.steps[-1] if run.steps else None
@@ -63,7 +74,7 @@ class RecordedModel:
     ) -> Completion:
         match = _CALL.search(prompt)
         label, index = (match.group(1), int(match.group(2))) if match else ("", 0)
-        first_call = label == "Thought" or bool(match and match.group(3))
+        first_call = label == "Thought" or bool(match and match.group(3)) or not self.thoughts
         step = self._steps.get(index)
         text = None if step is None else step.raw if first_call else step.followup_raw
         if step is None or text is None:
@@ -79,6 +90,8 @@ class RecordedModel:
             if self._run.stop_reason == StopReason.INTERRUPTED:
                 raise KeyboardInterrupt
             raise LLMError(self._run.error or "the model endpoint failed")
+        if self._empty:
+            raise NotRecorded("the trace holds no ReAct or Act run")
         raise ReplayExhausted(f"the trace holds no model output for '{label} {index}:'")
 
 
@@ -142,24 +155,83 @@ class Difference:
         return {"where": self.where, "recorded": self.recorded, "now": self.now}
 
 
-def rerun(trace: Trace, *, tools: Tools | None = None, observer: RunObserver | None = None) -> Run:
-    """Run the recorded question again with today's loop and the recorded stop rules (no time
-    limit: nothing waits), on the recorded model outputs and (unless ``tools`` is given) the
-    recorded observations. Never touches the network itself."""
-    run = trace.run
-    if not run.steps and run.stop_reason == StopReason.INTERRUPTED:
-        return run  # Ctrl-C before the first step: there is nothing to re-run
-    agent = Agent(
-        RecordedModel(run),
-        tools or RecordedTools(run.steps),
-        limits=replace(trace.config.limits, timeout_s=None),
+def rerun(
+    trace: Trace,
+    *,
+    method: Method | None = None,
+    tools: Tools | None = None,
+    observer: MethodObserver | None = None,
+) -> tuple[Outcome, Run]:
+    """Answer the recorded question again by ``method`` (default: the recorded one) with
+    today's code and the recorded stop rules (no time limit: nothing waits), on the recorded
+    model outputs and completions and (unless ``tools`` is given) the recorded observations:
+    the outcome and its whole run. Never touches the network itself. UsageError when the trace
+    does not hold what ``method`` needs."""
+    run, record, config = trace.run, trace.record, trace.config
+    recorded = record.method
+    if not isinstance(recorded, Method):
+        raise UsageError(f"{trace.path}: this react-cli does not know the method {recorded!r}")
+    method = method or recorded
+    loop = next((part for part in recorded.parts if part.loop), None)
+    wanted = next((part for part in method.parts if part.loop), None)
+    if run.steps and loop is not None and wanted not in (None, loop):
+        raise UsageError(f"{trace.path} holds a {loop.label} run: it cannot re-run {method}")
+    task = config.task if isinstance(config.task, Task) else Task.HOTPOTQA
+    memo = Memo(
+        run.question,
+        prompts={wanted or Method.REACT: trace.template()},
+        model=RecordedModel(run, thoughts=wanted is not Method.ACT),
+        tools=lambda: tools or RecordedTools(run.steps),
+        limits=replace(config.limits, timeout_s=None),
+        hybrid_steps=config.hybrid_max_steps or task.hybrid_steps,
         observer=observer,
     )
-    return agent.run(trace.template().prefix(run.question), run.question)
+    seeded = _recorded_samples(recorded, record, run)
+    if seeded is not None:
+        memo.seed(seeded)
+    memo.plan([method])
+    if observer is not None:
+        observer.run_started(run.question)
+    if not run.steps and not record.samples and run.stop_reason == StopReason.INTERRUPTED:
+        outcome = Outcome(method, None, run.stop_reason, run.error, None)  # nothing was run
+    else:
+        outcome = answer(method, memo, task)
+    now = outcome.whole_run(run.question)
+    if method is not recorded and isinstance(outcome.failure, ReplayExhausted):
+        raise UsageError(f"{trace.path} does not hold every step {method} needs: {outcome.failure}")
+    if observer is not None:
+        observer.method_finished(outcome, now)
+    return outcome, now
+
+
+def _recorded_samples(method: Method, record: MethodRecord, run: Run) -> SampleSet | None:
+    """The trace's completions as its method read them, read again by today's reader."""
+    kind = next((part for part in method.parts if not part.loop), None)
+    if kind is None or not record.samples:
+        return None
+    samples = tuple(
+        Sample(s.raw, read_answer(kind.prompt, s.raw), s.usage, s.latency_s, s.retries)
+        for s in record.samples
+    )
+    calls = max(len(samples) and 1, record.calls - loop_calls(run))
+    return SampleSet(kind, samples, calls, 0.0)
 
 
 def _shown(value: str | None) -> str:
     return "(none)" if value is None else value
+
+
+def compare_records(recorded: MethodRecord, now: MethodRecord) -> list[Difference]:
+    """Differences in the method's branch and votes (the run is :func:`compare`'s)."""
+    differences = []
+    if recorded.branch != now.branch:
+        branches = (recorded.branch, now.branch)
+        differences.append(Difference("branch", *(_shown(b and str(b)) for b in branches)))
+    if (recorded.votes or {}) != (now.votes or {}):
+        votes = (recorded.votes or {}, now.votes or {})
+        said = (", ".join(f"{a}: {n}" for a, n in v.items()) or "(none)" for v in votes)
+        differences.append(Difference("votes", *said))
+    return differences
 
 
 def compare(recorded: Run, now: Run) -> list[Difference]:
@@ -191,44 +263,3 @@ def _describe(step: Step | None) -> str:
 
 def _stop(run: Run) -> str:
     return f"{run.stop_reason} ({run.error})" if run.error else str(run.stop_reason)
-
-
-@dataclass
-class Fork:
-    """``ask --from-trace T --from-step K``: steps 1..K-1 from T, then the live endpoint."""
-
-    trace: Trace
-    step: int
-
-    @classmethod
-    def open(cls, path: Path | None, step: int | None) -> Fork:
-        if path is None or step is None:
-            raise UsageError("a fork needs both --from-trace TRACE and --from-step K")
-        trace = Trace.read(path)
-        last = len(trace.run.steps) + 1
-        if not 1 <= step <= last:
-            raise UsageError(f"--from-step must be between 1 and {last} for {path}")
-        return cls(trace, step)
-
-    def _replayed(self) -> Run:
-        run = self.trace.run
-        return Run(
-            question=run.question,
-            answer=None,
-            stop_reason=StopReason.FORKED,
-            steps=run.steps[: self.step - 1],
-            usage=Usage(),
-            duration_s=0.0,
-        )
-
-    def model(self, live: Model) -> Model:
-        return RecordedModel(self._replayed(), live)
-
-    def tools(self, live: Tools) -> Tools:
-        return RecordedTools(self._replayed().steps, live)
-
-    def trace_extra(self) -> dict[str, Any]:
-        """What the new trace records about its origin."""
-        return {
-            "forked_from": {"trace": str(self.trace.path), "id": self.trace.id, "step": self.step}
-        }

@@ -8,8 +8,10 @@ trace is replayed (:meth:`RunConfig.from_json`), so a re-run stops where the rec
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from react_cli.methods.method import Method, Task
 
 
 @dataclass(frozen=True)
@@ -45,14 +47,30 @@ class RunConfig:
     wiki: str | None = None
     variant: str | None = None
     limits: Limits = _DEFAULT
+    method: Method | str = Method.REACT  # a newer writer's unknown method is kept as text
+    task: Task | str | None = None
+    samples: int | None = None  # CoT-SC's (methods that sample)
+    sample_temperature: float | None = None
+    hybrid_max_steps: int | None = None  # the hybrids' ReAct step limit
+    prompts: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
+    """The name and hash of each kind of prompt, for methods that send more than one."""
 
     def to_json(self) -> dict[str, Any]:
         limits = self.limits
+        methods = {
+            "method": str(self.method),
+            "task": None if self.task is None else str(self.task),
+            "samples": self.samples,
+            "sample_temperature": self.sample_temperature,
+            "hybrid_max_steps": self.hybrid_max_steps,
+            "prompts": {kind: {"name": n, "sha256": h} for kind, (n, h) in self.prompts.items()},
+        }
         return {
             "model": self.model,
             "base_url": self.base_url,
             "api": self.api,
             "prompt": {"name": self.prompt_name, "sha256": self.prompt_sha256},
+            **{key: value for key, value in methods.items() if value not in (None, {})},
             "temperature": self.temperature,
             "max_steps": limits.max_steps,
             "max_tokens": self.max_tokens,
@@ -99,7 +117,31 @@ class RunConfig:
             wiki=_text(data, "wiki"),
             variant=_text(data, "variant"),
             limits=limits,
+            method=_known(Method, _text(data, "method")) or Method.REACT,
+            task=_known(Task, _text(data, "task")),
+            samples=_count(data, "samples", None),
+            sample_temperature=_number(data, "sample_temperature"),
+            hybrid_max_steps=_count(data, "hybrid_max_steps", None),
+            prompts=_prompts(data.get("prompts")),
         )
+
+
+def _known(kind: type[Method] | type[Task], value: str | None) -> Any:
+    """A recorded name as the enum member it names, or as text a newer writer used."""
+    if value is None:
+        return None
+    try:
+        return kind(value)
+    except ValueError:
+        return value
+
+
+def _prompts(data: Any) -> dict[str, tuple[str | None, str | None]]:
+    if data is None:
+        return {}
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        raise TypeError("config prompts is not an object of prompts")
+    return {str(kind): (_text(ref, "name"), _text(ref, "sha256")) for kind, ref in data.items()}
 
 
 def _text(data: dict[str, Any], key: str) -> str | None:

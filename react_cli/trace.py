@@ -1,9 +1,10 @@
 """Versioned JSON traces: one file per run, written atomically, never holding a secret.
 
 A ``Trace`` is a run with what its file records around it (id, time, configuration, prompt
-template); ``to_json``/``from_json`` are the one writer and reader of its document.
-``load_trace`` accepts every version listed in ``READABLE_VERSIONS`` and upgrades older ones
-in ``_UPGRADES`` so that old traces keep loading when the format moves on.
+template, and its method's samples, votes and branch); ``to_json``/``from_json`` are the one
+writer and reader of its document. ``load_trace`` accepts every version listed in
+``READABLE_VERSIONS`` and upgrades older ones in ``_UPGRADES`` so that old traces keep loading
+when the format moves on. Version 2 added the method: every version-1 trace is a ReAct run.
 """
 
 from __future__ import annotations
@@ -20,13 +21,30 @@ from pathlib import Path
 from typing import Any
 
 from react_cli.errors import TraceError, UsageError
+from react_cli.methods.method import Method, Task
+from react_cli.methods.record import MethodRecord
 from react_cli.prompts import PromptTemplate
 from react_cli.runconfig import RunConfig
 from react_cli.trajectory import Run
 from react_cli.untrusted import BadInput, dump_json, not_regular, parse_json, read_text
 
-TRACE_VERSION = 1
-_UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+TRACE_VERSION = 2
+
+
+def _from_version_1(document: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 knew one method, ReAct (a hand-made trace may name another: it is kept), and
+    its task was its prompt's: FEVER's prompt, or HotpotQA's."""
+    config = document.get("config")
+    if isinstance(config, dict) and "task" not in config:
+        prompt = config.get("prompt")
+        name = prompt.get("name") if isinstance(prompt, dict) else None
+        fever = isinstance(name, str) and name.startswith(str(Task.FEVER))
+        config = {**config, "task": str(Task.FEVER if fever else Task.HOTPOTQA)}
+    method = document.get("method", str(Method.REACT))
+    return {**document, "version": 2, "method": method, "config": config}
+
+
+_UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_version_1}
 READABLE_VERSIONS = frozenset({TRACE_VERSION, *_UPGRADES})
 _REQUIRED = ("question", "stop_reason", "steps")
 MAX_TRACE_BYTES = 64 << 20
@@ -55,6 +73,7 @@ def default_trace_path(home: Path, created: datetime, question: str) -> Path:
 
 _RUN_HEAD = ("question", "answer", "stop_reason", "error")  # the run's keys before config
 _RUN_KEYS = frozenset({*_RUN_HEAD, "usage", "duration_s", "steps"})
+_METHOD_KEYS = frozenset({"method", "branch", "calls", "samples", "votes"})
 _FALLBACK_TEMPLATE = "Question: {question}\n"
 
 
@@ -62,14 +81,15 @@ _FALLBACK_TEMPLATE = "Question: {question}\n"
 class Trace:
     """A run and what its trace records around it.
 
-    ``extra`` holds the document's other top-level fields, in order: ``forced`` and ``cost``
-    in every trace, ``forked_from`` in a fork's, and whatever a newer writer added (sampling
-    methods' ``samples`` and ``votes``), kept so that nothing read is lost. ``path`` is the
-    file it was read from or is written to, if any.
+    ``record`` is the method's part (samples, votes, branch, calls); ``extra`` holds the
+    document's other top-level fields, in order: ``forced`` and ``cost`` in every trace,
+    ``forked_from`` in a fork's, and whatever a newer writer added, kept so that nothing read
+    is lost. ``path`` is the file it was read from or is written to, if any.
     """
 
     run: Run
     config: RunConfig
+    record: MethodRecord
     id: str | None = None
     created: str | None = None  # ISO 8601, as recorded
     prompt_template: str | None = None
@@ -87,6 +107,7 @@ class Trace:
             "config": self.config.to_json(),
             "prompt_template": self.prompt_template,
             **run,
+            **self.record.to_json(),
             **self.extra,
         }
 
@@ -97,12 +118,13 @@ class Trace:
         try:
             run = Run.from_json(document)
             config = RunConfig.from_json(document.get("config"))
+            record = MethodRecord.from_json(document, run)
             fields = {key: _text(document, key) for key in ("id", "created", "prompt_template")}
         except (TypeError, ValueError, KeyError, AttributeError) as exc:
             raise TraceError(f"{path}: malformed trace ({exc})") from None
-        known = {"version", "config", *fields, *_RUN_KEYS}
+        known = {"version", "config", *fields, *_RUN_KEYS, *_METHOD_KEYS}
         extra = {key: value for key, value in document.items() if key not in known}
-        return cls(run, config, **fields, extra=extra, path=path)
+        return cls(run, config, record, **fields, extra=extra, path=path)
 
     @classmethod
     def read(cls, path: Path) -> Trace:
@@ -110,10 +132,13 @@ class Trace:
         return cls.from_json(load_trace(path), path)
 
     def template(self) -> PromptTemplate:
-        """The prompt template the run was made with (recorded in full in the trace)."""
+        """The prompt template of the run's loop (or of its one call), recorded in full."""
+        method = self.record.method
+        kinds = method.prompts if isinstance(method, Method) else (Method.REACT,)
         return PromptTemplate(
             name=self.config.prompt_name or "recorded",
             text=_FALLBACK_TEMPLATE if self.prompt_template is None else self.prompt_template,
+            method=Method.REACT if Method.REACT in kinds else kinds[0],
         )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from react_cli.errors import UsageError
+from react_cli.methods.method import Method
 from react_cli.records import Api
 from react_cli.urls import VARIANT_CODE, check_url
 
@@ -26,6 +27,9 @@ MAX_COUNTS = {
     "max_tokens": 10_000_000,
     "max_total_tokens": 1_000_000_000,
     "max_observation_chars": 1_000_000,
+    "hybrid_max_steps": 1000,
+    "samples": 1000,
+    "sample_concurrency": 16,  # the HTTP session's connection pool
 }
 """The largest meaningful value of each count; beyond it a value is a typo, not a setting."""
 _DURATIONS = (
@@ -40,6 +44,8 @@ _FLAGS = {
     "max_tokens": "--max-tokens",
     "max_total_tokens": "--max-total-tokens",
     "run_timeout_s": "--timeout",
+    "samples": "--samples",
+    "sample_concurrency": "--sample-concurrency",
 }
 
 
@@ -49,8 +55,18 @@ def validate(settings: Settings, api_source: str) -> None:
     if settings.api not in set(Api):
         shown = _shown(settings.api)
         raise UsageError(f"{api_source} must be one of {', '.join(Api)}, not {shown}")
+    if settings.method not in set(Method):
+        shown = _shown(settings.method)
+        raise UsageError(f"--method must be one of {', '.join(Method)}, not {shown}")
     checks = [
         (settings.max_steps >= 1, "--max-steps must be at least 1"),
+        (
+            settings.hybrid_max_steps is None or settings.hybrid_max_steps >= 1,
+            "hybrid_max_steps must be at least 1",
+        ),
+        (settings.samples >= 1, "--samples must be at least 1"),
+        (0 <= settings.sample_temperature <= 2, "--sample-temperature must be between 0 and 2"),
+        (settings.sample_concurrency >= 1, "--sample-concurrency must be at least 1"),
         (0 <= settings.temperature <= 2, "--temperature must be between 0 and 2"),
         (settings.max_tokens >= 1, "--max-tokens must be ≥ 1"),
         (settings.max_observation_chars >= 50, "max_observation_chars must be at least 50"),

@@ -15,6 +15,9 @@ without consuming a reply. The request's ``stream`` flag picks SSE or a plain JS
 unless ``Reply.ignore_stop``; ``default_max_tokens`` makes it honour ``max_tokens`` like a
 real server, with that default when a request sends none. A finished list of replies keeps
 answering with its LAST reply, so ``[Reply(status=503)]`` is a server that is down for good.
+A request for ``n`` choices (not streamed) gets ``n`` replies as its choices (``n="answer"``),
+a 400 naming ``n`` (``"refuse"``, as reasoning models and llama.cpp's server do), or one
+choice (``"ignore"``, as llama-cpp-python's server does).
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 PATHS = ("/v1/chat/completions", "/v1/completions")
+N_MODES = ("answer", "refuse", "ignore")
+N_REFUSED = "'n' must be 1: this server answers one choice per request"
 MODELS_PATH = "/v1/models"
 STALL_S = 60.0  # how long "stall_stream" hangs; stop() wakes it early
 POLL_S = 0.005  # serve_forever poll: how long stop() may wait for the accept loop
@@ -100,6 +105,7 @@ class FakeOpenAI:
         chunk_size: int = 4,
         default_max_tokens: int | None = None,
         models: tuple[str, ...] = ("test-model",),
+        n: str = "answer",
     ) -> None:
         if isinstance(replies, list) and not replies:
             raise ValueError("FakeOpenAI needs at least one Reply")
@@ -108,6 +114,9 @@ class FakeOpenAI:
         self.chunk_size = chunk_size
         self.default_max_tokens = default_max_tokens
         self.models = models
+        if n not in N_MODES:
+            raise ValueError(f"n must be one of {N_MODES}")
+        self.n = n
         self.requests: list[RecordedRequest] = []
         self.url = ""
         self._lock = threading.Lock()
@@ -153,6 +162,7 @@ class FakeOpenAI:
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 64  # parallel sampling requests: socketserver's 5 drops connections
     fake: FakeOpenAI
 
 
@@ -200,6 +210,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, _error_body(f"unknown path {self.path}"), {})
             return
         body = body or {}
+        asked = body.get("n") if isinstance(body.get("n"), int) else 1
+        if asked > 1 and fake.n == "refuse":
+            self._send(400, _error_body(N_REFUSED), {})
+            return
+        choices = asked if fake.n == "answer" and not body.get("stream") else 1
         reply = fake._next_reply(body)
         if reply.delay_s:
             fake._sleep(reply.delay_s)
@@ -211,16 +226,15 @@ class _Handler(BaseHTTPRequestHandler):
             )
             return
         chat = path.endswith("/chat/completions")
-        text, finish = _apply_stop(reply, body.get("stop"))
-        text, finish = _apply_max_tokens(text, finish, body, fake.default_max_tokens)
-        usage = _usage(body, text) if reply.usage else None
+        replies = [reply] + [fake._next_reply(body) for _ in range(choices - 1)]
+        answers = [_answer(r, body, fake.default_max_tokens) for r in replies]
+        usage = _usage(body, [text for text, _ in answers]) if reply.usage else None
         if body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            text, finish = answers[0]
             self._stream(reply, chat, text, finish, usage if include_usage else None)
         else:
-            self._send(
-                200, json.dumps(_completion(reply, chat, text, finish, usage)), reply.headers
-            )
+            self._send(200, json.dumps(_completion(reply, chat, answers, usage)), reply.headers)
 
     def _send(self, status: int, body: str, headers: dict[str, str]) -> None:
         data = body.encode()
@@ -311,10 +325,17 @@ def _apply_max_tokens(
     return text[: 4 * limit], "length"
 
 
-def _usage(body: dict[str, Any], text: str) -> dict[str, int]:
+def _answer(reply: Reply, body: dict[str, Any], default: int | None) -> tuple[str, str]:
+    """A reply's text and finish reason, cut at ``stop`` and ``max_tokens`` like a server."""
+    text, finish = _apply_stop(reply, body.get("stop"))
+    return _apply_max_tokens(text, finish, body, default)
+
+
+def _usage(body: dict[str, Any], texts: list[str]) -> dict[str, int]:
+    """The prompt counted once, every choice's text: 4 characters a token."""
     messages = body.get("messages") or []
     prompt = "".join(str(m.get("content", "")) for m in messages) or str(body.get("prompt", ""))
-    prompt_tokens, completion_tokens = len(prompt) // 4, len(text) // 4
+    prompt_tokens, completion_tokens = len(prompt) // 4, sum(len(text) // 4 for text in texts)
     return {
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion_tokens,
@@ -323,20 +344,23 @@ def _usage(body: dict[str, Any], text: str) -> dict[str, int]:
 
 
 def _completion(
-    reply: Reply, chat: bool, text: str, finish: str, usage: dict[str, int] | None
+    reply: Reply, chat: bool, answers: list[tuple[str, str]], usage: dict[str, int] | None
 ) -> dict[str, Any]:
-    choice: dict[str, Any] = {"index": 0, "finish_reason": finish}
-    if chat:
-        choice["message"] = {"role": "assistant", "content": text}
-        if reply.reasoning:
-            choice["message"]["reasoning_content"] = reply.reasoning
-    else:
-        choice["text"] = text
+    choices = []
+    for index, (text, finish) in enumerate(answers):
+        choice: dict[str, Any] = {"index": index, "finish_reason": finish}
+        if chat:
+            choice["message"] = {"role": "assistant", "content": text}
+            if reply.reasoning:
+                choice["message"]["reasoning_content"] = reply.reasoning
+        else:
+            choice["text"] = text
+        choices.append(choice)
     result: dict[str, Any] = {
         "id": "fake-1",
         "object": "chat.completion" if chat else "text_completion",
         "created": int(time.time()),
-        "choices": [] if reply.fault == "empty_choices" else [choice],
+        "choices": [] if reply.fault == "empty_choices" else choices,
     }
     if usage is not None:
         result["usage"] = usage

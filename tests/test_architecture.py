@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 from import_graph import Imports, import_graph, module_names
 
 CLI = ("react_cli.cli", "react_cli.entry", "react_cli.__main__")
-EVAL = ("react_cli.eval", "react_cli.datasets", "react_cli.scoring")  # eval* covers evaluate...
+EVAL = ("react_cli.eval", "react_cli.datasets")  # eval* covers evaluate...
 SHARE = ("react_cli.share",)
 FORBIDDEN = {"core": CLI + EVAL + SHARE, "eval": CLI, "share": CLI}
 
@@ -52,7 +52,8 @@ def test_lower_layers_never_import_upper_ones(graph: dict[str, Imports]) -> None
 
 def test_the_layers_are_what_they_say() -> None:
     assert layer("react_cli.evaluate") == layer("react_cli.eval_view") == "eval"
-    assert layer("react_cli.eval.runner") == layer("react_cli.scoring") == "eval"
+    assert layer("react_cli.eval.runner") == layer("react_cli.datasets") == "eval"
+    assert layer("react_cli.scoring") == "core"  # CoT-SC votes by the answers' normalisation
     assert layer("react_cli.cli.app") == layer("react_cli.entry") == "cli"
     assert [layer(m) for m in ("react_cli.wiring", "react_cli.share.view")] == ["core", "share"]
 

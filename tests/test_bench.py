@@ -22,6 +22,7 @@ BENCH = Path(__file__).resolve().parent.parent / "bench"
         ),
         ("startup.py", ["--runs", "1"], "react-cli --help: median"),
         ("pathological.py", ["--repeat", "1", "--sizes", "1000,2000"], "worst growth per"),
+        ("methods.py", ["--samples", "3", "--n", "ignore", "--limit", "2"], "in one pass"),
     ],
 )
 def test_bench_script_runs(script: str, args: list[str], figure: str) -> None:

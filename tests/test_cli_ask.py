@@ -28,8 +28,9 @@ def test_answers_end_to_end(cli: Runner, wiki: FakeMediaWiki, api: str, stream: 
     assert all(r.json["stream"] is stream for r in llm.requests)
     assert all(r.json["stop"] == STOP_SEQUENCES for r in llm.requests)
     trace = cli.trace()
-    assert trace["version"] == 1
+    assert trace["version"] == 2
     assert trace["answer"] == "Arthur's Magazine" and trace["stop_reason"] == "finish"
+    assert (trace["method"], trace["branch"], trace["calls"]) == ("react", "react", 3)
     assert [s["action"] for s in trace["steps"]] == [
         "Search[Arthur's Magazine]",
         "Search[First for Women]",
@@ -192,11 +193,19 @@ def test_broken_config_file_is_a_usage_error(cli: Runner) -> None:
 def test_prompts_commands(cli: Runner) -> None:
     listed = cli(["prompts"])
     assert listed.code == 0 and listed.stderr == ""
-    assert [line.split("\t")[0] for line in listed.stdout.splitlines()] == [
-        "fever",
-        "hotpotqa",
-        "hotpotqa-zh",
+    assert [line.split("\t")[:3] for line in listed.stdout.splitlines()] == [
+        ["fever", "react", "fever"],
+        ["fever-act", "act", "fever"],
+        ["fever-cot", "cot", "fever"],
+        ["fever-standard", "standard", "fever"],
+        ["hotpotqa", "react", "hotpotqa"],
+        ["hotpotqa-act", "act", "hotpotqa"],
+        ["hotpotqa-cot", "cot", "hotpotqa"],
+        ["hotpotqa-standard", "standard", "hotpotqa"],
+        ["hotpotqa-zh", "react", "hotpotqa"],
     ]
     shown = cli(["prompts", "show", "hotpotqa"])
     assert shown.code == 0
-    assert shown.stdout == (ROOT / "prompts" / "hotpotqa.txt").read_text(encoding="utf-8")
+    file = (ROOT / "prompts" / "hotpotqa.txt").read_text(encoding="utf-8")
+    assert file.startswith("---\nmethod: react\ntask: hotpotqa\n---\n")
+    assert shown.stdout == file.split("---\n", 2)[2]  # as it is sent: front matter left out

@@ -43,8 +43,10 @@ def test_summaries_of_earlier_evals_are_written_again_with_their_key_order(kind:
 
 def test_the_records_hold_typed_values() -> None:
     fever = [Row.from_json(json.loads(line)) for line in lines_of("fever")]
-    assert [row.stop_reason for row in fever] == [StopReason.FINISH] * 3 + [StopReason.ERROR]
-    assert [row.label.value if row.label else "-" for row in fever] == [
+    assert [row.result.stop_reason for row in fever] == [StopReason.FINISH] * 3 + [
+        StopReason.ERROR
+    ]
+    assert [row.result.label.value if row.result.label else "-" for row in fever] == [
         "SUPPORTS",
         None,
         "REFUTES",
@@ -94,7 +96,7 @@ def test_rows_of_other_tools_may_lack_usage_and_cost_and_record_calls() -> None:
     data = row_with(calls=4)
     del data["usage"], data["cost"]
     row = Row.from_json(data)
-    assert (row.usage, row.cost, row.calls) == (None, None, 4)
+    assert (row.result.usage, row.result.cost, row.result.calls) == (None, None, 4)
 
 
 @pytest.mark.parametrize(

@@ -15,16 +15,22 @@ from hostile import cli_fuzz, mutated
 from hypothesis import given
 from inproc import Runner, one_error_line
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "traces" / "arthurs-magazine.json"
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "traces"
+EXAMPLE = EXAMPLES / "arthurs-magazine.json"
 GOOD: dict[str, Any] = json.loads(EXAMPLE.read_text(encoding="utf-8"))
+# A hybrid method's run: samples, votes, branch, a back-off to ReAct (version 2).
+HYBRID: dict[str, Any] = json.loads(
+    (EXAMPLES / "kiss-and-tell-cot-sc-react.json").read_text(encoding="utf-8")
+)
 BOUND_S = 10.0  # a hang detector: each command takes well under a second
 FUZZ = cli_fuzz(15)
 
 
-def assert_shown_or_refused(cli: Runner, args: list[str], path: Path) -> None:
+def assert_shown_or_refused(cli: Runner, args: list[str], path: Path, codes: str = "01") -> None:
+    """Exit 0, or one ``Error:`` line with exit 1 (or 2 where ``codes`` allows it)."""
     result = cli(args)
     assert cli.elapsed_s < BOUND_S, args
-    assert result.code in (0, 1), (args, result)
+    assert str(result.code) in codes, (args, result)
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr, result.stderr
     assert "\x1b" not in result.stdout + result.stderr  # no escape sequence reaches the terminal
     errors = [line for line in result.stderr.splitlines() if line.startswith("Error: ")]
@@ -45,6 +51,19 @@ def test_any_trace_file_is_shown_or_refused_in_one_line(
     path.write_bytes(data)
     for mode in ([], ["--json"], ["--rerun"]):
         assert_shown_or_refused(cli, ["replay", *mode, str(path)], path)
+
+
+@cli_fuzz(10)
+@given(data=mutated(HYBRID))
+def test_any_method_trace_is_shown_re_run_or_refused_in_one_line(
+    cli: Runner, tmp_path_factory: pytest.TempPathFactory, data: bytes
+) -> None:
+    path = tmp_path_factory.mktemp("trace") / "hybrid.json"
+    path.write_bytes(data)
+    for mode in ([], ["--json"], ["--rerun"]):
+        assert_shown_or_refused(cli, ["replay", *mode, str(path)], path)
+    derived = ["replay", "--rerun", "--method", "react+cot-sc", str(path)]
+    assert_shown_or_refused(cli, derived, path, codes="012")  # 2: the trace cannot give it
 
 
 @cli_fuzz(10)

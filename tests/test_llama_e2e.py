@@ -21,6 +21,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -33,6 +34,7 @@ from fake_mediawiki import FakeMediaWiki
 
 from react_cli.agent import STOP_SEQUENCES
 from react_cli.cutter import cut_at_observation
+from react_cli.methods.method import Method
 from react_cli.parser import kept_in_prompt
 from react_cli.records import StopReason
 from react_cli.trace import load_trace
@@ -107,6 +109,21 @@ class RecordingProxy:
         ]
 
 
+def react_cli(
+    args: list[str], env: dict[str, str], timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """One command in a process of its own, as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "react_cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
 @pytest.fixture(scope="module")
 def wiki() -> Iterator[FakeMediaWiki]:
     with FakeMediaWiki.from_fixtures() as server:
@@ -126,15 +143,7 @@ def test_ask_against_a_real_server(
         env = cli_env(
             home, OPENAI_BASE_URL=proxy.url, REACT_CLI_MODEL=MODEL, REACT_CLI_WIKI=wiki.url
         )
-        proc = subprocess.run(
-            [sys.executable, "-m", "react_cli", *args],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=ROOT,
-            timeout=800,
-            stdin=subprocess.DEVNULL,
-        )
+        proc = react_cli(args, env, timeout=800)
 
     # The run ends with an answer (0) or without one (1), never a crash, and leaves a trace.
     assert proc.returncode in (0, 1), proc.stderr
@@ -208,3 +217,44 @@ def test_ask_against_a_real_server(
         f"latency={[round(s['latency_s'], 2) for s in steps]} prompt_tokens={tokens} "
         f"prompt_chars={[len(p) for p in prompts]} answer={trace['answer']!r}"
     )
+
+
+HOTPOT_FIRST6 = ROOT / "tests" / "fixtures" / "eval" / "hotpotqa_dev_first6.json"
+SAMPLES = "3"
+
+
+def test_every_method_against_a_real_server(tmp_path: Path, wiki: FakeMediaWiki) -> None:
+    """``eval --methods all`` on 3 HotpotQA questions: each method to a clean end, ``n``
+    asked once and (llama-cpp-python ignores it) never again; one line of figures each."""
+    out = tmp_path / "eval"
+    args = ["eval", str(HOTPOT_FIRST6), "--limit", "3", "--methods", "all", "--out", str(out)]
+    args += ["--api", "completions", "--concurrency", "1", "--samples", SAMPLES]
+    args += ["--max-steps", MAX_STEPS]
+    with RecordingProxy(LLAMA_URL) as proxy:
+        servers = {"OPENAI_BASE_URL": proxy.url, "REACT_CLI_WIKI": wiki.url}
+        env = cli_env(tmp_path / "home", REACT_CLI_MODEL=MODEL, **servers)
+        started = time.monotonic()
+        proc = react_cli(args, env, timeout=1500)
+        wall = time.monotonic() - started
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    methods = summary["methods"]
+    assert list(methods) == [m.value for m in Method] and summary["status"] == "finished"
+    assert all(figures["n"] == 3 and figures["failed"] == 0 for figures in methods.values())
+    asked_n = [body["n"] for body in proxy.bodies if "n" in body]
+    assert asked_n == [int(SAMPLES)]  # asked once; the server answered one choice: remembered
+    assert summary["calls_made"] == len(proxy.bodies)
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    for row in rows:
+        for method, result in row["methods"].items():
+            trace = load_trace(out / result["trace"])
+            assert trace["method"] == method and trace["stop_reason"] in set(StopReason)
+            if method in ("cot-sc", "cot-sc+react", "react+cot-sc") and trace.get("samples"):
+                assert len(trace["samples"]) == int(SAMPLES)
+    print(f"\nE2E methods: 3 questions, {len(proxy.bodies)} requests, wall {wall:.0f} s")
+    for method, figures in methods.items():
+        print(
+            f"E2E {method:<13} EM={figures['em']:.3f} calls={figures.get('calls', 0)} "
+            f"tokens={figures['tokens']} time={figures['avg_latency_s'] * 3:.1f} s"
+        )

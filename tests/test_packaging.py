@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SHIPPED = ("hotpotqa", "fever", "hotpotqa-zh")
+KINDS = ("", "-act", "-cot", "-standard")  # ReAct's prompt is the task's own name
+SHIPPED = (*(f"{task}{kind}" for task in ("hotpotqa", "fever") for kind in KINDS), "hotpotqa-zh")
 
 
 @pytest.fixture(scope="module")

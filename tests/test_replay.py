@@ -100,7 +100,7 @@ def test_json_prints_the_trace_normalised(
     edit_json(path, lambda d: [step.pop("details") for step in d["steps"]])
     shown = cli(["replay", str(path), "--json"], **offline)
     data = json.loads(shown.stdout)
-    assert data["answer"] == "Arthur's Magazine" and data["version"] == 1
+    assert data["answer"] == "Arthur's Magazine" and data["version"] == 2
     assert all(step["details"] == {} for step in data["steps"])
     assert data["steps"][0]["action"] == "Search[Arthur's Magazine]"
 
@@ -118,9 +118,12 @@ def test_rerun_reproduces_offline_with_servers_stopped(
     assert result.stdout == "Arthur's Magazine\n" and result.stderr == ""
     verbose = cli(["replay", str(path), "--rerun", "-v", "--json"], **offline)
     assert json.loads(verbose.stdout) == {
+        "method": "react",
         "reproduced": True,
         "answer": "Arthur's Magazine",
+        "branch": "react",
         "stop_reason": "finish",
+        "votes": None,
         "differences": [],
     }
     assert "Thought 3:" in verbose.stderr
@@ -251,7 +254,7 @@ def test_rerun_fails_again_exactly_where_the_recording_failed(
 ) -> None:
     path = synthetic(tmp_path, stop_reason, [search_step(1, "A"), last], error=error)
     recorded = Trace.read(path)
-    now = rerun(recorded)
+    now = rerun(recorded)[1]
     assert (now.stop_reason, now.error) == (stop_reason, error)
     assert compare(recorded.run, now) == []
 
@@ -263,12 +266,12 @@ def test_rerun_keeps_the_recorded_stop_rules(tmp_path: Path) -> None:
         [search_step(1, "A", 60), search_step(2, "B", 60)],
         config={"max_total_tokens": 100},
     )
-    assert compare(Trace.read(budget).run, rerun(Trace.read(budget))) == []
+    assert compare(Trace.read(budget).run, rerun(Trace.read(budget))[1]) == []
     repeated = synthetic(
         tmp_path,
         "repeated_action",
         [search_step(k, "A") for k in (1, 2)],
         config={"max_repeats": 2},
     )
-    assert compare(Trace.read(repeated).run, rerun(Trace.read(repeated))) == []
-    assert rerun(Trace.read(repeated)).stop_reason == "repeated_action"
+    assert compare(Trace.read(repeated).run, rerun(Trace.read(repeated))[1]) == []
+    assert rerun(Trace.read(repeated))[1].stop_reason == "repeated_action"

@@ -142,22 +142,20 @@ def test_show_of_a_hostile_eval_prints_plain_text(eval_hostile: Path) -> None:
 def test_show_adds_the_methods_table_when_the_summary_has_one(eval_a: Path, tmp_path: Path) -> None:
     summary = json.loads((eval_a / "summary.json").read_text(encoding="utf-8"))
     summary["methods"] = {
-        "cot-sc": {"em": 0.5, "f1": 0.61, "calls": 21, "tokens": 4200},
-        "react": {"em": 1 / 3, "calls": 2, "nested": {"ignored": 1}},
+        "react": {"em": 1 / 3, "avg_calls": 2, "nested": {"ignored": 1}},
+        "cot-sc": {"n": 6, "em": 0.5, "f1": 0.61, "avg_calls": 21, "avg_tokens": 4200},
+        "mine": {"em": "<b>x</b>"},
     }
     write_json(tmp_path / "summary.json", summary)
     out = printed(show_eval(tmp_path))
-    assert "methods" in out
-    (cot,) = [line for line in out.splitlines() if "cot-sc" in line]
-    assert [cell.strip() for cell in cot.split("│")[1:6]] == [
-        "cot-sc",
-        "0.5000",
-        "0.6100",
-        "21",
-        "4,200",
+    assert "methods (paper: ReAct, Table 1, PaLM-540B)" in out
+    rows = [[cell.strip() for cell in line.split("│")[1:8]] for line in out.splitlines()]
+    table = [row for row in rows if row and row[0] in ("CoT-SC", "ReAct", "mine")]
+    assert table == [  # the paper's order; a method it does not know last, its text as text
+        ["CoT-SC", "6", "50.0%", "61.0%", "33.4%", "21.0", "4,200"],
+        ["ReAct", "—", "33.3%", "—", "27.4%", "2.0", "—"],
+        ["mine", "—", "<b>x</b>", "—", "—", "—", "—"],
     ]
-    (react,) = [line for line in out.splitlines() if "│ react" in line]
-    assert [cell.strip() for cell in react.split("│")[1:6]] == ["react", "0.3333", "—", "2", "—"]
 
 
 def test_the_report_shows_summary_charts_table_and_trajectories(eval_a: Path) -> None:

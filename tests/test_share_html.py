@@ -44,8 +44,9 @@ def test_real_traces_give_self_contained_pages(path: Path) -> None:
     soup = self_contained(export_trace(path, ExportFormat.HTML))
     assert text(soup.find(class_="question")) == trace["question"]
     steps = soup.find_all("details", class_="step")
-    assert len(steps) == len(trace["steps"])
-    for details, recorded in zip(steps, trace["steps"], strict=True):
+    samples = trace.get("samples", [])  # a sampling method's, after the steps
+    assert len(steps) == len(trace["steps"]) + len(samples)
+    for details, recorded in zip(steps, trace["steps"], strict=False):
         assert "open" not in details.attrs  # collapsed until the reader opens it
         n = recorded["index"]
         assert text(details.summary) == f"Step {n} · {recorded['action']}"
@@ -63,6 +64,9 @@ def test_real_traces_give_self_contained_pages(path: Path) -> None:
     facts = dict(zip(map(text, soup.find_all("dt")), map(text, soup.find_all("dd")), strict=True))
     assert facts["Model"] == trace["config"]["model"]
     assert facts["Steps"] == str(len(trace["steps"]))
+    assert facts["Model calls"] == str(trace.get("calls", len(trace["steps"])))
+    for answer_voted, count in trace.get("votes", {}).items():
+        assert facts[answer_voted] == f"{count} votes"
     assert soup.find("button", attrs={"data-expand": True}) is not None
 
 

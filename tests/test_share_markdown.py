@@ -115,9 +115,11 @@ def test_real_traces_give_the_expected_markdown_structure(path: Path) -> None:
     markdown = export_trace(path, ExportFormat.MARKDOWN)
     tokens = parse(markdown)
     steps = trace["steps"]
+    sampled = [("h2", "Votes"), ("h2", "Samples")] if "samples" in trace else []
     assert headings(tokens) == [
         ("h1", "ReAct run"),
         *(("h3", f"Step {s['index']}") for s in steps),
+        *sampled,  # a sampling method's votes and samples
         ("h2", "Answer"),
     ]
     texts = paragraph_texts(tokens)
@@ -132,7 +134,9 @@ def test_real_traces_give_the_expected_markdown_structure(path: Path) -> None:
             assert f"<summary>Observation {n} ({len(observation):,} characters)" in markdown
         elif observation:
             assert f"Observation {n}: {observation}" in texts
-    facts = dict(row for row in table_rows(tokens)[1:])
+    rows = table_rows(tokens)
+    tables = rows.index(["Answer", "Votes"]) if ["Answer", "Votes"] in rows else len(rows)
+    facts = dict(row for row in rows[1:tables])  # the run's table, before a votes table
     answer = trace["answer"] if trace["answer"] is not None else "—"
     assert facts["Answer"] == answer
     assert facts["Stop reason"] == trace["stop_reason"]

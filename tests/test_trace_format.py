@@ -1,5 +1,6 @@
-"""The trace format does not move: today's records write, and read back, the exact bytes the
-code before the typed records wrote for the same runs (``fixtures/traces``)."""
+"""The trace format does not move: today's records write, and read back, the exact bytes of
+``fixtures/traces/v2``; the version-1 traces the code before methods wrote for the same runs
+(``fixtures/traces``) load, upgraded to those very bytes."""
 
 from __future__ import annotations
 
@@ -12,14 +13,16 @@ import pytest
 from react_cli.config import Settings
 from react_cli.deadline import Deadline
 from react_cli.errors import LLMConnectionError, TraceError
-from react_cli.prompts import load_prompt
+from react_cli.methods.method import Method
+from react_cli.prompts import prompt_set
 from react_cli.records import Completion, TextSink, ToolResult, Usage
+from react_cli.runs import run_question
 from react_cli.trace import Trace
 from react_cli.trajectory import ErrorKind, StepError
 from react_cli.untrusted import dump_json
-from react_cli.wiring import run_question
 
 FIXTURES = Path(__file__).parent / "fixtures" / "traces"
+V2 = FIXTURES / "v2"
 CREATED = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
 BROKEN = "Wikipedia request failed: HTTP 503 from x"
 Reply = str | tuple[str, str] | Exception
@@ -114,7 +117,7 @@ def written(name: str) -> str:
     traced = run_question(
         "Who directed Ed Wood?",
         settings=settings,
-        template=load_prompt("hotpotqa"),
+        prompts=prompt_set("hotpotqa", [Method.REACT]),
         model=Model(replies),
         tools=Tools(),
         created=CREATED,
@@ -129,13 +132,22 @@ def written(name: str) -> str:
 
 @pytest.mark.parametrize("name", SCENARIOS)
 def test_a_run_writes_the_bytes_it_always_wrote(name: str) -> None:
-    assert written(name) == (FIXTURES / f"{name}.json").read_text(encoding="utf-8")
+    assert written(name) == (V2 / f"{name}.json").read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
 def test_a_trace_reads_back_to_the_same_bytes(name: str) -> None:
-    path = FIXTURES / f"{name}.json"
+    path = V2 / f"{name}.json"
     assert dump_json(Trace.read(path).to_json(), indent=2) + "\n" == path.read_text("utf-8")
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_a_version_1_trace_is_upgraded_to_what_today_writes(name: str) -> None:
+    old = FIXTURES / f"{name}.json"
+    assert '"version": 1' in old.read_text(encoding="utf-8")
+    upgraded = dump_json(Trace.read(old).to_json(), indent=2) + "\n"
+    assert upgraded == (V2 / f"{name}.json").read_text(encoding="utf-8")
+    assert Trace.read(old).record.method is Method.REACT
 
 
 def test_each_step_error_is_typed_by_kind() -> None:
@@ -171,3 +183,18 @@ def test_a_malformed_config_is_a_trace_error_naming_the_file(tmp_path: Path) -> 
     path.write_text(text.replace('"max_steps": 8', '"max_steps": "eight"'), encoding="utf-8")
     with pytest.raises(TraceError, match=rf"^{path}: malformed trace \(config"):
         Trace.read(path)
+
+
+def test_a_method_trace_reads_back_to_the_same_bytes() -> None:
+    path = Path(__file__).parent.parent / "examples" / "traces" / "kiss-and-tell-cot-sc-react.json"
+    trace = Trace.read(path)
+    assert dump_json(trace.to_json(), indent=2) + "\n" == path.read_text("utf-8")
+    record = trace.record
+    assert (record.method, record.branch, record.calls) == (
+        Method.COT_SC_REACT,
+        Method.REACT,
+        3,
+    )
+    assert len(record.samples) == 21 and record.votes == {"Chief of Protocol": 10, "Ambassador": 6}
+    assert trace.config.samples == 21 and trace.config.hybrid_max_steps == 7
+    assert set(trace.config.prompts) == {"react", "cot"}

@@ -86,7 +86,7 @@ BROKEN = {
     "truncated.json": ('{"version": 1, "question": "q", "steps": [', "truncated JSON"),
     "nonjson.json": ("this is not json", "not JSON"),
     "list.json": ("[1, 2]", "top level is not an object"),
-    "future.json": ('{"version": 2, "question": "q"}', "unsupported trace version 2"),
+    "future.json": ('{"version": 3, "question": "q"}', "unsupported trace version 3"),
     "noversion.json": ('{"question": "q"}', "unsupported trace version None"),
     "fields.json": ('{"version": 1, "question": "q"}', "missing stop_reason, steps"),
     "steps.json": (

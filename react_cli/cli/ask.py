@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
@@ -19,11 +20,13 @@ from react_cli.cli.options import (
 )
 from react_cli.errors import InterruptError, LLMConfigError, NoAnswerError, UsageError
 from react_cli.interrupts import guarded, hold, pressed
+from react_cli.methods.method import Method
 from react_cli.records import StopReason
 
 if TYPE_CHECKING:
     from react_cli.config import Settings
-    from react_cli.prompts import PromptTemplate
+    from react_cli.fork import Fork
+    from react_cli.prompts import PromptSet
 
 
 @app.command(short_help="Answer a question; the answer alone goes to stdout.")
@@ -67,25 +70,23 @@ def ask(
     configuration error (no model, no key, rejected key, unknown model); 130 interrupted.
     """
     from react_cli.config import home_dir, resolve
-    from react_cli.prompts import load_prompt
 
     if trace is not None and no_trace:
         raise UsageError("--trace and --no-trace contradict each other")
     settings = resolve(options.flags())
     fork = None
     if from_trace is not None or from_step is not None:
-        from react_cli.replay import Fork
+        from react_cli.fork import Fork
 
         if from_trace is None:
             raise UsageError("--from-step forks a saved run: give --from-trace TRACE too")
         if question:
             raise UsageError("a fork asks the trace's question: give no QUESTION")
         fork = Fork.open(from_trace, from_step)
-    # A fork keeps the recorded prompt unless --prompt asks for another one.
-    if fork is not None and options.prompt is None:
-        template = fork.trace.template()
-    else:
-        template = load_prompt(settings.prompt)
+        if options.method is not None and options.method != fork.method:
+            raise UsageError(f"a fork continues the trace's method, {fork.method}")
+        settings = replace(settings, method=str(fork.method))
+    prompts = _prompts(settings, fork if options.prompt is None else None)
     text = fork.trace.run.question if fork else read_question(question or None)
     created = datetime.now(timezone.utc)
     extra = fork.trace_extra() if fork else None
@@ -98,10 +99,10 @@ def ask(
             path = trace or default_trace_path(home_dir(), created, text)
             check_writable(path)  # before paying for a run whose trace would be lost
         from react_cli.render import Renderer, make_console
+        from react_cli.runs import run_question
         from react_cli.wiring import (
             build_model,
             build_tools,
-            run_question,
             show_contact_hint,
             stderr_debug_log,
             stderr_retry_notice,
@@ -114,14 +115,17 @@ def ask(
         notices = observer.retry_waiting if observer else stderr_retry_notice
         llm = build_model(settings, debug_log, notices)
         tools = build_tools(settings, debug_log, notices)
+        model = fork.model(llm) if fork else llm
         if fork:
-            llm, tools = fork.model(llm), fork.tools(tools)
-        show_contact_hint(settings)
+            tools = fork.tools(tools)
+        if any(part.loop for part in Method(settings.method).parts):  # it calls Wikipedia
+            show_contact_hint(settings)
         traced = run_question(
             text,
             settings=settings,
-            template=template,
-            model=llm,
+            prompts=prompts,
+            model=model,
+            sampler=llm,
             tools=tools,
             observer=observer,
             created=created,
@@ -129,7 +133,7 @@ def ask(
         )
     except KeyboardInterrupt:
         hold()
-        _interrupted_before_the_run(text, settings, template, path, created, extra)
+        _interrupted_before_the_run(text, settings, prompts, path, created, extra)
     hold()  # a Ctrl-C from now on waits until the trace is written
     from react_cli.render import plain
     from react_cli.trace import write_trace
@@ -143,11 +147,16 @@ def ask(
             "question": result.question,
             "model": config["model"],
             "endpoint": config["base_url"],  # without credentials or query string
+            "method": document["method"],
             "answer": result.answer,
+            "branch": document["branch"],
             "stop_reason": result.stop_reason,
             "forced": result.forced,
             "error": result.error,
             "steps": document["steps"],
+            "samples": document.get("samples"),
+            "votes": document.get("votes"),
+            "calls": document["calls"],
             "usage": document["usage"],
             "cost": document["cost"],
             "duration_s": document["duration_s"],
@@ -170,20 +179,30 @@ def ask(
         raise NoAnswerError(f"no answer: {describe_stop(reason, settings.max_steps, result.error)}")
 
 
+def _prompts(settings: Settings, fork: Fork | None) -> PromptSet:
+    """The prompts of the settings' method, or a fork's recorded prompt (without --prompt)."""
+    from react_cli.prompts import PromptSet, prompt_set
+
+    if fork is not None:
+        template = fork.trace.template()
+        return PromptSet(template, {Method(settings.method): template})
+    return prompt_set(settings.prompt, [Method(settings.method)])
+
+
 def _interrupted_before_the_run(
     text: str,
     settings: Settings,
-    template: PromptTemplate,
+    prompts: PromptSet,
     path: Path | None,
     created: datetime,
     extra: dict[str, Any] | None,
 ) -> NoReturn:
     """Ctrl-C while the run was being set up: write a trace with no steps, exit 130."""
-    from react_cli.wiring import write_interrupted_trace
+    from react_cli.runs import write_interrupted_trace
 
     if path is not None:
         write_interrupted_trace(
-            text, settings=settings, template=template, path=path, created=created, extra=extra
+            text, settings=settings, prompts=prompts, path=path, created=created, extra=extra
         )
     raise _interrupted(path)
 
@@ -202,5 +221,6 @@ def describe_stop(stop_reason: StopReason, max_steps: int, error: str | None) ->
         StopReason.TIMEOUT: error or "the time limit was reached",
         StopReason.TOOL_ERRORS: error or "the Wikipedia tool kept failing",
         StopReason.LLM_ERROR: error or "the model endpoint failed",
+        StopReason.NO_ANSWER: "the model wrote no answer (no 'Answer:' line)",
     }
     return reasons.get(stop_reason, stop_reason.value)

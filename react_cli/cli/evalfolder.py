@@ -23,6 +23,10 @@ def eval_show(
     wrong: Annotated[
         bool, typer.Option("--wrong", help="Also list the questions it did not answer right.")
     ] = False,
+    method: Annotated[
+        str | None,
+        typer.Option(metavar="NAME", help="--wrong of this method, in an eval of several."),
+    ] = None,
 ) -> None:
     """Print the summary table of the eval in DIR (stdout); --wrong lists the questions it got
     wrong (question, gold, answer, stop reason).
@@ -33,7 +37,10 @@ def eval_show(
     from react_cli.share.show import show_eval
 
     console = make_console(stderr=False)
-    for part in show_eval(directory, wrong=wrong):
+    from react_cli.methods.method import parse_method
+
+    chosen = None if method is None else str(parse_method(method))
+    for part in show_eval(directory, wrong=wrong, method=chosen):
         console.print(part)
 
 
@@ -71,11 +78,23 @@ def eval_compare(
     seed: Annotated[
         int, typer.Option(metavar="N", help="Seed of the bootstrap confidence interval.")
     ] = 0,
+    method: Annotated[
+        str | None,
+        typer.Option(
+            metavar="NAME",
+            help="Compare this method's results, in evals of several methods [their first].",
+        ),
+    ] = None,
+    method_b: Annotated[
+        str | None,
+        typer.Option(metavar="NAME", help="B's method, if not --method (A and B may be one eval)."),
+    ] = None,
 ) -> None:
     """Compare evals A and B question by question (paired by dataset index and question text):
     scores side by side with B − A, questions that flipped, an exact McNemar test for EM (or
     accuracy), a paired bootstrap 95 % interval for the F1 difference, and tokens, calls and
-    time per question. Works across models, prompts and methods.
+    time per question. Works across models, prompts and methods: --method picks one of an eval
+    of several (--method-b another for B, e.g. two methods of the same eval).
 
     Exit codes: 0 compared; 2 a folder is not an eval, or the two share no question.
     """
@@ -84,7 +103,13 @@ def eval_compare(
 
     if listing is not None and listing not in LISTS:
         raise UsageError(f"--list must be one of {', '.join(LISTS)}, not {listing!r}")
-    comparison = compare_evals(first, second, seed=seed)
+    from react_cli.methods.method import parse_method
+
+    names = [
+        None if name is None else str(parse_method(name, option))
+        for name, option in ((method, "--method"), (method_b, "--method-b"))
+    ]
+    comparison = compare_evals(first, second, seed=seed, method=names[0], method_b=names[1])
     if as_json:
         print_json(comparison.to_json(), indent=2)
         return

@@ -79,6 +79,14 @@ def eval_command(
             help="Continue the run in DIR with its dataset, selection and settings.",
         ),
     ] = None,
+    methods: Annotated[
+        str | None,
+        typer.Option(
+            metavar="NAMES",
+            help="Score several methods in one pass, sharing their work: names separated by "
+            "commas (standard,cot,cot-sc,act,react,cot-sc+react,react+cot-sc) or 'all'.",
+        ),
+    ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the summary object instead of its path.")
     ] = False,
@@ -87,8 +95,9 @@ def eval_command(
 ) -> None:
     """Score a model on DATASET: summary.json path on stdout, progress on stderr.
 
-    'eval --resume DIR' continues a run with the dataset, selection and settings it was
-    started with (options given now win). Exit codes: 0 the run completed (whatever the
+    'eval --resume DIR' continues a run with the dataset, selection, methods and settings it
+    was started with (options given now win; --methods adds methods it runs for every
+    question). Exit codes: 0 the run completed (whatever the
     score); 1 questions failed hard (endpoint errors; --resume retries them); 2 usage or
     configuration error (the endpoint refused the key or the model: the run stops at once);
     130 interrupted (results kept).
@@ -97,6 +106,7 @@ def eval_command(
     from react_cli.eval.runner import evaluate
     from react_cli.eval.store import claim_folder
     from react_cli.eval.view import ProgressView
+    from react_cli.llm.sampling import EndpointFacts
     from react_cli.render import make_console
     from react_cli.wiring import build_backend, build_model, show_contact_hint, stderr_debug_log
 
@@ -111,13 +121,15 @@ def eval_command(
         wiki_concurrency=wiki_concurrency,
         out=out,
         resume=resume,
+        methods=methods,
         flags=options.flags(),
     )
     plan = plan_eval(request)
     settings = plan.settings
     debug_log = stderr_debug_log if debug or debug_enabled() else None
     view = ProgressView(make_console())
-    clients = [build_model(settings, debug_log, view.retry_waiting)]  # fails before any output
+    facts = EndpointFacts()  # whether it answers n: learnt once for every worker's client
+    clients = [build_model(settings, debug_log, view.retry_waiting, facts)]  # fails at once
     backend = build_backend(settings, debug_log, view.retry_waiting)
     lock = claim_folder(plan.folder, plan.resuming)
     try:
@@ -126,7 +138,9 @@ def eval_command(
             plan,
             lock,
             model_factory=lambda: (
-                clients.pop() if clients else build_model(settings, debug_log, view.retry_waiting)
+                clients.pop()
+                if clients
+                else build_model(settings, debug_log, view.retry_waiting, facts)
             ),
             backend=backend,
             observer=view,

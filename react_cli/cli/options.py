@@ -103,7 +103,29 @@ PromptOpt = Annotated[
 ]
 
 
-MaxStepsOpt = Annotated[int | None, typer.Option(metavar="N", help="Step limit [8].")]
+MethodOpt = Annotated[
+    str | None,
+    typer.Option(
+        metavar="NAME",
+        help="standard, cot, cot-sc, act, react, react+cot-sc or cot-sc+react "
+        "[env REACT_CLI_METHOD; react].",
+    ),
+]
+
+
+MaxStepsOpt = Annotated[
+    int | None,
+    typer.Option(metavar="N", help="Step limit [8; the hybrids' ReAct: 7 HotpotQA, 5 FEVER]."),
+]
+
+
+SamplesOpt = Annotated[int | None, typer.Option(metavar="N", help="CoT-SC samples [21].")]
+SampleTemperatureOpt = Annotated[
+    float | None, typer.Option(metavar="T", help="CoT-SC sampling temperature [0.7].")
+]
+SampleConcurrencyOpt = Annotated[
+    int | None, typer.Option(metavar="N", help="Sampling requests at once, without n [4].")
+]
 
 
 TemperatureOpt = Annotated[
@@ -200,7 +222,11 @@ class RunOptions:
     api_key: ApiKeyOpt = None
     api: ApiOpt = None
     prompt: PromptOpt = None
+    method: MethodOpt = None
     max_steps: MaxStepsOpt = None
+    samples: SamplesOpt = None
+    sample_temperature: SampleTemperatureOpt = None
+    sample_concurrency: SampleConcurrencyOpt = None
     temperature: TemperatureOpt = None
     max_tokens: MaxTokensOpt = None
     max_total_tokens: MaxTotalTokensOpt = None
@@ -213,13 +239,14 @@ class RunOptions:
 
     def flags(self) -> dict[str, Any]:
         """The settings these options give, as ``config.resolve`` flags; --lang names a wiki
-        and, if one is shipped, a prompt."""
+        and, if one is shipped, a prompt; --max-steps is the hybrids' ReAct limit too."""
         given = {option.name: getattr(self, option.name) for option in fields(self)}
         lang = given.pop("lang")
         given.update(
             prompt=lang_prompt(lang, self.prompt),
             wiki=wiki_flags(self.wiki, lang),
             run_timeout_s=given.pop("timeout"),
+            hybrid_max_steps=self.max_steps,
         )
         return settings_flags(**given)
 

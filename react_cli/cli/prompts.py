@@ -21,7 +21,9 @@ prompts_app = typer.Typer(
 
 @prompts_app.callback(invoke_without_command=True)
 def prompts_list(ctx: typer.Context) -> None:
-    """List the shipped prompt templates (use 'prompts show NAME' to print one)."""
+    """List the shipped prompt templates: name, method, task, first line ('prompts show NAME'
+    prints one). A prompt file of your own says which method and task it is for in front
+    matter: a first line '---', then 'method: cot' and 'task: fever', then '---'."""
     if ctx.invoked_subcommand is not None:
         return
     from react_cli.prompts import load_prompt, shipped_names
@@ -30,14 +32,16 @@ def prompts_list(ctx: typer.Context) -> None:
     for name in shipped_names():
         template = load_prompt(name)
         first = template.text.strip().splitlines()[0] if template.text.strip() else ""
-        print(f"{name}\t{cap(first, DESCRIPTION_WIDTH)}")
+        described = cap(first, DESCRIPTION_WIDTH)
+        print(f"{name}\t{template.method}\t{template.task}\t{described}")
 
 
 @prompts_app.command("show")
 def prompts_show(
     name: Annotated[str, typer.Argument(metavar="NAME", help="Prompt name or file.")],
 ) -> None:
-    """Print a prompt template exactly as it is sent (with its {question} marker)."""
+    """Print a prompt template exactly as it is sent (with its {question} marker, without the
+    front matter that says its method and task)."""
     from react_cli.prompts import load_prompt
 
     sys.stdout.write(load_prompt(name).text)

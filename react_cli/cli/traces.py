@@ -16,6 +16,7 @@ from react_cli.cli.options import (
 from react_cli.errors import RerunDiffersError, UsageError
 
 if TYPE_CHECKING:
+    from react_cli.methods.method import Method
     from react_cli.share.export import ExportFormat
     from react_cli.trace import Trace
 
@@ -55,6 +56,14 @@ def replay(
         bool, typer.Option(help="Re-run on the recorded model outputs but real Wikipedia.")
     ] = False,
     wiki: WikiOpt = None,
+    method: Annotated[
+        str | None,
+        typer.Option(
+            metavar="NAME",
+            help="With --rerun: answer by this method from what the trace recorded "
+            "(e.g. react+cot-sc from a ReAct run with samples) [the trace's].",
+        ),
+    ] = None,
     verbose: Annotated[
         bool, typer.Option("-v", "--verbose", help="Show the re-run's trajectory on stderr.")
     ] = False,
@@ -89,6 +98,8 @@ def replay(
         raise UsageError("-v applies to --rerun / --live-tools only")
     if wiki is not None and not live_tools:
         raise UsageError("--wiki applies to --live-tools only")
+    if method is not None and not rerunning:
+        raise UsageError("--method applies to --rerun / --live-tools only")
     if step_delay and (as_json or rerunning):
         raise UsageError("--step-delay applies to rendering only, not to --json or --rerun")
     if trace and len(trace) > 1 and rerunning:
@@ -101,18 +112,28 @@ def replay(
         return
     runs = [Trace.read(path) for path in paths]  # every file readable before anything is shown
     if rerunning:
-        _rerun(runs[0], live_tools=live_tools, wiki=wiki, verbose=verbose, as_json=as_json)
+        from react_cli.methods.method import parse_method
+
+        chosen_method = None if method is None else parse_method(method)
+        _rerun(
+            runs[0],
+            method=chosen_method,
+            live_tools=live_tools,
+            wiki=wiki,
+            verbose=verbose,
+            as_json=as_json,
+        )
     elif as_json:
         documents = [run.to_json() for run in runs]
         print_json(documents if len(runs) > 1 else documents[0], indent=2)
     else:
-        from react_cli.render import PacedRenderer, make_console, plain
-        from react_cli.render import replay_run as play
+        from react_cli.render import make_console, plain
+        from react_cli.render_replay import PacedRenderer, replay_trace
 
         for number, run in enumerate(runs):
             if len(runs) > 1:
                 print(("\n" if number else "") + f"== {plain(str(run.path))}")
-            play(PacedRenderer(make_console(stderr=False), step_delay), run.run)
+            replay_trace(PacedRenderer(make_console(stderr=False), step_delay), run)
 
 
 def _export_format(name: str, output: Path | None, other_mode: bool) -> ExportFormat | None:
@@ -148,11 +169,18 @@ def _export(paths: list[Path], export: ExportFormat, output: Path | None) -> Non
 
 
 def _rerun(
-    recorded: Trace, *, live_tools: bool, wiki: str | None, verbose: bool, as_json: bool
+    recorded: Trace,
+    *,
+    method: Method | None,
+    live_tools: bool,
+    wiki: str | None,
+    verbose: bool,
+    as_json: bool,
 ) -> None:
-    """Re-run a recorded run; exit 1 with a step-by-step diff when it does not reproduce."""
+    """Re-run a recorded run; exit 1 with a step-by-step diff when it does not reproduce.
+    With another ``method`` than the recorded one, print what that method answers."""
     from react_cli.render import Renderer, make_console, plain
-    from react_cli.replay import compare
+    from react_cli.replay import compare, compare_records
     from react_cli.replay import rerun as rerun_run
     from react_cli.untrusted import clean_text
     from react_cli.wording import plural
@@ -164,13 +192,19 @@ def _rerun(
 
         notices = observer.retry_waiting if observer else stderr_retry_notice
         tools = build_tools(run_settings(wiki=wiki), on_retry=notices)
-    now = rerun_run(recorded, tools=tools, observer=observer)
-    differences = compare(recorded.run, now)
+    outcome, now = rerun_run(recorded, method=method, tools=tools, observer=observer)
+    derived = method is not None and method != recorded.record.method
+    differences = [] if derived else compare(recorded.run, now)
+    if not derived:
+        differences += compare_records(recorded.record, outcome.record())
     if as_json:
-        report = {
-            "reproduced": not differences,
+        report: dict[str, Any] = {
+            "method": outcome.method,
+            "reproduced": not derived and not differences,
             "answer": now.answer,
+            "branch": outcome.branch,
             "stop_reason": now.stop_reason,
+            "votes": None if outcome.vote is None else outcome.vote.counts(),
             "differences": [d.to_json() for d in differences],
         }
         print_json(report)
@@ -179,10 +213,8 @@ def _rerun(
             print(" ".join(plain(now.answer).split()))
         else:  # nothing on stdout, as for a run without an answer: say what was reproduced
             steps, reason = plural(len(now.steps), "step"), plain(str(now.stop_reason))
-            print(
-                f"reproduced the recorded run: no answer ({reason}) after {steps}",
-                file=sys.stderr,
-            )
+            done = f"{outcome.method} from the recording" if derived else "the recorded run"
+            print(f"reproduced {done}: no answer ({reason}) after {steps}", file=sys.stderr)
     else:
         print(f"The re-run differs from {plain(clean_text(str(recorded.path)))}:")
         for difference in differences:

@@ -1,4 +1,5 @@
-"""What an eval was made with (its summary's ``config``): the run settings and its concurrency."""
+"""What an eval was made with (its summary's ``config``): the run settings, its methods and its
+concurrency."""
 
 from __future__ import annotations
 
@@ -22,8 +23,13 @@ _RECORDED_SETTINGS = {
     "force_answer": "force_answer",
     "wiki": "wiki",
     "variant": "variant",
+    "method": "method",
+    "samples": "samples",
+    "sample_temperature": "sample_temperature",
+    "hybrid_max_steps": "hybrid_max_steps",
 }
-_OWN = ("concurrency", "wiki_concurrency")
+_OWN = ("concurrency", "wiki_concurrency", "methods")
+_REACT_ONLY = ("react",)
 
 
 @dataclass(frozen=True)
@@ -34,6 +40,7 @@ class EvalConfig:
     run: dict[str, Any]
     concurrency: int | None  # None: not recorded
     wiki_concurrency: int | None
+    methods: tuple[str, ...] = _REACT_ONLY  # in the order their results are shown
 
     @property
     def model(self) -> str:
@@ -54,6 +61,19 @@ class EvalConfig:
         method = self.run.get("method")
         return method if isinstance(method, str) else None
 
+    def prompt_shas(self) -> dict[str, str]:
+        """The hash of the prompt of each kind the eval sent (an eval before methods were
+        recorded sent the one ReAct prompt)."""
+        sent = self.run.get("prompts")
+        if isinstance(sent, dict):
+            return {
+                str(kind): ref["sha256"]
+                for kind, ref in sent.items()
+                if isinstance(ref, dict) and isinstance(ref.get("sha256"), str)
+            }
+        sha = self.prompt_sha256
+        return {} if sha is None else {self.method or "react": sha}
+
     def settings(self) -> dict[str, Any]:
         """The recorded settings, as ``config.resolve`` flags (``resolve`` checks them)."""
         flags = {
@@ -65,11 +85,14 @@ class EvalConfig:
         return flags
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data = {
             **self.run,
             "concurrency": self.concurrency,
             "wiki_concurrency": self.wiki_concurrency,
         }
+        if self.methods != _REACT_ONLY:
+            data["methods"] = list(self.methods)
+        return data
 
     @classmethod
     def from_json(cls, data: object) -> EvalConfig | None:
@@ -79,7 +102,13 @@ class EvalConfig:
         if data.get("model") is None or not isinstance(data["prompt"].get("name"), str):
             return None
         run = {key: value for key, value in data.items() if key not in _OWN}
-        return cls(run, _count(data.get("concurrency")), _count(data.get("wiki_concurrency")))
+        methods = data.get("methods")
+        if not isinstance(methods, list) or not methods:
+            method = run.get("method")
+            methods = [method if isinstance(method, str) else "react"]
+        names = tuple(dict.fromkeys(str(name) for name in methods))
+        workers = (_count(data.get("concurrency")), _count(data.get("wiki_concurrency")))
+        return cls(run, *workers, names)
 
 
 def _count(value: object) -> int | None:

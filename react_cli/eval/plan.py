@@ -1,7 +1,8 @@
-"""What an eval will do: its questions, settings and folder, given now or recorded earlier.
+"""What an eval will do: its questions, methods, settings and folder, given now or recorded
+earlier.
 
 Options given to ``react-cli eval`` win; ``--resume`` fills in the rest from the summary of the
-eval it continues.
+eval it continues, and adds the methods given now to the ones it ran.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from react_cli.errors import UsageError
 from react_cli.eval.config import EvalConfig
 from react_cli.eval.files import SUMMARY, read_summary
 from react_cli.eval.summary import DatasetRef, Summary
-from react_cli.prompts import PromptTemplate, load_prompt
+from react_cli.methods.method import Method, Task, parse_methods
+from react_cli.prompts import PromptSet, prompt_set
+from react_cli.runs import run_config
 from react_cli.trace import now_utc, slug
-from react_cli.wiring import run_config
 
 DEFAULT_CONCURRENCY = 4
 DEFAULT_WIKI_CONCURRENCY = 2
@@ -35,7 +37,8 @@ class EvalPlan:
     examples: list[Example]  # the selection, in the order the questions run
     selection: Selection
     settings: Settings
-    template: PromptTemplate
+    methods: tuple[Method, ...]  # the first is the rows' own fields
+    prompts: PromptSet
     folder: Path
     resuming: bool = False
     concurrency: int = DEFAULT_CONCURRENCY
@@ -46,9 +49,17 @@ class EvalPlan:
         path = str(dataset.path.resolve())
         return DatasetRef(path, dataset.format, len(dataset.examples), self.selection)
 
+    @property
+    def task(self) -> Task:
+        """What the questions are, by the dataset's format (FEVER claims, else questions)."""
+        return Task.FEVER if self.dataset.format is Format.FEVER else Task.HOTPOTQA
+
     def config(self) -> EvalConfig:
-        run = run_config(self.settings, self.template).to_json()
-        return EvalConfig(run, self.concurrency, self.wiki_concurrency)
+        prompts = self.prompts
+        kinds = prompts.templates.values()
+        run = run_config(self.settings, prompts.named, self.methods, self.task, kinds)
+        names = tuple(str(method) for method in self.methods)
+        return EvalConfig(run.to_json(), self.concurrency, self.wiki_concurrency, names)
 
 
 @dataclass(frozen=True)
@@ -65,6 +76,7 @@ class EvalRequest:
     wiki_concurrency: int | None = None
     out: Path | None = None
     resume: Path | None = None
+    methods: str | None = None  # --methods: names separated by commas, or "all"
     flags: dict[str, Any] = field(default_factory=dict)  # run options, as ``config.resolve``'s
 
 
@@ -100,12 +112,14 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
     if "prompt" not in flags and data.format is Format.FEVER and earlier is None:
         flags["prompt"] = "fever"
     settings = resolve(flags) if config is None else _resumed_settings(flags, config)
+    methods = _methods(request, settings, config)
     return EvalPlan(
         dataset=data,
         examples=examples,
         selection=selection,
         settings=settings,
-        template=load_prompt(settings.prompt),
+        methods=methods,
+        prompts=prompt_set(settings.prompt, methods),
         folder=request.resume or request.out or _new_folder(path),
         resuming=request.resume is not None,
         concurrency=concurrency,
@@ -139,6 +153,23 @@ def _selection(request: EvalRequest, recorded: Selection) -> Selection:
         shuffle_seed=recorded.shuffle_seed if seed is None else seed,
         paper_subset=request.paper_subset or recorded.paper_subset,
     )
+
+
+def _methods(
+    request: EvalRequest, settings: Settings, recorded: EvalConfig | None
+) -> tuple[Method, ...]:
+    """``--methods``, else the method setting; a resumed eval's methods come first."""
+    if request.methods is not None and "method" in request.flags:
+        raise UsageError("--method and --methods both name methods: give one")
+    asked = (
+        parse_methods(request.methods)
+        if request.methods is not None
+        else (Method(settings.method),)
+    )
+    if recorded is None:
+        return asked
+    earlier = tuple(Method(name) for name in recorded.methods if name in set(Method))
+    return tuple(dict.fromkeys(earlier + asked))
 
 
 def _resumed_settings(flags: dict[str, Any], recorded: EvalConfig) -> Settings:

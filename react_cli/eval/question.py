@@ -1,21 +1,31 @@
-"""One question of an eval: run with its own Wikipedia session, traced, and scored into its row."""
+"""One question of an eval: its methods answered from one memo, each traced and scored into the
+question's row.
+
+The memo runs each building block once (the ReAct run, the greedy calls, the CoT-SC samples),
+so the methods share them as the paper's numbers allow. A resumed question keeps the results
+its row already holds and runs only the methods it lacks.
+"""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from datetime import datetime
 
 from react_cli.datasets import Example, Format
 from react_cli.errors import LLMConfigError, ReactCliError
 from react_cli.eval.files import TRACES
 from react_cli.eval.plan import EvalPlan
-from react_cli.eval.rows import FeverLabel, Row
+from react_cli.eval.rows import FeverLabel, MethodResult, Row
 from react_cli.eval.stop import CallRefused
-from react_cli.records import Model, StopReason, Usage
+from react_cli.methods.method import Method
+from react_cli.methods.outcome import Outcome, answer
+from react_cli.records import LanguageModel, StopReason, Usage
+from react_cli.runs import method_trace, new_memo
 from react_cli.scoring import best_scores, fever_label
-from react_cli.trace import slug
+from react_cli.trace import now_utc, slug
+from react_cli.trajectory import Run
 from react_cli.wiki.base import WikiBackend, WikiSession
-from react_cli.wiring import run_question
 
 
 @dataclass(frozen=True)
@@ -39,72 +49,136 @@ def score(
     return em, f1, None
 
 
-def trace_name(example: Example) -> str:
-    """Where a question's trace goes, inside the eval folder."""
-    return f"{TRACES}/{example.index:05d}-{slug(example.question)}.json"
+def trace_name(example: Example, method: Method | None = None) -> str:
+    """Where a question's trace goes, inside the eval folder (of each method, in an eval that
+    is not ReAct's alone)."""
+    suffix = "" if method is None else f".{method}"
+    return f"{TRACES}/{example.index:05d}-{slug(example.question)}{suffix}.json"
 
 
-def answer(plan: EvalPlan, example: Example, model: Model, backend: WikiBackend) -> Answered | None:
-    """Run, trace and score one question; None when the eval stopped under it. A crash (a bug,
-    a trace that cannot be written) is the question's row, never the eval's end."""
-    name = trace_name(example)
-    tools = WikiSession(backend, max_observation_chars=plan.settings.max_observation_chars)
-    started = time.monotonic()
+def answer_question(
+    plan: EvalPlan,
+    example: Example,
+    model: LanguageModel,
+    backend: WikiBackend,
+    methods: tuple[Method, ...],
+    earlier: Row | None = None,
+) -> Answered | None:
+    """Answer, trace and score ``methods`` for one question, beside the results ``earlier``
+    holds; None when the eval stopped under it. A crash (a bug, a trace that cannot be
+    written) is the question's row, never the eval's end."""
+    created, started = now_utc(), time.monotonic()
+    settings = plan.settings
+    memo = new_memo(
+        example.question,
+        settings=settings,
+        prompts=plan.prompts,
+        task=plan.task,
+        model=model,
+        tools=lambda: WikiSession(backend, max_observation_chars=settings.max_observation_chars),
+        sampler=model,
+    )
+    memo.plan(methods)
+    results = dict(earlier.results()) if earlier is not None else {}
+    outcomes: list[Outcome] = []
     try:
-        result = run_question(
-            example.question,
-            settings=plan.settings,
-            template=plan.template,
-            model=model,
-            tools=tools,
-            trace_path=plan.folder / name,
-        ).run
-        if isinstance(result.failure, CallRefused):
-            return None
-        em, f1, label = score(example, result.answer, plan.dataset.format is Format.FEVER)
+        for method in methods:
+            outcome = answer(method, memo, plan.task)
+            if isinstance(outcome.failure, CallRefused):
+                return None
+            outcomes.append(outcome)
+            results[str(method)] = _scored(plan, example, outcome, created)
     except Exception as exc:
-        return Answered(_crashed(example, exc, time.monotonic() - started), False, None)
+        crashed = _crashed(describe(exc), time.monotonic() - started)
+        results.update({str(m): crashed for m in methods if str(m) not in results})
+    calls_made = memo.calls_made + _calls_made(earlier)
+    row = _row(plan, example, results, calls_made)
+    failure = next((o.failure for o in outcomes if isinstance(o.failure, LLMConfigError)), None)
+    reached = any(o.run is not None and o.run.max_tokens_reached for o in outcomes)
+    return Answered(row, reached, failure)
+
+
+def _calls_made(earlier: Row | None) -> int:
+    """The calls an earlier row's question took (a ReAct eval's rows do not record them)."""
+    if earlier is None:
+        return 0
+    made = earlier.calls_made
+    return made if made is not None else earlier.result.calls or 0
+
+
+def _scored(plan: EvalPlan, example: Example, outcome: Outcome, created: datetime) -> MethodResult:
+    """Trace ``outcome`` and score it."""
+    single = plan.methods == (Method.REACT,)
+    name = trace_name(example, None if single else outcome.method)
+    run = outcome.whole_run(example.question)
+    method_trace(
+        outcome,
+        run,
+        settings=plan.settings,
+        prompts=plan.prompts,
+        task=plan.task,
+        created=created,
+        trace_path=plan.folder / name,
+    )
+    em, f1, label = score(example, run.answer, plan.dataset.format is Format.FEVER)
     prices = plan.settings.prices()
-    row = Row(
-        index=example.index,
-        id=example.id,
-        question=example.question,
-        golds=example.golds,
-        answer=result.answer,
+    return MethodResult(
+        answer=run.answer,
         em=em,
         f1=round(f1, 6),
-        stop_reason=StopReason(result.stop_reason),
-        error=result.error,
-        steps=len(result.steps),
-        tokens=result.usage.total_tokens,
-        usage=result.usage,
-        cost=None if prices is None else round(prices.cost(result.usage).amount, 6),
-        latency_s=round(result.duration_s, 4),
+        stop_reason=_stop_reason(run),
+        error=run.error,
+        branch=None if outcome.branch is None else str(outcome.branch),
+        steps=len(run.steps),
+        calls=None if single else outcome.calls,
+        tokens=run.usage.total_tokens,
+        usage=run.usage,
+        cost=None if prices is None else round(prices.cost(run.usage).amount, 6),
+        latency_s=round(run.duration_s, 4),
         trace=name,
         label=label,
     )
-    failure = result.failure if isinstance(result.failure, LLMConfigError) else None
-    return Answered(row, result.max_tokens_reached, failure)
 
 
-def _crashed(example: Example, exc: Exception, seconds: float) -> Row:
-    """The row of a question that crashed before its run could end."""
-    return Row(
-        index=example.index,
-        id=example.id,
-        question=example.question,
-        golds=example.golds,
+def _stop_reason(run: Run) -> StopReason:
+    return run.stop_reason if isinstance(run.stop_reason, StopReason) else StopReason.ERROR
+
+
+def _crashed(error: str, seconds: float) -> MethodResult:
+    """The result of a method whose question crashed before its run could end."""
+    return MethodResult(
         answer=None,
         em=0.0,
         f1=0.0,
         stop_reason=StopReason.ERROR,
-        error=describe(exc),
+        error=error,
         steps=0,
         tokens=0,
         usage=Usage(),
         cost=None,
         latency_s=round(seconds, 4),
         trace=None,
+    )
+
+
+def _row(
+    plan: EvalPlan, example: Example, results: dict[str, MethodResult], calls_made: int
+) -> Row:
+    """The row: its own fields the first method's, every method's under ``methods`` when the
+    eval has several (or one that is not ReAct)."""
+    order = [str(m) for m in plan.methods] + [m for m in results if m not in plan.methods]
+    ordered = {name: results[name] for name in order if name in results}
+    first_name = next(iter(ordered))
+    first, several = ordered[first_name], len(ordered) > 1
+    return Row(
+        index=example.index,
+        id=example.id,
+        question=example.question,
+        golds=example.golds,
+        result=first,
+        method=None if plan.methods == (Method.REACT,) else first_name,
+        methods=ordered if several else None,
+        calls_made=calls_made if several else None,
     )
 
 

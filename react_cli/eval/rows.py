@@ -1,8 +1,10 @@
 """A line of ``results.jsonl``: one question's result, as a typed record written and read back.
 
-Rows are read back from files anyone may have edited (``--resume``, ``eval show``), so
-:meth:`Row.from_json` checks every field and says what is wrong; numbers are bounded so that
-sums over thousands of rows stay finite and short enough to be read back.
+An eval of several methods gives each row a ``methods`` object, one ``MethodResult`` per
+method; the row's own fields are its first method's, so readers of single-method evals read
+every eval. Rows are read back from files anyone may have edited (``--resume``, ``eval
+show``), so :meth:`Row.from_json` checks every field and says what is wrong; numbers are
+bounded so that sums over thousands of rows stay finite and short enough to be read back.
 """
 
 from __future__ import annotations
@@ -30,13 +32,9 @@ class FeverLabel:
 
 
 @dataclass(frozen=True)
-class Row:
-    """One finished question of an eval; its JSON keys keep this order."""
+class MethodResult:
+    """One method's result for a question: answer and scores, how it ended, what it cost."""
 
-    index: int  # in the dataset file, from 0
-    id: str | int | None  # the dataset's own id of the question, if it has one
-    question: str
-    golds: tuple[str, ...]  # accepted answers (FEVER: the label)
     answer: str | None
     em: float  # FEVER: 1.0 when the label is right (F1 the same)
     f1: float
@@ -48,13 +46,9 @@ class Row:
     cost: float | None  # None without configured prices
     latency_s: float
     trace: str | None  # relative to the eval folder; None when the question crashed
-    label: FeverLabel | None = None  # FEVER rows whose run ended
-    calls: int | None = None  # model calls, where a method records them (else: its trace's)
-
-    @property
-    def key(self) -> tuple[int, str]:
-        """What identifies a question across evals: its dataset index and its text."""
-        return self.index, self.question
+    label: FeverLabel | None = None  # FEVER results whose run ended
+    calls: int | None = None  # model calls, where recorded (a ReAct eval's: in its traces)
+    branch: str | None = None  # the block whose answer it is, where recorded
 
     @property
     def failed(self) -> bool:
@@ -62,13 +56,7 @@ class Row:
         return self.stop_reason in HARD_FAILURES
 
     def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "index": self.index,
-            "id": self.id,
-            "question": self.question,
-            "gold": self.golds[0] if len(self.golds) == 1 else list(self.golds),
-            "answer": self.answer,
-        }
+        data: dict[str, Any] = {"answer": self.answer}
         if self.label is not None:
             data["label"] = self.label.value
         data.update(
@@ -83,33 +71,24 @@ class Row:
             latency_s=self.latency_s,
             trace=self.trace,
         )
-        if self.calls is not None:
-            data["calls"] = self.calls
+        optional = {"calls": self.calls, "branch": self.branch}
+        data.update({key: value for key, value in optional.items() if value is not None})
         return data
 
     @classmethod
-    def from_json(cls, data: object) -> Row:
-        """The row ``data`` holds; BadRow says what is wrong with it."""
-        if not isinstance(data, dict):
-            raise BadRow("not a JSON object")
-        question, stop_reason = data.get("question"), data.get("stop_reason")
-        if not isinstance(question, str) or not isinstance(stop_reason, str):
-            raise BadRow("no question or stop_reason text")
+    def from_json(cls, data: dict[str, Any]) -> MethodResult:
+        """The result ``data`` holds; BadRow says what is wrong with it."""
+        stop_reason = data.get("stop_reason")
+        if not isinstance(stop_reason, str):
+            raise BadRow("no stop_reason text")
         try:
             reason = StopReason(stop_reason)
         except ValueError:
             raise BadRow("stop_reason is not one react-cli writes") from None
-        index = data.get("index")
-        if type(index) is not int or index < 0:
-            raise BadRow("index is not a row number")
         usage = data.get("usage")
         if usage is not None and not isinstance(usage, dict):
             raise BadRow("usage is not an object")
         return cls(
-            index=index,
-            id=_id(data.get("id")),
-            question=question,
-            golds=_golds(data.get("gold")),
             answer=_text(data, "answer"),
             em=_number(data, "em", _FRACTION),
             f1=_number(data, "f1", _FRACTION),
@@ -122,8 +101,87 @@ class Row:
             latency_s=_number(data, "latency_s", _SECONDS),
             trace=_text(data, "trace"),
             label=FeverLabel(_text(data, "label")) if "label" in data else None,
-            calls=None if data.get("calls") is None else _whole(data, "calls", _STEPS),
+            calls=_count(data, "calls"),
+            branch=_text(data, "branch"),
         )
+
+
+@dataclass(frozen=True)
+class Row:
+    """One finished question of an eval; its JSON keys keep this order. ``result`` is its
+    own fields: its method's (the first, in an eval of several)."""
+
+    index: int  # in the dataset file, from 0
+    id: str | int | None  # the dataset's own id of the question, if it has one
+    question: str
+    golds: tuple[str, ...]  # accepted answers (FEVER: the label)
+    result: MethodResult
+    method: str | None = None  # the method of ``result``, unless the eval is ReAct's alone
+    methods: dict[str, MethodResult] | None = None  # every method's, in an eval of several
+    calls_made: int | None = None  # model calls the eval made for the question (shared once)
+
+    @property
+    def key(self) -> tuple[int, str]:
+        """What identifies a question across evals: its dataset index and its text."""
+        return self.index, self.question
+
+    @property
+    def failed(self) -> bool:
+        """Whether the question failed (endpoint down, crash) for any of its methods."""
+        return any(result.failed for result in self.results().values())
+
+    def results(self) -> dict[str, MethodResult]:
+        """Each method's result: the ``methods`` object, or the row's own."""
+        if self.methods is not None:
+            return dict(self.methods)
+        return {self.method or "react": self.result}
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "index": self.index,
+            "id": self.id,
+            "question": self.question,
+            "gold": self.golds[0] if len(self.golds) == 1 else list(self.golds),
+            **self.result.to_json(),
+        }
+        if self.method is not None:
+            data["method"] = self.method
+        if self.methods is not None:
+            data["methods"] = {name: result.to_json() for name, result in self.methods.items()}
+            data["calls_made"] = self.calls_made
+        return data
+
+    @classmethod
+    def from_json(cls, data: object) -> Row:
+        """The row ``data`` holds; BadRow says what is wrong with it."""
+        if not isinstance(data, dict):
+            raise BadRow("not a JSON object")
+        question = data.get("question")
+        if not isinstance(question, str):
+            raise BadRow("no question text")
+        index = data.get("index")
+        if type(index) is not int or index < 0:
+            raise BadRow("index is not a row number")
+        return cls(
+            index=index,
+            id=_id(data.get("id")),
+            question=question,
+            golds=_golds(data.get("gold")),
+            result=MethodResult.from_json(data),
+            method=_text(data, "method"),
+            methods=_methods(data.get("methods")),
+            calls_made=_count(data, "calls_made"),
+        )
+
+
+def _methods(value: object) -> dict[str, MethodResult] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not value:
+        raise BadRow("methods is not an object of results")
+    if not all(isinstance(result, dict) for result in value.values()):
+        raise BadRow("a method's result is not an object")
+    return {str(name): MethodResult.from_json(result) for name, result in value.items()}
 
 
 def _number(data: dict[str, Any], name: str, limit: float) -> float:
@@ -133,6 +191,11 @@ def _number(data: dict[str, Any], name: str, limit: float) -> float:
     if not 0 <= value <= limit:
         raise BadRow(f"{name} is out of range")
     return value
+
+
+def _count(data: dict[str, Any], name: str) -> int | None:
+    """A count of calls, where one is recorded."""
+    return None if data.get(name) is None else _whole(data, name, _STEPS)
 
 
 def _whole(data: dict[str, Any], name: str, limit: int) -> int:

@@ -2,8 +2,9 @@
 
 Questions run on ``concurrency`` workers (a ``ThreadPoolExecutor``), each with its own model
 client; they share one Wikipedia backend (one connection pool) behind a semaphore that allows
-at most ``wiki_concurrency`` requests to the wiki host at a time. Each question gets its own
-stateful ``WikiSession`` (Lookup state is per question).
+at most ``wiki_concurrency`` requests to the wiki host at a time. Each run of a loop gets its
+own stateful ``WikiSession`` (Lookup state is per run). A question runs the eval's methods its
+row does not hold yet.
 
 An eval stops (Ctrl-C, failures in a row, a configuration error, a full disk) through one
 :class:`Stop`: no question starts after it, the workers stop waiting for the questions in
@@ -24,12 +25,13 @@ from react_cli.deadline import Deadline
 from react_cli.errors import LLMConfigError, StoreError
 from react_cli.eval.files import RESULTS
 from react_cli.eval.plan import EvalPlan
-from react_cli.eval.question import Answered, answer, describe
+from react_cli.eval.question import Answered, answer_question, describe
 from react_cli.eval.rows import Row
 from react_cli.eval.stop import Stop, StopAwareModel
 from react_cli.eval.store import ResultsStore
 from react_cli.eval.summary import EvalStatus, Summary
-from react_cli.records import Model
+from react_cli.methods.method import Method
+from react_cli.records import LanguageModel
 from react_cli.wiki.base import SearchResult, WikiBackend
 
 MAX_CONSECUTIVE_FAILURES = 5
@@ -83,12 +85,12 @@ class _Workers:
         self.max_tokens_reached = 0
         self.config_error: LLMConfigError | None = None
         self._lock = threading.Lock()
-        self._idle: list[Model] = []
+        self._idle: list[LanguageModel] = []
         self._local = threading.local()
         self._pool: ThreadPoolExecutor | None = None
 
     def drive(
-        self, pending: list[Example], models: list[Model], observer: EvalObserver
+        self, pending: list[Example], models: list[LanguageModel], observer: EvalObserver
     ) -> tuple[EvalStatus, str | None]:
         """Run the questions, one worker per model, reporting each stored row; returns the
         status and the last failure. After a stop, the questions not started end at once."""
@@ -115,9 +117,16 @@ class _Workers:
 
     def _question(self, example: Example) -> tuple[Row, Summary] | None:
         """A worker's task: run, score and store one question (None: not stored)."""
-        model: Model = self._local.model
+        model: LanguageModel = self._local.model
+        key = (example.index, example.question)
+        methods = tuple(Method(name) for name in self.store.missing(key))
+        earlier = self.store.rows.get(key)
+
+        def run() -> Answered | None:
+            return answer_question(self.plan, example, model, self.backend, methods, earlier)
+
         try:
-            answered = self.stop.wait_for(lambda: answer(self.plan, example, model, self.backend))
+            answered = self.stop.wait_for(run)
             return None if answered is None else self._store(answered)
         except Exception as exc:  # the store refused the row (disk full), or a bug: stop here
             with self._lock:
@@ -137,7 +146,8 @@ class _Workers:
             self.config_error = self.config_error or answered.config_error
             if row.failed:
                 self.failures_in_a_row += 1
-                self.last_error = row.error
+                errors = [r.error for r in row.results().values() if r.failed and r.error]
+                self.last_error = next(iter(errors), None)
             else:
                 self.failures_in_a_row = 0
             if self.failures_in_a_row >= MAX_CONSECUTIVE_FAILURES or self.config_error:
@@ -150,7 +160,7 @@ def evaluate(
     plan: EvalPlan,
     lock: IO[bytes],
     *,
-    model_factory: Callable[[], Model],
+    model_factory: Callable[[], LanguageModel],
     backend: WikiBackend,
     observer: EvalObserver | None = None,
     warn: Callable[[str], None] | None = None,
@@ -174,7 +184,7 @@ def evaluate(
             if store.torn and warn is not None:
                 cut = "its last row was cut short (crash or full disk); that question runs again"
                 warn(f"{plan.folder / RESULTS}: {cut}")
-            pending = [e for e in plan.examples if (e.index, e.question) not in store.done]
+            pending = [e for e in plan.examples if store.missing((e.index, e.question))]
             count = max(1, min(plan.concurrency, len(pending)))
             models = [model_factory() for _ in range(count)]
             total = len(plan.examples)

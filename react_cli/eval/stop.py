@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from react_cli.deadline import Deadline
 from react_cli.errors import LLMError
-from react_cli.records import Completion, Model, TextSink
+from react_cli.records import Completion, LanguageModel, Sampled, TextSink
 
 T = TypeVar("T")
 
@@ -73,9 +73,9 @@ class CallRefused(LLMError):
 
 
 class StopAwareModel:
-    """A ``Model`` that refuses new calls once the eval stops."""
+    """A ``LanguageModel`` that refuses new calls once the eval stops."""
 
-    def __init__(self, model: Model, stop: Stop) -> None:
+    def __init__(self, model: LanguageModel, stop: Stop) -> None:
         self._model = model
         self._stop = stop
 
@@ -85,3 +85,10 @@ class StopAwareModel:
         if self._stop.is_set():
             raise CallRefused("the eval stopped before this model call")
         return self._model.complete(prompt, stop, deadline=deadline, on_text=on_text)
+
+    def sample(
+        self, prompt: str, stop: list[str], *, n: int, temperature: float, deadline: Deadline
+    ) -> Sampled:
+        if self._stop.is_set():
+            raise CallRefused("the eval stopped before this model call")
+        return self._model.sample(prompt, stop, n=n, temperature=temperature, deadline=deadline)

@@ -2,8 +2,11 @@
 
 ``results.jsonl`` gets one row per finished question, appended as it finishes; ``summary.json``
 is rewritten atomically after every row, so a crash or Ctrl-C loses at most the questions in
-flight. Resuming keeps the rows of the same dataset, model, prompt and format, drops failed
-ones (they run again) and a torn last line.
+flight. Resuming keeps the rows of the same dataset, model, prompts and format, drops rows
+whose every method failed (they run again) and a torn last line. A question whose row lacks a
+method (or holds its failure) runs that method again; its new row, holding all of them, is
+appended and replaces the earlier one (the last row of a question counts; resuming rewrites
+the file without the ones replaced).
 """
 
 from __future__ import annotations
@@ -11,9 +14,7 @@ from __future__ import annotations
 import shlex
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TypeVar
 
@@ -30,60 +31,12 @@ from react_cli.eval.files import (
     read_summary,
 )
 from react_cli.eval.rows import Row
-from react_cli.eval.summary import DatasetRef, EvalStatus, Figures, ScoreKind, Summary
-from react_cli.records import StopReason
+from react_cli.eval.summary import DatasetRef, EvalStatus, ScoreKind, Summary
+from react_cli.eval.tally import Tally
 from react_cli.trace import now_utc, write_atomic, write_json_atomic
 from react_cli.untrusted import dump_json
 
 T = TypeVar("T")
-
-
-@dataclass
-class Tally:
-    """Running totals over the rows of ``results.jsonl``."""
-
-    n: int = 0
-    em: float = 0.0
-    f1: float = 0.0
-    steps: int = 0
-    tokens: int = 0
-    latency_s: float = 0.0
-    failed: int = 0
-    estimated: bool = False
-    cost: float | None = None
-    stop_reasons: Counter[StopReason] = field(default_factory=Counter)
-
-    def add(self, row: Row) -> None:
-        self.n += 1
-        self.em += row.em
-        self.f1 += row.f1
-        self.steps += row.steps
-        self.tokens += row.tokens
-        self.latency_s += row.latency_s
-        self.failed += row.failed
-        self.estimated |= row.usage is not None and row.usage.estimated
-        if row.cost is not None:
-            self.cost = (self.cost or 0.0) + row.cost
-        self.stop_reasons[row.stop_reason] += 1
-
-    def figures(self, kind: ScoreKind) -> Figures:
-        def mean(total: float, digits: int) -> float | None:
-            return round(total / self.n, digits) if self.n else None
-
-        return Figures(
-            kind=kind,
-            n=self.n,
-            em=mean(self.em, 6),
-            f1=None if kind is ScoreKind.ACCURACY else mean(self.f1, 6),
-            failed=self.failed,
-            avg_steps=mean(self.steps, 4),
-            avg_tokens=mean(self.tokens, 2),
-            avg_latency_s=mean(self.latency_s, 4),
-            total_tokens=self.tokens,
-            tokens_estimated=self.estimated,
-            total_cost=None if self.cost is None else round(self.cost, 6),
-            stop_reasons=dict(sorted(self.stop_reasons.items())),
-        )
 
 
 def resume_command(folder: Path) -> str:
@@ -142,7 +95,9 @@ class ResultsStore:
     ) -> None:
         self.folder = folder
         self.tally = Tally()
-        self.done: set[tuple[int, str]] = set()
+        self.methods = {name: Tally() for name in config.methods}
+        self.calls_made = 0
+        self.rows: dict[tuple[int, str], Row] = {}  # the last row of each question
         self._dataset, self._config, self._dataset_keys = dataset, config, dataset_keys
         self._kind = ScoreKind.ACCURACY if dataset.format is Format.FEVER else ScoreKind.EM_F1
         self._lock = threading.Lock()
@@ -161,30 +116,47 @@ class ResultsStore:
         line was dropped."""
         results = self.folder / RESULTS
         read = read_rows(results)
-        kept = [
-            (row, line) for row, line in zip(read.rows, read.lines, strict=True) if not row.failed
-        ]
+        last = {row.key: (row, line) for row, line in zip(read.rows, read.lines, strict=True)}
+        kept = [(row, line) for row, line in last.values() if not _all_failed(row)]
         previous = read_summary(self.folder / SUMMARY)
         if previous is not None:
             self._check_same_eval(previous)
             self._created = previous.created
         self._check_same_dataset([row for row, _ in kept])
-        # Rewritten without failed or torn rows, so failures run again and appends are clean.
+        # Rewritten without failed, replaced or torn rows, so failures run again and appends
+        # are clean.
         text = "".join(line + "\n" for _, line in kept)
         _written(results, lambda: write_atomic(results, text))
         for row, _ in kept:
-            self.tally.add(row)
-            self.done.add(row.key)
+            self._count(row)
         _written(self.folder / SUMMARY, lambda: self._write_summary(EvalStatus.RUNNING))
         self._rows = _written(results, lambda: RowFile(results))
         return read.torn
 
+    def missing(self, key: tuple[int, str]) -> list[str]:
+        """The eval's methods a question has no result of yet (or a failure)."""
+        row = self.rows.get(key)
+        results = row.results() if row is not None else {}
+        return [m for m in self.methods if m not in results or results[m].failed]
+
+    def _count(self, row: Row, sign: int = 1) -> None:
+        """Count ``row`` in the totals (``sign`` -1: take it back out) and keep it (or not)."""
+        self.tally.add(row.result, sign, failed=row.failed)
+        for name, result in row.results().items():
+            if name in self.methods:
+                self.methods[name].add(result, sign)
+        made = row.calls_made if row.calls_made is not None else row.result.calls
+        self.calls_made += sign * (made or 0)
+        if sign > 0:
+            self.rows[row.key] = row
+
     def _check_same_eval(self, previous: Summary) -> None:
         """Resuming with another model, prompt or dataset format would mix two experiments."""
         old, new = previous.config, self._config
+        sent, sends = old.prompt_shas(), new.prompt_shas()
         checks = [
             ("model", old.model, new.model),
-            ("prompt", old.prompt_sha256, new.prompt_sha256),
+            *((f"{kind} prompt", sent[kind], sends[kind]) for kind in sent if kind in sends),
             ("dataset format", previous.dataset.format, self._dataset.format),
         ]
         for what, before, now in checks:
@@ -209,8 +181,11 @@ class ResultsStore:
         with self._lock:
             if self._closed:
                 return None
-            before = replace(self.tally, stop_reasons=Counter(self.tally.stop_reasons))
-            self.tally.add(row)
+            before = (self.tally.copy(), {m: t.copy() for m, t in self.methods.items()})
+            calls_before, replaced = self.calls_made, self.rows.get(row.key)
+            if replaced is not None:
+                self._count(replaced, -1)
+            self._count(row)
             try:
                 _written(self._rows.path, lambda: self._rows.append(_line(row)))
                 try:
@@ -221,10 +196,14 @@ class ResultsStore:
                     self._rows.undo()  # the summary on disk must count the rows on disk
                     raise
             except StoreError:
-                self.tally = before
+                self.tally, self.methods = before
+                self.calls_made = calls_before
+                if replaced is not None:
+                    self.rows[row.key] = replaced
+                else:
+                    del self.rows[row.key]
                 self._closed = True
                 raise
-            self.done.add(row.key)
             return summary
 
     def close(self, status: EvalStatus) -> Summary:
@@ -243,7 +222,9 @@ class ResultsStore:
         return summary
 
     def summary(self, status: EvalStatus) -> Summary:
-        """The summary of the rows stored so far."""
+        """The summary of the rows stored so far; with its methods' table and the calls made
+        unless the eval is ReAct's alone."""
+        react_only = self._config.methods == ("react",)
         return Summary(
             status=status,
             dataset=self._dataset,
@@ -252,7 +233,16 @@ class ResultsStore:
             updated=now_utc().isoformat(),
             wall_s=round(time.monotonic() - self._started, 3),
             config=self._config,
+            methods=()
+            if react_only
+            else tuple((name, tally.cells(self._kind)) for name, tally in self.methods.items()),
+            calls_made=None if react_only else self.calls_made,
         )
+
+
+def _all_failed(row: Row) -> bool:
+    """A row of which no method's result stands (they all run again)."""
+    return all(result.failed for result in row.results().values())
 
 
 def _line(row: Row) -> str:

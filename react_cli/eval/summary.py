@@ -161,6 +161,7 @@ class Summary:
     wall_s: float
     config: EvalConfig
     methods: Methods = ()
+    calls_made: int | None = None  # model calls made, each shared block once (several methods)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -173,6 +174,8 @@ class Summary:
             "wall_s": self.wall_s,
             "config": self.config.to_json(),
         }
+        if self.calls_made is not None:
+            data["calls_made"] = self.calls_made
         if self.methods:
             data["methods"] = {name: dict(cells) for name, cells in self.methods}
         return data
@@ -188,7 +191,7 @@ class Summary:
             raise BadSummary("config")
         status = _enum(EvalStatus, data.get("status"), "status")
         figures = Figures.from_json(data)
-        created, updated = data.get("created"), data.get("updated")
+        created, updated, calls = data.get("created"), data.get("updated"), data.get("calls_made")
         if not isinstance(created, str) or not isinstance(updated, str):
             raise BadSummary("created" if not isinstance(created, str) else "updated")
         return cls(
@@ -200,6 +203,7 @@ class Summary:
             wall_s=_number(data.get("wall_s"), "wall_s"),
             config=config,
             methods=_methods(data.get("methods")),
+            calls_made=None if calls is None else _whole(calls, "calls_made"),
         )
 
 

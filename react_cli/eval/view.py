@@ -1,4 +1,5 @@
-"""What ``react-cli eval`` shows on stderr: a progress bar with running scores, then a table.
+"""What ``react-cli eval`` shows on stderr: a progress bar with running scores, then a table
+(and, for several methods, the paper's Table 1 with its PaLM-540B figures alongside).
 
 Dataset text never appears here, only numbers and our own words (and, in the table, the
 dataset's path, model and prompt names, on one line as plain text).
@@ -20,9 +21,11 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from react_cli.datasets import Format
 from react_cli.eval.rows import Row
 from react_cli.eval.runner import EvalObserver
 from react_cli.eval.summary import Figures, ScoreKind, Summary
+from react_cli.methods.method import PAPER_FIGURES, Method, Task
 from react_cli.records import Cost, RetryWait
 from react_cli.render import format_seconds, plain
 from react_cli.wording import cost_text
@@ -71,6 +74,8 @@ class ProgressView(EvalObserver):
     def finished(self, summary: Summary) -> None:
         self.progress.stop()
         self.console.print(summary_table(summary))
+        if summary.methods:
+            self.console.print(methods_table(summary))
 
 
 NONE = "—"  # no figure yet: no question has finished
@@ -125,3 +130,43 @@ def summary_table(summary: Summary) -> Table:
     for name, value in rows:
         table.add_row(name, Text(value))
     return table
+
+
+def methods_table(summary: Summary) -> Table:
+    """The methods of an eval as the paper's Table 1: its rows in the paper's order, scores in
+    percent beside the paper's PaLM-540B figures, and what each costs per question."""
+    task = Task.FEVER if summary.dataset.format is Format.FEVER else Task.HOTPOTQA
+    kind = summary.figures.kind
+    scores = [(m, "acc" if m == "accuracy" else m.upper()) for m in kind.metrics]
+    graded = "acc" if kind is ScoreKind.ACCURACY else "EM"
+    made = "" if summary.calls_made is None else f"; {summary.calls_made:,} calls made"
+    table = Table(
+        title=f"methods (paper: ReAct, Table 1, PaLM-540B{made})", title_justify="left"
+    )
+    for header in ["method", "n", *(h for _, h in scores), f"paper {graded}"]:
+        table.add_column(header, justify="left" if header == "method" else "right")
+    table.add_column("calls / q", justify="right")
+    table.add_column("tokens / q", justify="right")
+    known = {str(method): method for method in Method}
+    cells = dict(summary.methods)
+    names = [str(m) for m in Method if str(m) in cells] + [n for n in cells if n not in known]
+    for name in names:
+        values = dict(cells[name])
+        method = known.get(name)
+        paper = PAPER_FIGURES[task].get(method) if method else None
+        table.add_row(
+            Text(method.label if method else _line(name)),
+            Text(_cell(values.get("n"), "{:,.0f}")),
+            *(Text(_cell(values.get(metric), "{:.1%}")) for metric, _ in scores),
+            Text(NONE if paper is None else f"{paper:.1f}%"),
+            Text(_cell(values.get("avg_calls"), "{:,.1f}")),
+            Text(_cell(values.get("avg_tokens"), "{:,.0f}")),
+        )
+    return table
+
+
+def _cell(value: float | str | None, form: str) -> str:
+    """A recorded figure as ``form`` writes it; recorded text as plain text; a dash for none."""
+    if isinstance(value, str):
+        return _line(value)
+    return figure_text(value, form)

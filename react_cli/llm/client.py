@@ -2,7 +2,8 @@
 
 It builds the request, stops sending ``stop`` or ``stream_options`` once the endpoint rejects
 them (for the rest of the run), raises an ``LLMError`` (worded by ``failures``) for what it
-cannot fix, and lists the models an endpoint serves. Whatever a fresh request may fix (a
+cannot fix, draws several completions at once for the sampling methods (``sampling``), and
+lists the models an endpoint serves. Whatever a fresh request may fix (a
 connection error, 429/5xx, an answer that breaks off, stalls or is cut after its 200) is retried
 by the one ``retry.RetryPolicy`` within the run's ``Deadline``; ``stream.AnswerReader`` reads
 the answer.
@@ -13,7 +14,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import requests
@@ -22,8 +23,17 @@ from react_cli.deadline import NO_DEADLINE, Deadline, Watchdog
 from react_cli.errors import LLMConnectionError, LLMResponseError, UsageError
 from react_cli.http import TIMED_OUT, is_transient, make_session, user_agent, watched_request
 from react_cli.llm.failures import Failures, always, reissued
+from react_cli.llm.sampling import Choices, EndpointFacts, NRefused, sample
 from react_cli.llm.stream import Answer, AnswerReader, BrokeOff, CutOff, Malformed, ShownOnce
-from react_cli.records import CHARS_PER_TOKEN, Api, Completion, RetryObserver, TextSink
+from react_cli.records import (
+    CHARS_PER_TOKEN,
+    Api,
+    Completion,
+    RetryObserver,
+    Sampled,
+    TextSink,
+    Usage,
+)
 from react_cli.redaction import Redactor, redact_url, url_secrets
 from react_cli.retry import Retryable, RetryPolicy
 from react_cli.sizelimit import TooLarge, read_capped
@@ -35,6 +45,9 @@ LENGTH_SLACK = 4  # an answer is cut at 4x its estimated length: no honest answe
 DEFAULT_MAX_CHARS = 100_000  # when no max_tokens is set (long <think> blocks fit)
 BODY_OVERHEAD_BYTES = 64_000  # JSON around the text of a non-streamed answer
 _MENTIONS_STOP = re.compile(r"\bstop(?:_sequences?)?\b", re.IGNORECASE)
+_MENTIONS_N = re.compile(r"\bn\b|\bchoices?\b", re.IGNORECASE)  # llama.cpp: "one ... choice"
+T = TypeVar("T")
+ChoicesRead = tuple[list[Answer], Usage | None]  # a sampling request's answers and reported usage
 
 
 class OpenAIClient:
@@ -54,6 +67,8 @@ class OpenAIClient:
         policy: RetryPolicy | None = None,
         debug_log: Callable[[str], None] | None = None,
         on_retry: RetryObserver | None = None,
+        sample_concurrency: int = 4,
+        facts: EndpointFacts | None = None,
     ) -> None:
         try:
             self.api = Api(api)
@@ -79,6 +94,8 @@ class OpenAIClient:
         self._session = make_session(user_agent(), debug_log, redact)
         self._log = redact.log(debug_log) or _ignore
         self._on_retry = on_retry
+        self.sample_concurrency = sample_concurrency
+        self.facts = facts or EndpointFacts()
 
     def close(self) -> None:
         self._session.close()
@@ -89,27 +106,59 @@ class OpenAIClient:
         """One call, retried as the policy allows; see the module docstring."""
         started = time.monotonic()
         sink = ShownOnce(on_text) if on_text else None
-        resent = 0  # requests sent again at once without a rejected parameter
 
-        def attempt() -> Answer:
-            nonlocal resent
+        def read(response: requests.Response, dog: Watchdog) -> Answer:
             if sink:
                 sink.new_attempt()
+            return self._read(response, dog, lambda reader: reader.read(response), sink)
+
+        answer, retries = self._exchange(lambda: self._body(prompt, stop), read, deadline)
+        elapsed = time.monotonic() - started
+        return Completion(answer.text, answer.usage, elapsed, retries, answer.finish_reason)
+
+    def sample(
+        self, prompt: str, stop: list[str], *, n: int, temperature: float, deadline: Deadline
+    ) -> Sampled:
+        """``n`` completions at ``temperature``, not streamed (see ``sampling``)."""
+
+        def request(count: int) -> Choices:
+            started = time.monotonic()
+
+            def body() -> dict[str, Any]:
+                return self._body(prompt, stop, temperature=temperature, n=count)
+
+            def read(response: requests.Response, dog: Watchdog) -> ChoicesRead:
+                return self._read(response, dog, lambda r: r.read_choices(response), None, count)
+
+            (answers, usage), retries = self._exchange(body, read, deadline)
+            return Choices(answers, usage, time.monotonic() - started, retries)
+
+        return sample(request, prompt, n, concurrency=self.sample_concurrency, facts=self.facts)
+
+    def _exchange(
+        self,
+        body_of: Callable[[], dict[str, Any]],
+        read: Callable[[requests.Response, Watchdog], T],
+        deadline: Deadline,
+    ) -> tuple[T, int]:
+        """One request, retried as the policy allows, and sent again at once without a
+        parameter the endpoint rejected; its answer and the requests made again."""
+        resent = 0
+
+        def attempt() -> T:
+            nonlocal resent
             while True:
-                body = self._body(prompt, stop)
+                body = body_of()
                 with Watchdog(self.timeout_s, deadline) as dog:
                     response = self._send(self.url, dog, deadline, json=body)
                     with response:
                         if response.status_code < 400:
-                            return self._read(response, dog, sink)
+                            return read(response, dog)
                         self._drop_rejected(response, body)  # raises unless one was dropped
                         resent += 1
 
         answer, retries = self._policy.call(attempt, deadline, self._on_retry)
-        elapsed = time.monotonic() - started
-        return Completion(
-            answer.text, answer.usage, elapsed, retries + resent, answer.finish_reason
-        )
+        return answer, retries + resent
 
     def list_models(self, deadline: Deadline = NO_DEADLINE) -> list[dict[str, Any]]:
         """``GET {base_url}/models``: what the endpoint serves, to find the name for ``-m``;
@@ -144,8 +193,14 @@ class OpenAIClient:
             raise LLMResponseError(f"{shown} answered HTTP 200 without a list of models")
         return [model for model in models if isinstance(model, dict)]
 
-    def _body(self, prompt: str, stop: list[str]) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.model, "temperature": self.temperature}
+    def _body(
+        self, prompt: str, stop: list[str], *, temperature: float | None = None, n: int = 0
+    ) -> dict[str, Any]:
+        """A request for one streamed (as configured) completion, or with ``n`` for a
+        sampling request: ``n`` completions (more than one: ``n`` is sent) in one JSON body."""
+        sampling = n > 0
+        temperature = self.temperature if temperature is None else temperature
+        body: dict[str, Any] = {"model": self.model, "temperature": temperature}
         if self.api is Api.CHAT:
             body["messages"] = [{"role": "user", "content": prompt}]
         else:
@@ -154,8 +209,11 @@ class OpenAIClient:
             body["max_tokens"] = self.max_tokens
         if stop and self.stop_supported:
             body["stop"] = stop
-        body["stream"] = self.stream
-        if self.stream and self.stream_options_supported:
+        if n > 1:
+            body["n"] = n
+        stream = self.stream and not sampling
+        body["stream"] = stream
+        if stream and self.stream_options_supported:
             body["stream_options"] = {"include_usage": True}
         return body
 
@@ -191,11 +249,20 @@ class OpenAIClient:
                 raise error from None
             raise Retryable(reason, always(error)) from None
 
-    def _read(self, response: requests.Response, dog: Watchdog, sink: ShownOnce | None) -> Answer:
-        """The answer of a 200; a cut or broken one is retryable (and never shown twice)."""
-        reader = AnswerReader(self.api, self.max_chars, self._body_limit(), dog, sink, self._log)
+    def _read(
+        self,
+        response: requests.Response,
+        dog: Watchdog,
+        read: Callable[[AnswerReader], T],
+        sink: ShownOnce | None,
+        choices: int = 1,
+    ) -> T:
+        """The answer of a 200 (of ``choices`` completions); a cut or broken one is retryable
+        (and never shown twice)."""
+        limit = self._body_limit() * choices
+        reader = AnswerReader(self.api, self.max_chars, limit, dog, sink, self._log)
         try:
-            return reader.read(response)
+            return read(reader)
         except CutOff as exc:
             raise Retryable("the stream was cut off", reissued(self._say.malformed(exc))) from None
         except Malformed as exc:
@@ -209,6 +276,9 @@ class OpenAIClient:
         """Stop sending a parameter the endpoint rejected, or raise what the status means."""
         status = response.status_code
         message = self._say.error_message(response)
+        if status == 400 and "n" in body and _MENTIONS_N.search(message):
+            self._log("endpoint rejected n; sampling with single requests")
+            raise NRefused(message)
         if status == 400 and "stream_options" in body and "stream_options" in message:
             self.stream_options_supported = False
             self._log("endpoint rejected stream_options; retrying without it")

@@ -108,7 +108,31 @@ class AnswerReader:
         except requests.RequestException as exc:
             raise BrokeOff(exc) from exc
 
+    def read_choices(self, response: requests.Response) -> tuple[list[Answer], Usage | None]:
+        """Every choice of a JSON answer (a request for ``n`` completions), in their index
+        order, each cut as one answer is, and the usage reported for them all."""
+        try:
+            data = self._read_json(response)
+        except requests.RequestException as exc:
+            raise BrokeOff(exc) from exc
+        choices = data.get("choices") if isinstance(data, dict) else None
+        choices = [c for c in choices if isinstance(c, dict)] if isinstance(choices, list) else []
+        if not choices:
+            raise Malformed("no choices")
+        choices.sort(key=lambda c: c["index"] if type(c.get("index")) is int else len(choices))
+        return [self._choice(choice, None) for choice in choices], _usage(data)
+
     def _read_body(self, response: requests.Response) -> Answer:
+        data = self._read_json(response)
+        choice = _first_choice(data)
+        if choice is None:
+            raise Malformed("no choices")
+        answer = self._choice(choice, _usage(data))
+        if self.sink and answer.text:
+            self.sink(answer.text)
+        return answer
+
+    def _read_json(self, response: requests.Response) -> Any:
         try:
             raw = read_capped(response.iter_content(BODY_READ_BYTES), self.limit_bytes)
         except TooLarge as exc:  # far larger than any answer needs (the text is cut after)
@@ -116,12 +140,12 @@ class AnswerReader:
         if self.watchdog.expired:  # a body delimited by the close the watchdog caused
             raise BrokeOff(None)
         try:
-            data = loads(raw)
+            return loads(raw)
         except ValueError:
             raise Malformed("malformed JSON", decode(raw)) from None
-        choice = _first_choice(data)
-        if choice is None:
-            raise Malformed("no choices")
+
+    def _choice(self, choice: dict[str, Any], usage: Usage | None) -> Answer:
+        """One choice of a JSON answer, cut at an invented Observation and at ``max_chars``."""
         if self.api is Api.CHAT:
             content = _field(choice.get("message"), "content")
         else:
@@ -132,9 +156,7 @@ class AnswerReader:
         if len(text) > self.max_chars:
             text, finish = text[: self.max_chars], "length"
             self.log(f"answer longer than {self.max_chars} characters; cut there")
-        if self.sink and text:
-            self.sink(text)
-        return Answer(text, _usage(data), finish)
+        return Answer(text, usage, finish)
 
     def _read_stream(self, response: requests.Response) -> Answer:
         """Read SSE until [DONE] or until the cutter sees an invented Observation line.

@@ -1,8 +1,9 @@
 """``eval compare A B``: two evals paired question by question, with paired statistics.
 
 Questions are paired by dataset index and question text, so two runs over the same selection
-compare whatever produced them (another model, prompt or method). B is compared to A: every
-difference is B − A, a flip "right → wrong" was right in A and wrong in B.
+compare whatever produced them (another model, prompt or method; two methods of one eval of
+several, too). B is compared to A: every difference is B − A, a flip "right → wrong" was right
+in A and wrong in B.
 """
 
 from __future__ import annotations
@@ -129,9 +130,17 @@ def _side_json(folder: EvalFolder) -> dict[str, Any]:
     return {"path": str(folder.path), "label": folder.label, "n": len(folder.rows)}
 
 
-def compare_evals(a: Path, b: Path, *, seed: int = DEFAULT_SEED) -> Comparison:
-    """Pair two eval folders and compare them; UsageError when they cannot be compared."""
-    first, second = load_eval(a), load_eval(b)
+def compare_evals(
+    a: Path,
+    b: Path,
+    *,
+    seed: int = DEFAULT_SEED,
+    method: str | None = None,
+    method_b: str | None = None,
+) -> Comparison:
+    """Pair two eval folders and compare them, each by ``method`` (B by ``method_b`` if given)
+    where it ran several; UsageError when they cannot be compared."""
+    first, second = load_eval(a, method), load_eval(b, method_b or method)
     if first.kind is not second.kind:
         raise UsageError(
             f"{a} is scored by {first.kind.value} and {b} by {second.kind.value}: "

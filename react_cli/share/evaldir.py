@@ -3,8 +3,10 @@
 The folder is read by the eval package's one reader (``eval.files``), as untrusted input; here
 every text is cleaned for display. Only ``ShownRow.key`` keeps the recorded question text
 exactly, because two evals are paired on it. A line of ``results.jsonl`` that is not a valid
-row (cut short by a crash, edited, hostile), or that repeats a question, is skipped and
-counted, not fatal.
+row (cut short by a crash, edited, hostile) is skipped and counted, not fatal; of the rows of
+one question the last counts (a resumed eval appends a question's row with methods added),
+the others are counted as skipped. In an eval of several methods, the rows are one method's
+results (its first method's unless another is chosen).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 
 from react_cli.errors import TraceError, UsageError
 from react_cli.eval.files import RESULTS, SUMMARY, read_rows, read_summary
-from react_cli.eval.rows import Row
+from react_cli.eval.rows import MethodResult, Row
 from react_cli.eval.summary import ScoreKind, Summary
 from react_cli.records import StopReason
 from react_cli.share.text import one_line, shown
@@ -47,22 +49,23 @@ class ShownRow:
     trace: Path | None  # inside the folder; None when absent or pointing elsewhere
 
     @classmethod
-    def of(cls, row: Row, folder: Path) -> ShownRow:
+    def of(cls, row: Row, result: MethodResult, folder: Path) -> ShownRow:
+        """The row of a question, showing one method's ``result``."""
         return cls(
             key=row.key,
             index=row.index,
             question=shown(row.question),
             gold=shown(" / ".join(row.golds)),
-            answer=None if row.answer is None else shown(row.answer),
-            em=row.em,
-            f1=row.f1,
-            stop_reason=row.stop_reason,
-            error=None if row.error is None else shown(row.error),
-            steps=row.steps,
-            tokens=row.tokens,
-            latency_s=row.latency_s,
-            calls=row.calls,
-            trace=None if row.trace is None else _inside(folder, row.trace),
+            answer=None if result.answer is None else shown(result.answer),
+            em=result.em,
+            f1=result.f1,
+            stop_reason=result.stop_reason,
+            error=None if result.error is None else shown(result.error),
+            steps=result.steps,
+            tokens=result.tokens,
+            latency_s=result.latency_s,
+            calls=result.calls,
+            trace=None if result.trace is None else _inside(folder, result.trace),
         )
 
     @property
@@ -116,7 +119,8 @@ class EvalFolder:
     path: Path
     summary: Summary
     rows: tuple[ShownRow, ...]  # in dataset order
-    skipped: int  # lines of results.jsonl that are no valid row, or repeat a question
+    skipped: int  # lines of results.jsonl that are no valid row, or were replaced
+    method: str | None = None  # the method the rows show, when one was chosen
 
     @property
     def kind(self) -> ScoreKind:
@@ -124,10 +128,12 @@ class EvalFolder:
 
     @property
     def label(self) -> str:
-        """What the eval ran: model and prompt, and the method when recorded."""
+        """What the eval ran: model and prompt, and its methods unless ReAct's alone."""
         config = self.summary.config
         label = f"{config.model} · {config.prompt_name}"
-        return f"{label} · {config.method}" if config.method is not None else label
+        if self.method is not None:
+            return f"{label} · {one_line(self.method)}"
+        return label if config.methods == ("react",) else f"{label} · {', '.join(config.methods)}"
 
     @property
     def methods(self) -> tuple[tuple[str, Facts], ...]:
@@ -153,21 +159,29 @@ class EvalFolder:
         return tuple(facts)
 
 
-def load_eval(path: Path) -> EvalFolder:
-    """Read an eval folder; UsageError when it is not one or its summary is malformed."""
+def load_eval(path: Path, method: str | None = None) -> EvalFolder:
+    """Read an eval folder, its rows showing ``method``'s results (default: each row's own
+    fields); UsageError when it is not one, its summary is malformed, or it never ran
+    ``method``."""
     if not path.is_dir():
         raise UsageError(f"{path}: no such eval folder")
     summary = read_summary(path / SUMMARY)
     if summary is None:
         raise UsageError(f"{path}: not an eval folder (no {SUMMARY})")
     read = read_rows(path / RESULTS, skip_bad=True)
-    rows: dict[tuple[int, str], ShownRow] = {}
-    for row in read.rows:
-        if row.key not in rows:
-            rows[row.key] = ShownRow.of(row, path)
-    skipped = read.skipped + len(read.rows) - len(rows)
-    ordered = tuple(sorted(rows.values(), key=lambda row: row.key))
-    return EvalFolder(path, _cleaned(summary), ordered, skipped)
+    last = {row.key: row for row in read.rows}
+    rows: list[ShownRow] = []
+    for row in last.values():
+        results = row.results()
+        chosen = results.get(method) if method is not None else next(iter(results.values()))
+        if chosen is not None:
+            rows.append(ShownRow.of(row, chosen, path))
+    if method is not None and not rows and method not in summary.config.methods:
+        ran = ", ".join(one_line(name) for name in summary.config.methods)
+        raise UsageError(f"{path} holds no results of the method {method!r} (it ran {ran})")
+    skipped = read.skipped + len(read.rows) - len(last)
+    ordered = tuple(sorted(rows, key=lambda row: row.key))
+    return EvalFolder(path, _cleaned(summary), ordered, skipped, method)
 
 
 def _cleaned(summary: Summary) -> Summary:

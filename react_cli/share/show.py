@@ -12,19 +12,21 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from react_cli.eval.view import summary_table
+from react_cli.eval.view import methods_table, summary_table
 from react_cli.share.evaldir import EvalFolder, load_eval
 from react_cli.share.text import brief
 
 
-def show_eval(directory: Path, *, wrong: bool = False) -> list[RenderableType]:
+def show_eval(
+    directory: Path, *, wrong: bool = False, method: str | None = None
+) -> list[RenderableType]:
     """The summary table, the methods table when there is one, and with ``wrong`` the
-    questions not answered right (question, gold, answer, stop reason); UsageError if
-    ``directory`` is no eval folder."""
-    folder = load_eval(directory)
+    questions not answered right (question, gold, answer, stop reason) by ``method`` (default:
+    the eval's first); UsageError if ``directory`` is no eval folder or never ran ``method``."""
+    folder = load_eval(directory, method)
     parts: list[RenderableType] = [summary_table(folder.summary)]
-    if folder.methods:
-        parts.append(methods_table(folder))
+    if folder.summary.methods:
+        parts.append(methods_table(folder.summary))
     if folder.skipped:
         parts.append(Text(f"{folder.skipped} line(s) of results.jsonl skipped: not valid rows"))
     if wrong:
@@ -32,25 +34,13 @@ def show_eval(directory: Path, *, wrong: bool = False) -> list[RenderableType]:
     return parts
 
 
-def methods_table(folder: EvalFolder) -> Table:
-    """The per-method scores and costs of a multi-method eval."""
-    columns = list(dict.fromkeys(name for _, cells in folder.methods for name, _ in cells))
-    table = Table(title="methods", title_justify="left")
-    table.add_column("method")
-    for column in columns:
-        table.add_column(Text(column), justify="right")
-    for method, cells in folder.methods:
-        values = dict(cells)
-        table.add_row(Text(method), *(Text(values.get(column, "—")) for column in columns))
-    return table
-
-
 def wrong_table(folder: EvalFolder) -> Table | Text:
     """Every question not answered right, in dataset order."""
     rows = [row for row in folder.rows if not row.correct]
     if not rows:
         return Text("no wrong answers")
-    table = Table(title=f"wrong answers ({len(rows)})", title_justify="left")
+    by = "" if folder.method is None else f" by {folder.method}"
+    table = Table(title=f"wrong answers{by} ({len(rows)})", title_justify="left")
     for header in ("#", "question", "gold", "answer", "stop reason"):
         table.add_column(header, justify="right" if header == "#" else "left")
     for row in rows:

@@ -3,7 +3,7 @@
 The exporters never read the trace document: they read this view, whose text is already
 cleaned and clipped (``text.shown``), so escaping for Markdown or HTML is all they add. Parts a
 trace may lack (samples and votes of the sampling methods, a branch, a fork) are empty or None
-here and simply not shown.
+here and simply not shown; the trace reader has checked them (``methods.record``).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from react_cli.errors import TraceError
-from react_cli.records import Usage
+from react_cli.methods.method import Method
+from react_cli.methods.record import Sample
 from react_cli.render import format_seconds, step_meta
 from react_cli.share.text import one_line, shown
 from react_cli.trace import Trace
@@ -32,11 +32,6 @@ class StepView:
     followup_raw: str | None
     error: str | None  # why the tool or model failed, shown instead of an observation
     costs: str  # "model 0.52 s · tool 0.10 s · 1657 tokens", and "no valid action", "forced answer"
-
-    @property
-    def calls(self) -> int:
-        """Model calls the step made: the extra ``Action k:`` call is a second one."""
-        return 1 + (self.followup_raw is not None)
 
 
 @dataclass(frozen=True)
@@ -60,11 +55,7 @@ class TraceView:
     samples: tuple[SampleView, ...]
     votes: tuple[tuple[str, int], ...]  # (answer, count), most votes first
     facts: tuple[tuple[str, str], ...]  # ("Model", "gpt-4o-mini"), ("Tokens", "5,176 …"), …
-
-    @property
-    def calls(self) -> int:
-        """Model calls of the run: one per step (two with an extra ``Action k:``) and sample."""
-        return sum(step.calls for step in self.steps) + len(self.samples)
+    calls: int  # model calls of the run (one request may give every sample)
 
 
 def load_view(path: Path) -> TraceView:
@@ -73,14 +64,13 @@ def load_view(path: Path) -> TraceView:
 
 
 def view_of(trace: Trace) -> TraceView:
-    """The view of a loaded trace; a malformed optional part is a TraceError too."""
-    extra, run = trace.extra, trace.run
-    try:
-        samples = tuple(_sample(item) for item in _list(extra.get("samples"), "samples"))
-        votes = _votes(extra.get("votes"))
-        method, branch = _text(extra.get("method")), _text(extra.get("branch"))
-    except (TypeError, ValueError) as exc:
-        raise TraceError(f"{trace.path}: malformed trace ({exc})") from None
+    """The view of a loaded trace (its samples and votes read, and checked, with it)."""
+    extra, run, record = trace.extra, trace.run, trace.record
+    samples = tuple(_sample(sample) for sample in record.samples)
+    votes = _votes(record.votes or {})
+    plain_react = record.method == Method.REACT  # shown as every trace was before methods
+    method = None if plain_react else _text(record.method)
+    branch = None if plain_react else _text(record.branch)
     steps = tuple(_step(step) for step in run.steps)
     usage = run.usage
     tokens = (
@@ -96,7 +86,7 @@ def view_of(trace: Trace) -> TraceView:
         ("Model", _text(trace.config.model)),
         ("Prompt", _text(trace.config.prompt_name)),
         ("Steps", str(len(steps))),
-        ("Model calls", str(sum(s.calls for s in steps) + len(samples))),
+        ("Model calls", str(record.calls)),
         ("Tokens", tokens),
         ("Time", format_seconds(run.duration_s)),
         ("Forced answer", "yes (--force-answer)" if run.forced else None),
@@ -104,6 +94,7 @@ def view_of(trace: Trace) -> TraceView:
         ("Recorded", _text(trace.created)),
     ]
     return TraceView(
+        calls=record.calls,
         question=shown(run.question),
         answer=None if run.answer is None else shown(run.answer),
         stop_reason=one_line(run.stop_reason),
@@ -129,35 +120,14 @@ def _step(step: Step) -> StepView:
     )
 
 
-def _list(value: Any, name: str) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise TypeError(f"{name} is {type(value).__name__}, not a list")
-    return value
+def _sample(sample: Sample) -> SampleView:
+    answer = None if sample.answer is None else shown(sample.answer)
+    return SampleView(shown(sample.raw), answer, sample.usage.total_tokens)
 
 
-def _sample(item: Any) -> SampleView:
-    if not isinstance(item, dict):
-        raise TypeError(f"a sample is {type(item).__name__}, not an object")
-    raw, answer, usage = item.get("raw"), item.get("answer"), item.get("usage")
-    if not isinstance(raw, str) or not (answer is None or isinstance(answer, str)):
-        raise TypeError("a sample's raw text or answer is not text")
-    tokens = Usage.from_json(usage if isinstance(usage, dict) else None).total_tokens
-    return SampleView(shown(raw), None if answer is None else shown(answer), tokens)
-
-
-def _votes(value: Any) -> tuple[tuple[str, int], ...]:
+def _votes(votes: dict[str, int]) -> tuple[tuple[str, int], ...]:
     """Vote counts, most first (ties keep the recorded order, which is the tie-break order)."""
-    if value is None:
-        return ()
-    if not isinstance(value, dict):
-        raise TypeError(f"votes are {type(value).__name__}, not an object")
-    counts = []
-    for answer, count in value.items():
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise ValueError(f"a vote count is {count!r}, not a count")
-        counts.append((one_line(answer), count))
+    counts = [(one_line(answer), count) for answer, count in votes.items()]
     return tuple(sorted(counts, key=lambda pair: -pair[1]))
 
 

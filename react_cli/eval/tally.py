@@ -1,0 +1,93 @@
+"""Running totals over an eval's rows, for the summary: the rows' own figures and each method's.
+
+A question's row can be replaced (a resumed eval adds methods to it), so a result can be taken
+back out as exactly as it went in.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field, replace
+
+from react_cli.eval.rows import MethodResult
+from react_cli.eval.summary import Figures, ScoreKind
+from react_cli.records import StopReason
+
+
+@dataclass
+class Tally:
+    """Running totals over results (``calls`` over those that record their calls: a ReAct
+    eval's rows do not, their traces do)."""
+
+    n: int = 0
+    em: float = 0.0
+    f1: float = 0.0
+    steps: int = 0
+    tokens: int = 0
+    calls: int = 0
+    counted_calls: int = 0  # results that record their calls
+    latency_s: float = 0.0
+    failed: int = 0
+    estimated: int = 0  # results whose tokens are estimates
+    costed: int = 0  # results with a cost
+    cost: float = 0.0
+    stop_reasons: Counter[StopReason] = field(default_factory=Counter)
+
+    def add(self, result: MethodResult, sign: int = 1, *, failed: bool | None = None) -> None:
+        """Count ``result`` in (``sign`` -1: take it back out); ``failed``: whether its
+        question failed, when that is more than its own failure (a row's, for any method)."""
+        self.n += sign
+        self.em += sign * result.em
+        self.f1 += sign * result.f1
+        self.steps += sign * result.steps
+        self.tokens += sign * result.tokens
+        if result.calls is not None:
+            self.counted_calls += sign
+            self.calls += sign * result.calls
+        self.latency_s += sign * result.latency_s
+        self.failed += sign * (result.failed if failed is None else failed)
+        self.estimated += sign * (result.usage is not None and result.usage.estimated)
+        if result.cost is not None:
+            self.costed += sign
+            self.cost += sign * result.cost
+        self.stop_reasons[result.stop_reason] += sign
+        if not self.stop_reasons[result.stop_reason]:
+            del self.stop_reasons[result.stop_reason]
+
+    def copy(self) -> Tally:
+        return replace(self, stop_reasons=Counter(self.stop_reasons))
+
+    def figures(self, kind: ScoreKind) -> Figures:
+        def mean(total: float, digits: int) -> float | None:
+            return round(total / self.n, digits) if self.n else None
+
+        return Figures(
+            kind=kind,
+            n=self.n,
+            em=mean(self.em, 6),
+            f1=None if kind is ScoreKind.ACCURACY else mean(self.f1, 6),
+            failed=self.failed,
+            avg_steps=mean(self.steps, 4),
+            avg_tokens=mean(self.tokens, 2),
+            avg_latency_s=mean(self.latency_s, 4),
+            total_tokens=self.tokens,
+            tokens_estimated=self.estimated > 0,
+            total_cost=round(self.cost, 6) if self.costed else None,
+            stop_reasons=dict(sorted(self.stop_reasons.items())),
+        )
+
+    def cells(self, kind: ScoreKind) -> tuple[tuple[str, float | str], ...]:
+        """A method's row of the summary's ``methods`` table: its questions, scores, failures,
+        calls and tokens (totals and per question), seconds per question."""
+        figures = self.figures(kind)
+        cells: dict[str, float | str | None] = {
+            "n": self.n,
+            **{metric: figures.score(metric) for metric in kind.metrics},
+            "failed": self.failed,
+            "calls": self.calls if self.counted_calls else None,
+            "tokens": self.tokens,
+            "avg_calls": round(self.calls / self.n, 4) if self.counted_calls else None,
+            "avg_tokens": figures.avg_tokens,
+            "avg_latency_s": figures.avg_latency_s,
+        }
+        return tuple((name, value) for name, value in cells.items() if value is not None)

@@ -1,0 +1,204 @@
+"""Each method's answer as a function of the question's memo, with the paper's back-off rules.
+
+- ``react+cot-sc`` (ReAct → CoT-SC): ReAct within the hybrid's step limit; when it gives no
+  answer there (step limit, repeated action, unparseable output, Wikipedia failing), CoT-SC.
+- ``cot-sc+react`` (CoT-SC → ReAct): CoT-SC's majority answer, unless it has fewer than n/2
+  of the n votes; then ReAct within the hybrid's step limit.
+
+A block that ended the run (the endpoint failed, the time ran out, Ctrl-C) is never backed off
+from: the method ends with it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from react_cli.errors import ReactCliError
+from react_cli.methods.memo import Memo, SampleSet
+from react_cli.methods.method import Method, Task
+from react_cli.methods.record import MethodRecord, loop_calls
+from react_cli.methods.vote import Vote, vote
+from react_cli.records import StopReason, Usage
+from react_cli.trajectory import Run
+from react_cli.wording import plural
+
+BACK_OFF = frozenset(
+    {
+        StopReason.MAX_STEPS,
+        StopReason.REPEATED_ACTION,
+        StopReason.PARSE_ERRORS,
+        StopReason.TOOL_ERRORS,
+    }
+)
+"""How a ReAct run may end without an answer "within its steps", so that a hybrid backs off."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A method's answer and every block it used: the loop's run, the completions it read
+    and CoT-SC's vote; ``branch`` is the block whose answer it is."""
+
+    method: Method
+    answer: str | None
+    stop_reason: StopReason | str
+    error: str | None
+    branch: Method | None
+    run: Run | None = None
+    sampled: SampleSet | None = None
+    vote: Vote | None = None
+    backed_off: bool = False
+    failure: ReactCliError | None = None
+
+    @property
+    def calls(self) -> int:
+        """Model calls of the blocks used (shared ones counted for every method using them)."""
+        return (loop_calls(self.run) if self.run else 0) + (
+            self.sampled.calls if self.sampled else 0
+        )
+
+    @property
+    def usage(self) -> Usage:
+        return (self.run.usage if self.run else Usage()) + (
+            self.sampled.usage if self.sampled else Usage()
+        )
+
+    @property
+    def duration_s(self) -> float:
+        return (self.run.duration_s if self.run else 0.0) + (
+            self.sampled.duration_s if self.sampled else 0.0
+        )
+
+    def whole_run(self, question: str) -> Run:
+        """The method's run as a trace records it: the loop's steps, the final answer."""
+        return Run(
+            question=question,
+            answer=self.answer,
+            stop_reason=self.stop_reason,
+            steps=list(self.run.steps) if self.run else [],
+            usage=self.usage,
+            duration_s=self.duration_s,
+            error=self.error,
+            failure=self.failure,
+        )
+
+    def record(self) -> MethodRecord:
+        return MethodRecord(
+            method=self.method,
+            branch=self.branch,
+            calls=self.calls,
+            samples=self.sampled.samples if self.sampled else (),
+            votes=self.vote.counts() if self.vote else None,
+        )
+
+
+def answer(method: Method, memo: Memo, task: Task) -> Outcome:
+    """``method``'s outcome from ``memo``, running only the blocks it needs."""
+    if method in (Method.STANDARD, Method.COT):
+        return _single(method, memo.samples(method))
+    if method is Method.COT_SC:
+        return _voted(method, memo.samples(method), task)
+    if method.loop:
+        return _looped(method, method, memo.loop(method, memo.need(method, method)))
+    need = memo.need(method, Method.REACT)
+    if method is Method.REACT_COT_SC:
+        react = _looped(method, Method.REACT, memo.loop(Method.REACT, need))
+        if react.answer is not None or react.stop_reason not in BACK_OFF:
+            return react
+        voted = _voted(method, memo.samples(Method.COT_SC), task)
+        return _joined(voted, react.run, voted)
+    sampled = memo.samples(Method.COT_SC)
+    voted = _voted(method, sampled, task)
+    if sampled.stop_reason is not None or (voted.vote is not None and not voted.vote.weak):
+        return voted
+    react = _looped(method, Method.REACT, memo.loop(Method.REACT, need))
+    return _joined(react, react.run, voted)
+
+
+def _single(method: Method, sampled: SampleSet) -> Outcome:
+    found = sampled.samples[0].answer if sampled.samples else None
+    return _ended(method, found, sampled, None)
+
+
+def _voted(method: Method, sampled: SampleSet, task: Task) -> Outcome:
+    counted = vote(sampled.answers, task)
+    winner = counted.winner
+    return _ended(method, winner.answer if winner else None, sampled, counted)
+
+
+def _ended(method: Method, found: str | None, sampled: SampleSet, counted: Vote | None) -> Outcome:
+    """The outcome of the completions ``sampled``: their answer, or why there is none."""
+    if sampled.stop_reason is not None:  # it ended early: whatever came is not an answer
+        found, reason = None, sampled.stop_reason
+    else:
+        reason = StopReason.FINISH if found is not None else StopReason.NO_ANSWER
+    return Outcome(
+        method=method,
+        answer=found,
+        stop_reason=reason,
+        error=sampled.error,
+        branch=sampled.kind if found is not None else None,
+        sampled=sampled,
+        vote=counted,
+        failure=sampled.failure,
+    )
+
+
+def _looped(method: Method, loop: Method, run: Run) -> Outcome:
+    return Outcome(
+        method=method,
+        answer=run.answer,
+        stop_reason=run.stop_reason,
+        error=run.error,
+        branch=loop if run.answer is not None else None,
+        run=run,
+        failure=run.failure,
+    )
+
+
+def _joined(final: Outcome, run: Run | None, voted: Outcome) -> Outcome:
+    """A hybrid that backed off: ``final``'s answer, with both blocks' work."""
+    return Outcome(
+        method=final.method,
+        answer=final.answer,
+        stop_reason=final.stop_reason,
+        error=final.error,
+        branch=final.branch,
+        run=run,
+        sampled=voted.sampled,
+        vote=voted.vote,
+        backed_off=True,
+        failure=final.failure,
+    )
+
+
+def path(outcome: Outcome) -> str | None:
+    """Which path a hybrid or CoT-SC took, in one line (``ReAct gave no answer in 7 steps →
+    CoT-SC: 13/21 votes for "X"``); None for the other methods."""
+    method = outcome.method
+    react = _react_said(outcome.run) if outcome.run else None
+    voted = _vote_said(outcome.vote) if outcome.vote else None
+    if method is Method.COT_SC:
+        return voted
+    if method is Method.REACT_COT_SC and react:
+        return f"{react} → {voted}" if outcome.backed_off and voted else react
+    if method is Method.COT_SC_REACT and voted:
+        if not outcome.backed_off:
+            return voted
+        return f"{voted}, fewer than half → {react}" if react else voted
+    return None
+
+
+def _react_said(run: Run) -> str:
+    steps = plural(len(run.steps), "step")
+    if run.answer is not None:
+        return f"ReAct answered in {steps}"
+    if run.stop_reason == StopReason.MAX_STEPS:
+        return f"ReAct gave no answer in {steps}"
+    return f"ReAct gave no answer in {steps} ({run.stop_reason})"
+
+
+def _vote_said(counted: Vote) -> str:
+    winner = counted.winner
+    if winner is None:
+        return f"CoT-SC: no answer in {plural(counted.samples, 'sample')}"
+    return f'CoT-SC: {winner.votes}/{counted.samples} votes for "{winner.answer}"'

@@ -1,0 +1,131 @@
+"""What a trace records about its method, beside the loop's steps: samples, votes, branch, calls.
+
+One ``to_json``/``from_json`` pair each, the only writer and reader of these trace fields. A
+recorded method or branch this version does not know (a newer writer's) is kept as text, so
+the trace can still be shown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from react_cli.methods.method import Method
+from react_cli.records import Usage
+from react_cli.trajectory import Run, seconds
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One completion read for its answer: Standard's or CoT's one call, or a CoT-SC sample."""
+
+    raw: str
+    answer: str | None
+    usage: Usage
+    latency_s: float = 0.0  # of the request it came from (one request may give every sample)
+    retries: int = 0  # requests of it made again
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "raw": self.raw,
+            "answer": self.answer,
+            "usage": self.usage.to_json(),
+            "latency_s": round(self.latency_s, 4),
+            "retries": self.retries,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> Sample:
+        """A recorded sample; TypeError/ValueError naming what is wrong."""
+        if not isinstance(data, dict):
+            raise TypeError(f"a sample is {type(data).__name__}, not an object")
+        raw, answer, usage = data.get("raw"), data.get("answer"), data.get("usage")
+        if not isinstance(raw, str) or not (answer is None or isinstance(answer, str)):
+            raise TypeError("a sample's raw text or answer is not text")
+        retries = data.get("retries") or 0
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+            raise ValueError(f"a sample's retries are {retries!r}, not a count")
+        return cls(
+            raw=raw,
+            answer=answer,
+            usage=Usage.from_json(usage if isinstance(usage, dict) else None),
+            latency_s=seconds(data.get("latency_s"), "a sample's latency_s"),
+            retries=retries,
+        )
+
+
+def loop_calls(run: Run) -> int:
+    """Model calls of a loop's run: one per step, two with an extra ``Action k:`` call."""
+    return sum(1 + (step.followup_raw is not None) for step in run.steps)
+
+
+@dataclass(frozen=True)
+class MethodRecord:
+    """A trace's method and how it answered: ``branch`` is the block whose answer it is (None
+    without an answer), ``samples`` what Standard, CoT or CoT-SC read, ``votes`` CoT-SC's
+    count per answer (in first-appearance order), ``calls`` the model calls the method made."""
+
+    method: Method | str
+    branch: Method | str | None
+    calls: int
+    samples: tuple[Sample, ...] = ()
+    votes: dict[str, int] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "method": str(self.method),
+            "branch": None if self.branch is None else str(self.branch),
+            "calls": self.calls,
+        }
+        if self.samples:
+            data["samples"] = [sample.to_json() for sample in self.samples]
+        if self.votes is not None:
+            data["votes"] = dict(self.votes)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], run: Run) -> MethodRecord:
+        """The record in a trace document around ``run``; what is missing takes the value a
+        ReAct trace has (the method of every trace before version 2). TypeError/ValueError
+        naming the first malformed part."""
+        samples = data.get("samples")
+        if samples is not None and not isinstance(samples, list):
+            raise TypeError(f"samples is {type(samples).__name__}, not a list")
+        method = _name(data.get("method"), "method") or Method.REACT
+        default = Method.REACT if run.answer is not None and method == Method.REACT else None
+        branch = _name(data["branch"], "branch") if "branch" in data else default
+        calls = data.get("calls")
+        if calls is None:
+            calls = loop_calls(run) + len(samples or [])
+        if isinstance(calls, bool) or not isinstance(calls, int) or calls < 0:
+            raise ValueError(f"calls is {calls!r}, not a count")
+        return cls(
+            method=method,
+            branch=branch,
+            calls=calls,
+            samples=tuple(Sample.from_json(item) for item in samples or []),
+            votes=_votes(data.get("votes")),
+        )
+
+
+def _name(value: Any, key: str) -> Method | str | None:
+    """A recorded method name: a ``Method``, or text this version does not know."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TypeError(f"{key} is {type(value).__name__}, not text")
+    try:
+        return Method(value)
+    except ValueError:
+        return value
+
+
+def _votes(value: Any) -> dict[str, int] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise TypeError(f"votes are {type(value).__name__}, not an object")
+    for count in value.values():
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ValueError(f"a vote count is {count!r}, not a count")
+    return {str(answer): count for answer, count in value.items()}
