@@ -44,9 +44,7 @@ class Servers:
         self.llm.stop()
         self.wiki.stop()
 
-    def one_eval(
-        self, folder: Path, methods: str, samples: int, limit: int
-    ) -> tuple[Summary, int]:
+    def one_eval(self, folder: Path, methods: str, samples: int, limit: int) -> tuple[Summary, int]:
         """An eval of ``methods`` into ``folder``: its summary and the requests it made."""
         self.endpoint, before = MethodsEndpoint(SCRIPTS), len(self.llm.requests)
         flags = {"model": "m", "base_url": self.llm.url, "wiki": self.wiki.url, "samples": samples}

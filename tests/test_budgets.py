@@ -107,9 +107,7 @@ def test_without_a_time_limit_requests_see_no_deadline() -> None:
     [" Tim Burton]", " Tim Burton", "Tim Burton] and more", "Action 3: Finish[Tim Burton]"],
 )
 def test_force_answer_asks_once_for_finish_at_the_step_limit(forced_output: str) -> None:
-    _, model, result = run(
-        [*searches(2), forced_output], Limits(max_steps=2, force_answer=True)
-    )
+    _, model, result = run([*searches(2), forced_output], Limits(max_steps=2, force_answer=True))
     assert result.answer == "Tim Burton"
     assert result.stop_reason == "finish" and result.forced
     forced = result.steps[-1]

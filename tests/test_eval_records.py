@@ -43,9 +43,7 @@ def test_summaries_of_earlier_evals_are_written_again_with_their_key_order(kind:
 
 def test_the_records_hold_typed_values() -> None:
     fever = [Row.from_json(json.loads(line)) for line in lines_of("fever")]
-    assert [row.result.stop_reason for row in fever] == [StopReason.FINISH] * 3 + [
-        StopReason.ERROR
-    ]
+    assert [row.result.stop_reason for row in fever] == [StopReason.FINISH] * 3 + [StopReason.ERROR]
     assert [row.result.label.value if row.result.label else "-" for row in fever] == [
         "SUPPORTS",
         None,

@@ -194,7 +194,8 @@ def test_fever_claims_vote_by_label_and_the_hybrids_take_five_steps(
     accuracy = {"standard": 1, "cot": 3, "cot-sc": 2, "act": 3, "react": 0}
     accuracy.update({"cot-sc+react": 2, "react+cot-sc": 2})  # REFUTES: 12 of 21 votes
     assert {m: table[m]["accuracy"] for m in ALL} == pytest.approx(
-        {m: n / 6 for m, n in accuracy.items()}, abs=1e-6  # the summary keeps 6 digits
+        {m: n / 6 for m, n in accuracy.items()},
+        abs=1e-6,  # the summary keeps 6 digits
     )
     row = rows_of(out)[4]
     assert row["methods"]["cot-sc"]["label"] == "REFUTES" and row["label"] == "SUPPORTS"

@@ -140,9 +140,7 @@ def methods_table(summary: Summary) -> Table:
     scores = [(m, "acc" if m == "accuracy" else m.upper()) for m in kind.metrics]
     graded = "acc" if kind is ScoreKind.ACCURACY else "EM"
     made = "" if summary.calls_made is None else f"; {summary.calls_made:,} calls made"
-    table = Table(
-        title=f"methods (paper: ReAct, Table 1, PaLM-540B{made})", title_justify="left"
-    )
+    table = Table(title=f"methods (paper: ReAct, Table 1, PaLM-540B{made})", title_justify="left")
     for header in ["method", "n", *(h for _, h in scores), f"paper {graded}"]:
         table.add_column(header, justify="left" if header == "method" else "right")
     table.add_column("calls / q", justify="right")

@@ -64,6 +64,7 @@ def vote(answers: Sequence[str | None], task: Task) -> Vote:
             counts[key] += 1
     return Vote(tuple(Group(first[key], counts[key]) for key in first), len(answers))
 
+
 def _key(answer: str | None, task: Task) -> str | None:
     """What two answers must share to be one vote; None: the answer does not vote."""
     if answer is None:
