@@ -11,6 +11,7 @@ user information and query string of their URL.
 from __future__ import annotations
 
 import base64
+import functools
 import html
 import json
 import re
@@ -58,19 +59,29 @@ _ESCAPES: tuple[Callable[[str], str], ...] = (
 )
 
 
-def escaped_forms(secret: str) -> set[str]:
-    """``secret`` as written and under every escape, once or twice nested."""
+@functools.lru_cache(maxsize=64)
+def escaped_forms(secret: str) -> frozenset[str]:
+    """``secret`` as written and under every escape, once or twice nested (remembered for the
+    few secrets a process meets: every client and backend builds a ``Redactor`` of its own)."""
     forms = {secret, unquote(secret)}
     for _ in range(2):
         forms |= {escape(form) for form in forms for escape in _ESCAPES}
-    return {form for form in forms if form}
+    return frozenset(form for form in forms if form)
+
+
+@functools.lru_cache(maxsize=64)
+def _alternation(forms: tuple[str, ...]) -> re.Pattern[str]:
+    """One pattern matching any of ``forms``, tried in the order given (longest first)."""
+    return re.compile("|".join(map(re.escape, forms)))
 
 
 class Redactor:
     """Replaces every known secret, in every escaped form, with ``***``.
 
     Cheap on text holding none of them (one substring test per form), linear on text that
-    does: one pass of an alternation of literals, longest first.
+    does: one pass of an alternation of literals, longest first. The alternation (a few hundred
+    literals per secret) is compiled the first time a text holds a secret, so a run that never
+    meets one never pays for it, and once per process for the same secrets.
     """
 
     def __init__(self, secrets: Iterable[str | None] = ()) -> None:
@@ -78,13 +89,12 @@ class Redactor:
         for secret in secrets:
             if secret:
                 forms |= escaped_forms(secret)
-        self._forms = sorted(forms, key=len, reverse=True)
-        self._pattern = re.compile("|".join(map(re.escape, self._forms))) if forms else None
+        self._forms = tuple(sorted(forms, key=lambda form: (-len(form), form)))
 
     def __call__(self, text: str) -> str:
-        if self._pattern is None or not any(form in text for form in self._forms):
+        if not any(form in text for form in self._forms):
             return text
-        return self._pattern.sub(MASK, text)
+        return _alternation(self._forms).sub(MASK, text)
 
     def log(self, log: Callable[[str], None] | None) -> Callable[[str], None] | None:
         """``log`` with every line redacted first (None stays None)."""

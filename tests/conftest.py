@@ -10,6 +10,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import background
 import pytest
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, scripted
@@ -24,8 +25,17 @@ REACT_CLI = Path(sys.executable).with_name("react-cli")  # the console script `p
 def pytest_collection_finish(session: pytest.Session) -> None:
     """What collection built (modules, test functions, hypothesis strategies) lives for the
     whole run: out of the garbage collector's reach, its full collections stop rescanning it
-    (about a tenth of the CPU time of the hypothesis-heavy files)."""
+    (about a tenth of the CPU time of the hypothesis-heavy files).
+
+    The background checks the selected tests read start now (see ``background``).
+    """
     gc.freeze()
+    if not hasattr(session.config, "workerinput"):  # not a pytest-xdist worker
+        background.start(item.nodeid for item in session.items)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    background.stop()
 
 
 @pytest.fixture(scope="session")

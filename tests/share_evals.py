@@ -28,6 +28,7 @@ from share_data import (
 )
 
 from react_cli.cli import main
+from react_cli.share.report import eval_report
 
 
 def run_eval(out: Path, model: PerQuestion, dataset: Path, *args: str) -> Path:
@@ -71,6 +72,12 @@ def run_eval(out: Path, model: PerQuestion, dataset: Path, *args: str) -> Path:
 @pytest.fixture(scope="session")
 def eval_a(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return run_eval(tmp_path_factory.mktemp("evals") / "a", PerQuestion(A_SCRIPTS), HOTPOT)
+
+
+@pytest.fixture(scope="session")
+def report_a(eval_a: Path) -> str:
+    """``eval_a``'s report page, drawn once (its charts take a few tenths of a second)."""
+    return eval_report(eval_a)
 
 
 @pytest.fixture(scope="session")

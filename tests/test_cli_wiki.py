@@ -9,11 +9,11 @@ import pytest
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, scripted
 from inproc import Runner
+from zim_fixtures import zh_archive
 
 from react_cli.cli.options import lang_prompt, wiki_flags
 from react_cli.config import resolve
 from react_cli.errors import UsageError
-from tests.zim_fixtures import zh_archive
 
 REAL_ZIM = Path(__file__).parent / "fixtures" / "zim" / "wikipedia_en_ray_charles_2015-06.zim"
 ZIM = f"zim:{REAL_ZIM}"

@@ -23,6 +23,7 @@ from hostile import cli_fuzz
 from hypothesis import given
 from hypothesis import strategies as st
 from inproc import Runner
+from zim_fixtures import build_archive
 
 BOUND_S = 10.0
 TITLE = "Zqxpage"
@@ -53,58 +54,6 @@ FRAGMENTS = st.one_of(
 PAGES = st.lists(FRAGMENTS, max_size=8).map(b"".join)
 
 
-def build(
-    path: Path,
-    pages: dict[str, bytes],
-    redirects: dict[str, str] | None = None,
-    pages_by_path: dict[str, str] | None = None,
-) -> Path:
-    """An archive of ``pages`` (path = title, HTML bytes as given), redirects, and pages whose
-    path differs from their title (``pages_by_path``: path -> title, the same small page)."""
-    from libzim.writer import Blob, ContentProvider, Creator, Hint, Item
-
-    class Bytes(ContentProvider):  # type: ignore[misc]
-        def __init__(self, data: bytes) -> None:
-            super().__init__()
-            self.data = data
-
-        def get_size(self) -> int:
-            return len(self.data)
-
-        def gen_blob(self):  # type: ignore[no-untyped-def]
-            yield Blob(self.data)
-
-    class Page(Item):  # type: ignore[misc]
-        def __init__(self, title: str, html: bytes, path: str | None = None) -> None:
-            super().__init__()
-            self.title, self.html, self.path = title, html, path or title
-
-        def get_path(self) -> str:
-            return self.path
-
-        def get_title(self) -> str:
-            return self.title
-
-        def get_mimetype(self) -> str:
-            return "text/html"
-
-        def get_contentprovider(self) -> Bytes:
-            return Bytes(self.html)
-
-        def get_hints(self) -> dict[Hint, int]:
-            return {Hint.FRONT_ARTICLE: True}
-
-    path.unlink(missing_ok=True)
-    with Creator(str(path)).config_indexing(False, "eng").config_nbworkers(1) as creator:
-        for title, html in pages.items():
-            creator.add_item(Page(title, html))
-        for page_path, title in (pages_by_path or {}).items():
-            creator.add_item(Page(title, b"<p>The page is intact.</p>", page_path))
-        for alias, target in (redirects or {}).items():
-            creator.add_redirection(alias, alias, target, {Hint.FRONT_ARTICLE: True})
-    return path
-
-
 def ask(cli: Runner, archive: Path) -> dict[str, object]:
     """Run the scripted search; it must answer. Returns the --json summary."""
     with FakeOpenAI(scripted(*SCRIPT)) as llm:
@@ -131,10 +80,10 @@ def test_any_page_is_an_observation(
     pages = {"Other": b"<p>The other page is here.</p>"}
     if as_redirect:  # the searched title is a redirect to the hostile page
         pages["Target"] = html
-        archive = build(tmp_path / "fuzz.zim", pages, {TITLE: "Target"})
+        archive = build_archive(tmp_path / "fuzz.zim", pages, redirects={TITLE: "Target"})
     else:
         pages[TITLE] = html
-        archive = build(tmp_path / "fuzz.zim", pages)
+        archive = build_archive(tmp_path / "fuzz.zim", pages)
     summary = ask(cli, archive)
     steps = summary["steps"]
     assert isinstance(steps, list) and summary["answer"] == "done"
@@ -148,7 +97,9 @@ DAMAGED_PATH, DAMAGED_TITLE = "Azqx_path", "Azqxpage"
 def damaged(path: Path, name: str, occurrences: slice, byte: int) -> Path:
     """A small archive where the stored copies ``occurrences`` of ``name`` (the page's path or
     title: directory entry, listings) have their third byte replaced by ``byte`` (not UTF-8)."""
-    build(path, {"Other": b"<p>Other page.</p>"}, pages_by_path={DAMAGED_PATH: DAMAGED_TITLE})
+    build_archive(
+        path, {"Other": b"<p>Other page.</p>"}, pages_by_path={DAMAGED_PATH: DAMAGED_TITLE}
+    )
     data = bytearray(path.read_bytes())
     encoded = name.encode()
     places = [i for i in range(len(data)) if data.startswith(encoded, i)]

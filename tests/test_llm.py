@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Iterator
 
 import pytest
+from fake_openai import TRANSIENT_FAILURES, FakeOpenAI, Reply, scripted
 
 from react_cli.deadline import NO_DEADLINE
 from react_cli.errors import (
@@ -19,7 +20,6 @@ from react_cli.errors import (
 )
 from react_cli.llm import OpenAIClient
 from react_cli.retry import RetryPolicy
-from tests.fake_openai import TRANSIENT_FAILURES, FakeOpenAI, Reply, scripted
 
 FAST = RetryPolicy(
     retries=2, backoff_factor=0.01, backoff_max_s=0.02, backoff_jitter_s=0.0, max_retry_after_s=0.05

@@ -8,6 +8,7 @@ import time
 
 import pytest
 import requests
+from fake_mediawiki import UA_BLOCKED, FakeMediaWiki, Fault
 
 from react_cli.deadline import NO_DEADLINE
 from react_cli.errors import UsageError, WikiError
@@ -15,7 +16,6 @@ from react_cli.http import make_session, user_agent
 from react_cli.retry import RetryPolicy
 from react_cli.wiki import WikiSession, open_backend
 from react_cli.wiki.mediawiki import MAXLAG_RETRIES, MediaWikiBackend, case_variants
-from tests.fake_mediawiki import UA_BLOCKED, FakeMediaWiki, Fault
 
 FAST = RetryPolicy(retries=2, backoff_factor=0.0, backoff_jitter_s=0.0, max_retry_after_s=0.1)
 

@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterator
 
 import pytest
+from fake_mediawiki import FIXTURES, FakeMediaWiki
 from fake_openai import FakeOpenAI, scripted
 from inproc import Runner
 
@@ -15,7 +16,6 @@ from react_cli.retry import RetryPolicy
 from react_cli.wiki import WikiSession
 from react_cli.wiki.mediawiki import MediaWikiBackend
 from react_cli.wiki.titles import clean_entity
-from tests.fake_mediawiki import FIXTURES, FakeMediaWiki
 
 RECORDED = json.loads((FIXTURES / "folding.json").read_text(encoding="utf-8"))
 VARIANT = "Wallace & Gromit - The Curse of the Were Rabbit"

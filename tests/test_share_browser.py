@@ -20,7 +20,6 @@ import pytest
 from share_data import CHROMIUM_ARGS, TRACES
 
 from react_cli.share.export import ExportFormat, export_trace, write_output
-from react_cli.share.report import eval_report
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -140,10 +139,10 @@ def visible_rows(page: Page) -> list[str]:
 
 
 def test_report_filters_sorts_opens_trajectories(
-    visit: Visit, eval_a: Path, tmp_path: Path
+    visit: Visit, report_a: str, tmp_path: Path
 ) -> None:
     html = tmp_path / "report.html"
-    write_output(html, eval_report(eval_a))
+    write_output(html, report_a)
     page = visit.open(html)
     loaded = page.eval_on_selector_all("figure img", "all => all.map(i => i.naturalWidth)")
     assert len(loaded) == 3 and all(width > 300 for width in loaded)  # the SVG charts drew

@@ -20,6 +20,7 @@ from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, scripted
 from hostile_server import Answer, HostileServer, head
 from inproc import Runner, one_error_line
+from zim_fixtures import build_archive
 
 from react_cli.wiki.base import MAX_ANSWER_BYTES
 
@@ -119,33 +120,14 @@ def test_a_model_gzip_bomb_is_a_malformed_answer(
 
 def big_archive(path: Path) -> Path:
     """An archive holding a page over the size limit (18 MB of HTML) and a small one."""
-    from libzim.writer import Creator, Hint, Item, StringProvider
-
-    class Page(Item):  # type: ignore[misc]
-        def __init__(self, title: str, html: str) -> None:
-            super().__init__()
-            self.title, self.html = title, html
-
-        def get_path(self) -> str:
-            return self.title
-
-        def get_title(self) -> str:
-            return self.title
-
-        def get_mimetype(self) -> str:
-            return "text/html"
-
-        def get_contentprovider(self) -> StringProvider:
-            return StringProvider(self.html)
-
-        def get_hints(self) -> dict[Hint, int]:
-            return {Hint.FRONT_ARTICLE: True}
-
     body = "<p>Big is a big page.</p>" * (MAX_ANSWER_BYTES // 24)
-    with Creator(str(path)).config_indexing(False, "eng") as creator:
-        creator.add_item(Page("Big", f'<div id="mw-content-text">{body}</div>'))
-        creator.add_item(Page("Small", '<div id="mw-content-text"><p>Small is small.</p></div>'))
-    return path
+    return build_archive(
+        path,
+        {
+            "Big": f'<div id="mw-content-text">{body}</div>',
+            "Small": '<div id="mw-content-text"><p>Small is small.</p></div>',
+        },
+    )
 
 
 def test_a_zim_page_over_the_limit_is_not_read(cli: Runner, tmp_path: Path) -> None:

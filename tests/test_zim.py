@@ -8,13 +8,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from zim_fixtures import zh_archive
 
 from react_cli.deadline import NO_DEADLINE
 from react_cli.errors import UsageError
 from react_cli.wiki import WikiSession, open_backend
 from react_cli.wiki.zim import ZimBackend, open_zim
 from react_cli.wiki.zimbuild import article_html, build_zim, read_corpus
-from tests.zim_fixtures import zh_archive
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REAL_ZIM = FIXTURES / "zim" / "wikipedia_en_ray_charles_2015-06.zim"
