@@ -8,7 +8,6 @@ with the margin it explains). Times are the minimum
 of ``--repeat`` runs, in CPU time of the process, so load on the machine does not inflate them.
 
 Usage: python bench/pathological.py [--repeat N] [--sizes 10000,100000,1000000] [--only NAME]
-       python bench/pathological.py --check   (the test's measurement, one JSON line per case)
 """
 
 from __future__ import annotations
@@ -165,10 +164,10 @@ ROUNDS = 5
 
 
 def growth(case: Case) -> tuple[float, float]:
-    """CPU seconds at 100 KB (best of 2 runs, floored at ``FLOOR_S``) and at 1 MB (one run).
-    Up to ``ROUNDS`` rounds are made while the ratio is over ``MAX_GROWTH``, keeping the best
-    of each size, so a busy machine does not fail a linear case while a quadratic one (×100)
-    fails whatever the load."""
+    """The test's measurement: CPU seconds at 100 KB (best of 2 runs, floored at ``FLOOR_S``)
+    and at 1 MB (one run). Up to ``ROUNDS`` rounds are made while the ratio is over
+    ``MAX_GROWTH``, keeping the best of each size, so a busy machine does not fail a linear
+    case while a quadratic one (×100) fails whatever the load."""
     small = large = float("inf")
     for _ in range(ROUNDS):
         small = min(small, max(best_time_s(case, 100_000, 2), FLOOR_S))
@@ -178,26 +177,12 @@ def growth(case: Case) -> tuple[float, float]:
     return small, large
 
 
-def check() -> None:
-    """One JSON line per case: its ``growth`` times (what ``tests/test_pathological.py``
-    reads)."""
-    for case in CASES:
-        small, large = growth(case)
-        print(json.dumps({"case": case.name, "small_s": small, "large_s": large}), flush=True)
-
-
 def main() -> None:
     options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     options.add_argument("--repeat", type=int, default=3)
     options.add_argument("--sizes", default=",".join(map(str, SIZES)))
     options.add_argument("--only", help="run the cases whose name contains this")
-    options.add_argument(
-        "--check", action="store_true", help="the test's measurement, as JSON lines"
-    )
     args = options.parse_args()
-    if args.check:
-        check()
-        return
     sizes = [int(s) for s in args.sizes.split(",")]
     cases = [c for c in CASES if not args.only or args.only in c.name]
     header = "".join(f"{size // 1000:>9} KB" for size in sizes)

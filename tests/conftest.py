@@ -27,11 +27,11 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     whole run: out of the garbage collector's reach, its full collections stop rescanning it
     (about a tenth of the CPU time of the hypothesis-heavy files).
 
-    The background checks the selected tests read start now (see ``background``).
+    ``mypy --strict`` starts now if its test is selected (see ``background``).
     """
     gc.freeze()
     if not hasattr(session.config, "workerinput"):  # not a pytest-xdist worker
-        background.start(item.nodeid for item in session.items)
+        background.start({item.nodeid for item in session.items})
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

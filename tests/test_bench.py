@@ -1,8 +1,9 @@
-"""Each bench script still runs (with tiny parameters); the figures themselves are not tested."""
+"""Each bench script still runs (with tiny parameters) and prints its figure; the figures
+themselves are not tested. Run in this process, as ``python bench/SCRIPT`` would run them."""
 
 from __future__ import annotations
 
-import subprocess
+import runpy
 import sys
 from pathlib import Path
 
@@ -11,27 +12,35 @@ import pytest
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 
 
-@pytest.mark.parametrize(
-    ("script", "args", "figure"),
-    [
-        ("agent_overhead.py", ["--runs", "2", "--steps", "3"], "agent overhead per step:"),
-        (
-            "eval_throughput.py",
-            ["--questions", "4", "--latency", "0.01", "--concurrency", "2"],
-            "wall / ideal:",
-        ),
-        ("startup.py", ["--runs", "1"], "react-cli --help: median"),
-        ("pathological.py", ["--repeat", "1", "--sizes", "1000,2000"], "worst growth per"),
-        ("methods.py", ["--samples", "3", "--n", "ignore", "--limit", "2"], "in one pass"),
-    ],
-)
-def test_bench_script_runs(script: str, args: list[str], figure: str) -> None:
-    result = subprocess.run(
-        [sys.executable, str(BENCH / script), *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    assert figure in result.stdout
+RUNS = [
+    ("agent_overhead.py", ["--runs", "2", "--steps", "3"], ["agent overhead per step:"]),
+    (
+        "eval_throughput.py",
+        ["--questions", "4", "--latency", "0.01", "--concurrency", "2"],
+        ["wall / ideal:"],
+    ),
+    ("startup.py", ["--runs", "1"], ["react-cli --help: median"]),
+    ("pathological.py", ["--repeat", "1", "--sizes", "1000,2000"], ["worst growth per"]),
+    ("methods.py", ["--samples", "3", "--n", "ignore", "--limit", "2"], ["in one pass"]),
+    (
+        "share_speed.py",
+        ["--questions", "4"],
+        ["export per trace", "report: 4 questions", "compare: 4 paired questions"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("script", "args", "figures"), RUNS, ids=[run[0] for run in RUNS])
+def test_bench_script_runs(
+    script: str,
+    args: list[str],
+    figures: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.syspath_prepend(str(BENCH))
+    monkeypatch.setattr(sys, "argv", [script, *args])
+    runpy.run_path(str(BENCH / script), run_name="__main__")
+    out = capsys.readouterr().out
+    for figure in figures:
+        assert figure in out

@@ -30,5 +30,5 @@ def test_mypy_strict_is_clean() -> None:
     """``mypy --strict`` over the package (settings in pyproject.toml), started in the
     background at collection; its cache in the usual ``.mypy_cache`` makes a second run take a
     fraction of a second."""
-    result = background.MYPY.result()
-    assert result.returncode == 0, result.stdout
+    code, output = background.mypy()
+    assert code == 0, output

@@ -6,8 +6,6 @@ import io
 import json
 import math
 import random
-import runpy
-import sys
 from pathlib import Path
 from statistics import fmean, stdev
 from typing import Any
@@ -15,7 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from share_data import ROOT, copy_rows
+from share_data import copy_rows
 
 from react_cli.errors import UsageError
 from react_cli.render import make_console
@@ -187,15 +185,3 @@ def test_a_fever_eval_compares_accuracy(eval_fever: Path) -> None:
     assert [score.name for score in c.scores] == ["accuracy"]
     assert c.mcnemar_p == 1.0 and c.ci == (0.0, 0.0) and c.flips == ()
     assert c.to_json()["bootstrap"]["of"] == "accuracy difference"
-
-
-def test_bench_script_prints_its_figures(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    bench = ROOT / "bench"
-    monkeypatch.syspath_prepend(str(bench))
-    monkeypatch.setattr(sys, "argv", ["share_speed.py", "--questions", "4"])
-    runpy.run_path(str(bench / "share_speed.py"), run_name="__main__")
-    out = capsys.readouterr().out
-    for figure in ("export per trace", "report: 4 questions", "compare: 4 paired questions"):
-        assert figure in out
