@@ -2,9 +2,10 @@
 
 The cases and the measurement are those of ``bench/pathological.py`` (which prints the
 figures): CPU time at 100 KB and 1 MB, with up to 5 rounds while a ratio is over the bound (its
-``growth`` says why). Measured in this process, not in the background: on this 2-vCPU machine
-a process sharing the other core inflates the 1 MB times of the cache-hungry cases past the
-bound (measured: 15.4× for 16-byte SSE pieces).
+``growth`` says why). Measured in the test process, and after every other test file
+(``conftest.pytest_collection_modifyitems``): on this 2-vCPU machine a process busy on the
+other core inflates the 1 MB times of the cache-hungry cases past the bound (measured: 15.4×
+for 16-byte SSE pieces).
 """
 
 from __future__ import annotations
