@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import NoReturn
 
 from react_cli.deadline import Deadline
-from react_cli.errors import LLMError, ReactCliError, UsageError
+from react_cli.errors import LLMError, ReactCliError, TraceError, UsageError
 from react_cli.methods.answers import read_answer
 from react_cli.methods.memo import Memo, NotRecorded, SampleSet
 from react_cli.methods.method import Method, Task
@@ -165,12 +165,13 @@ def rerun(
     """Answer the recorded question again by ``method`` (default: the recorded one) with
     today's code and the recorded stop rules (no time limit: nothing waits), on the recorded
     model outputs and completions and (unless ``tools`` is given) the recorded observations:
-    the outcome and its whole run. Never touches the network itself. UsageError when the trace
-    does not hold what ``method`` needs."""
+    the outcome and its whole run. Never touches the network itself. TraceError when the trace
+    names a method this react-cli does not know (exit 1, as for any unreadable trace);
+    UsageError when it does not hold what ``method`` needs."""
     run, record, config = trace.run, trace.record, trace.config
     recorded = record.method
     if not isinstance(recorded, Method):
-        raise UsageError(f"{trace.path}: this react-cli does not know the method {recorded!r}")
+        raise TraceError(f"{trace.path}: this react-cli does not know the method {recorded!r}")
     method = method or recorded
     loop = next((part for part in recorded.parts if part.loop), None)
     wanted = next((part for part in method.parts if part.loop), None)

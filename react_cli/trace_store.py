@@ -64,6 +64,7 @@ def summarize(path: Path) -> dict[str, Any]:
         "stop_reason": str(run.stop_reason),
         "steps": len(run.steps),
         "model": trace.config.model,
+        "method": str(trace.record.method),
     }
 
 

@@ -210,6 +210,29 @@ def test_replay_shows_every_method_as_ask_v_did(
         assert no_times(shown.stdout) == no_times(live.stderr), method
 
 
+def test_a_trace_naming_an_unknown_method_shows_but_does_not_re_run(
+    cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki
+) -> None:
+    path = recorded(cli, llm, wiki, 0, "cot-sc+react")
+    document = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps({**document, "method": "\x00\x1b[2Jmine"}), encoding="utf-8")
+    assert cli(["replay", str(path)]).code == 0
+    rerun = cli(["replay", "--rerun", str(path)])
+    assert rerun.code == 1 and rerun.stdout == ""
+    assert rerun.stderr == (
+        f"Error: {path}: this react-cli does not know the method '\\x00\\x1b[2Jmine'\n"
+    )
+
+
+def test_traces_lists_each_runs_method(cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki) -> None:
+    for n, method in enumerate(("standard", "cot-sc+react", "act")):
+        assert ask(cli, llm, wiki, n, "--method", method).code in (0, 1)
+    rows = json.loads(cli(["traces", "--json"]).stdout)
+    assert [row["method"] for row in rows] == ["act", "cot-sc+react", "standard"]  # newest first
+    table = cli(["traces"]).stdout.splitlines()
+    assert [line.split()[3] for line in table[1:]] == ["act", "cot-sc+react", "standard"]
+
+
 def test_rerun_reproduces_a_method_offline_and_notices_a_changed_sample(
     cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki
 ) -> None:

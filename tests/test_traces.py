@@ -176,10 +176,11 @@ def test_traces_lists_newest_first_and_replay_n_picks_older(
         "stop_reason": "max_steps",
         "steps": 1,
         "model": "test-model",
+        "method": "react",
     }
     assert rows[2]["answer"] == "Arthur's Magazine"
     table = cli(["traces", "-n", "2"]).stdout.splitlines()
-    assert len(table) == 3 and table[0].split()[:4] == ["#", "time", "stop", "steps"]
+    assert len(table) == 3 and table[0].split()[:5] == ["#", "time", "method", "stop", "steps"]
     assert "broken" in table[1] and "broken.json: truncated JSON" in table[1]
     assert "max_steps" in table[2] and "test-model" in table[2] and "→ —" in table[2]
     older = cli(["replay", "-n", "3"])

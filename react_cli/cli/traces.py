@@ -260,19 +260,23 @@ def _print_traces(rows: list[dict[str, Any]]) -> None:
         text = " ".join(plain(clean_text(text)).split())  # file names may hold any bytes
         return text if len(text) <= width else text[: width - 1] + "…"
 
-    print(f"{'#':>3}  {'time':<16}  {'stop':<15}  {'steps':>5}  {'model':<20}  question → answer")
+    print(
+        f"{'#':>3}  {'time':<16}  {'method':<12}  {'stop':<15}  {'steps':>5}  {'model':<20}"
+        "  question → answer"
+    )
     for row in rows:
         if "error" in row:
             name = short(Path(row["path"]).name, 60)
             print(
-                f"{row['n']:>3}  {'?':<16}  {'broken':<15}  {'':>5}  {'':<20}  {name}: "
+                f"{row['n']:>3}  {'?':<16}  {'':<12}  {'broken':<15}  {'':>5}  {'':<20}  {name}: "
                 f"{short(row['error'], 80)}"
             )
             continue
         answer = "—" if row["answer"] is None else short(row["answer"], 40)
         created = short(local_time(row["created"]), 16)
         print(
-            f"{row['n']:>3}  {created:<16}  {short(row['stop_reason'], 15):<15}"
+            f"{row['n']:>3}  {created:<16}  {short(row['method'], 12):<12}"
+            f"  {short(row['stop_reason'], 15):<15}"
             f"  {row['steps']:>5}  {short(str(row['model'] or ''), 20):<20}"
             f"  {short(row['question'], 60)} → {answer}"
         )
