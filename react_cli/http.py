@@ -101,6 +101,20 @@ class _WatchedTimeout(Timeout):
         return _WatchedTimeout(self.watchdog, *self._seconds)
 
 
+class BearerAuth(requests.auth.AuthBase):
+    """``Authorization: Bearer KEY`` given to requests as the request's auth, not as a header:
+    requests then applies neither a ``~/.netrc`` entry for the host nor ``user:password@`` in
+    the URL, either of which would replace a plain header with Basic auth and so never send the
+    key."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+    def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
+        request.headers["Authorization"] = f"Bearer {self.key}"
+        return request
+
+
 def watched_request(
     session: requests.Session,
     method: str,

@@ -9,6 +9,7 @@ HTTP on loopback (``fake_openai.py``); the wiki is the recorded fake (``fake_med
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -262,6 +263,23 @@ def test_failure_after_progress_keeps_the_earlier_steps(cli: Runner, wiki: FakeM
     assert "HTTP 500" in summary["steps"][1]["error"]
     one_error_line(result.stderr)
     assert cli.trace()["steps"][0]["observation"].startswith("Arthur's Magazine (1844")
+
+
+@pytest.mark.parametrize("credentials", ["in the URL", "in ~/.netrc"])
+def test_the_api_key_is_sent_whatever_else_names_credentials(
+    cli: Runner, wiki: FakeMediaWiki, tmp_path: Path, credentials: str
+) -> None:
+    """requests would replace a plain Authorization header with Basic auth taken from
+    ``user:password@`` in the URL or from a netrc entry for the host: the key must still go."""
+    netrc = tmp_path / "netrc"
+    netrc.write_text("machine 127.0.0.1 login bob password netrcpw\n", encoding="utf-8")
+    with FakeOpenAI(scripted(GOOD_RUN[-1])) as llm:
+        env = {**servers_env(llm, wiki), "OPENAI_API_KEY": "sk-test-key", "NETRC": str(netrc)}
+        if credentials == "in the URL":
+            env["OPENAI_BASE_URL"] = llm.url.replace("http://", "http://alice:hunter2pw@")
+        result = cli(["ask", QUESTION], **env)
+    assert result.code == 0, result.stderr
+    assert llm.requests[0].headers["authorization"] == "Bearer sk-test-key"
 
 
 @pytest.mark.parametrize("fault", ["refused", "500"])

@@ -21,7 +21,14 @@ import requests
 
 from react_cli.deadline import NO_DEADLINE, Deadline, Watchdog
 from react_cli.errors import LLMConnectionError, LLMResponseError, UsageError
-from react_cli.http import TIMED_OUT, is_transient, make_session, user_agent, watched_request
+from react_cli.http import (
+    TIMED_OUT,
+    BearerAuth,
+    is_transient,
+    make_session,
+    user_agent,
+    watched_request,
+)
 from react_cli.llm.failures import Failures, always, reissued
 from react_cli.llm.sampling import Choices, EndpointFacts, NRefused, sample
 from react_cli.llm.stream import Answer, AnswerReader, BrokeOff, CutOff, Malformed, ShownOnce
@@ -234,13 +241,12 @@ class OpenAIClient:
             "Content-Type": "application/json",
             "Accept": accept or ("text/event-stream" if self.stream else "application/json"),
         }
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
+        auth = BearerAuth(self._api_key) if self._api_key else None
         method = "GET" if json is None else "POST"
         timeout_s = deadline.bound(self.timeout_s)
         try:
             return watched_request(
-                self._session, method, url, dog, timeout_s, json=json, headers=headers
+                self._session, method, url, dog, timeout_s, json=json, headers=headers, auth=auth
             )
         except requests.RequestException as exc:
             reason = self._say.reason(exc, dog)
