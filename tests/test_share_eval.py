@@ -139,23 +139,41 @@ def test_show_of_a_hostile_eval_prints_plain_text(eval_hostile: Path) -> None:
     assert f"{skipped} line(s) of results.jsonl skipped" in out
 
 
-def test_show_adds_the_methods_table_when_the_summary_has_one(eval_a: Path, tmp_path: Path) -> None:
+TABLE_1 = [  # the paper's order; a method it does not know last, its text as text
+    ["CoT-SC", "6", "50.0%", "61.0%", "33.4%", "21.0", "4,200"],
+    ["ReAct", "—", "33.3%", "—", "27.4%", "2.0", "—"],
+    ["mine", "—", "<b>x</b>", "—", "—", "—", "—"],
+]
+
+
+def with_methods(eval_a: Path, folder: Path) -> Path:
+    """``eval_a``'s summary in ``folder``, given a methods table (one method's text hostile)."""
     summary = json.loads((eval_a / "summary.json").read_text(encoding="utf-8"))
     summary["methods"] = {
         "react": {"em": 1 / 3, "avg_calls": 2, "nested": {"ignored": 1}},
         "cot-sc": {"n": 6, "em": 0.5, "f1": 0.61, "avg_calls": 21, "avg_tokens": 4200},
         "mine": {"em": "<b>x</b>"},
     }
-    write_json(tmp_path / "summary.json", summary)
-    out = printed(show_eval(tmp_path))
+    write_json(folder / "summary.json", summary)
+    return folder
+
+
+def test_show_adds_the_methods_table_when_the_summary_has_one(eval_a: Path, tmp_path: Path) -> None:
+    out = printed(show_eval(with_methods(eval_a, tmp_path)))
     assert "methods (paper: ReAct, Table 1, PaLM-540B)" in out
     rows = [[cell.strip() for cell in line.split("│")[1:8]] for line in out.splitlines()]
-    table = [row for row in rows if row and row[0] in ("CoT-SC", "ReAct", "mine")]
-    assert table == [  # the paper's order; a method it does not know last, its text as text
-        ["CoT-SC", "6", "50.0%", "61.0%", "33.4%", "21.0", "4,200"],
-        ["ReAct", "—", "33.3%", "—", "27.4%", "2.0", "—"],
-        ["mine", "—", "<b>x</b>", "—", "—", "—", "—"],
-    ]
+    assert [row for row in rows if row and row[0] in ("CoT-SC", "ReAct", "mine")] == TABLE_1
+
+
+def test_the_report_shows_the_methods_as_table_1(eval_a: Path, tmp_path: Path) -> None:
+    page = eval_report(with_methods(eval_a, tmp_path))
+    assert "<b>x</b>" not in page
+    table = self_contained(page).find("h2", string="Methods").find_next("table")
+    assert table.caption.string == "methods (paper: ReAct, Table 1, PaLM-540B)"
+    headers = [th.string for th in table.thead.find_all("th")]
+    assert headers == ["method", "n", "EM", "F1", "paper EM", "calls / q", "tokens / q"]
+    rows = [[td.string for td in tr.find_all("td")] for tr in table.tbody.find_all("tr")]
+    assert rows == TABLE_1
 
 
 def test_the_report_shows_summary_charts_table_and_trajectories(report_a: str) -> None:

@@ -132,34 +132,46 @@ def summary_table(summary: Summary) -> Table:
     return table
 
 
-def methods_table(summary: Summary) -> Table:
+def table_1(summary: Summary) -> tuple[str, list[str], list[list[str]]]:
     """The methods of an eval as the paper's Table 1: its rows in the paper's order, scores in
-    percent beside the paper's PaLM-540B figures, and what each costs per question."""
+    percent beside the paper's PaLM-540B figures, and what each costs per question. Title,
+    column headers and rows, all plain text (the terminal and the report page lay them out)."""
     task = Task.FEVER if summary.dataset.format is Format.FEVER else Task.HOTPOTQA
     kind = summary.figures.kind
     scores = [(m, "acc" if m == "accuracy" else m.upper()) for m in kind.metrics]
     graded = "acc" if kind is ScoreKind.ACCURACY else "EM"
     made = "" if summary.calls_made is None else f"; {summary.calls_made:,} calls made"
-    table = Table(title=f"methods (paper: ReAct, Table 1, PaLM-540B{made})", title_justify="left")
-    for header in ["method", "n", *(h for _, h in scores), f"paper {graded}"]:
-        table.add_column(header, justify="left" if header == "method" else "right")
-    table.add_column("calls / q", justify="right")
-    table.add_column("tokens / q", justify="right")
+    title = f"methods (paper: ReAct, Table 1, PaLM-540B{made})"
+    headers = ["method", "n", *(h for _, h in scores), f"paper {graded}", "calls / q", "tokens / q"]
     known = {str(method): method for method in Method}
     cells = dict(summary.methods)
     names = [str(m) for m in Method if str(m) in cells] + [n for n in cells if n not in known]
+    rows = []
     for name in names:
         values = dict(cells[name])
         method = known.get(name)
         paper = PAPER_FIGURES[task].get(method) if method else None
-        table.add_row(
-            Text(method.label if method else _line(name)),
-            Text(_cell(values.get("n"), "{:,.0f}")),
-            *(Text(_cell(values.get(metric), "{:.1%}")) for metric, _ in scores),
-            Text(NONE if paper is None else f"{paper:.1f}%"),
-            Text(_cell(values.get("avg_calls"), "{:,.1f}")),
-            Text(_cell(values.get("avg_tokens"), "{:,.0f}")),
+        rows.append(
+            [
+                method.label if method else _line(name),
+                _cell(values.get("n"), "{:,.0f}"),
+                *(_cell(values.get(metric), "{:.1%}") for metric, _ in scores),
+                NONE if paper is None else f"{paper:.1f}%",
+                _cell(values.get("avg_calls"), "{:,.1f}"),
+                _cell(values.get("avg_tokens"), "{:,.0f}"),
+            ]
         )
+    return title, headers, rows
+
+
+def methods_table(summary: Summary) -> Table:
+    """``table_1`` for the terminal."""
+    title, headers, rows = table_1(summary)
+    table = Table(title=title, title_justify="left")
+    for header in headers:
+        table.add_column(header, justify="left" if header == "method" else "right")
+    for row in rows:
+        table.add_row(*(Text(cell) for cell in row))
     return table
 
 

@@ -135,14 +135,6 @@ class EvalFolder:
             return f"{label} · {one_line(self.method)}"
         return label if config.methods == ("react",) else f"{label} · {', '.join(config.methods)}"
 
-    @property
-    def methods(self) -> tuple[tuple[str, Facts], ...]:
-        """The per-method table of an eval that ran several methods, as text."""
-        return tuple(
-            (name, tuple((key, _shown_scalar(value)) for key, value in cells))
-            for name, cells in self.summary.methods
-        )
-
     def config_facts(self) -> Facts:
         """The eval's settings worth showing (no endpoint URL, no local paths)."""
         config, dataset = self.summary.config, self.summary.dataset
@@ -219,9 +211,3 @@ def _inside(folder: Path, name: str) -> Path | None:
         return target if target.is_relative_to(folder.resolve()) else None
     except (OSError, ValueError):
         return None
-
-
-def _shown_scalar(value: float | str) -> str:
-    if isinstance(value, str):
-        return value
-    return f"{value:,}" if isinstance(value, int) else f"{value:.4f}"

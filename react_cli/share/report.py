@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from react_cli.eval.summary import ScoreKind
-from react_cli.eval.view import figure_text
+from react_cli.eval.view import figure_text, table_1
 from react_cli.render import format_seconds
 from react_cli.share.charts import Chart, charts, require_matplotlib
 from react_cli.share.evaldir import EvalFolder, ShownRow, load_eval, metric_label
@@ -78,16 +78,16 @@ def _header(folder: EvalFolder) -> Html:
 
 
 def _methods(folder: EvalFolder) -> list[Html]:
-    if not folder.methods:
+    """The methods as the paper's Table 1, as ``eval show`` prints them."""
+    if not folder.summary.methods:
         return []
-    columns = list(dict.fromkeys(name for _, cells in folder.methods for name, _ in cells))
-    head = el("tr", el("th", "method"), *(el("th", column, class_="num") for column in columns))
-    rows = []
-    for method, cells in folder.methods:
-        values = dict(cells)
-        shown = (el("td", values.get(column, "—"), class_="num") for column in columns)
-        rows.append(el("tr", el("td", method), *shown))
-    table = el("table", el("thead", head), el("tbody", *rows))
+    title, headers, rows = table_1(folder.summary)
+    head = el("tr", *(el("th", h, class_=None if h == "method" else "num") for h in headers))
+    body = (
+        el("tr", el("td", row[0]), *(el("td", cell, class_="num") for cell in row[1:]))
+        for row in rows
+    )
+    table = el("table", el("caption", title), el("thead", head), el("tbody", *body))
     return [el("h2", "Methods"), el("div", table, class_="scroll")]
 
 
