@@ -55,8 +55,8 @@ def browser() -> Iterator[Browser]:
 class Visit:
     """A page in a fresh context that records console errors, page errors and any fetch."""
 
-    def __init__(self, browser: Browser, width: int = 1200) -> None:
-        self.context = browser.new_context(viewport={"width": width, "height": 900})
+    def __init__(self, browser: Browser) -> None:
+        self.context = browser.new_context(viewport={"width": 1200, "height": 900})
         self.context.set_default_timeout(5_000)  # a missing element fails fast
         self.problems: list[str] = []
         self.context.route("**/*", self._route)
