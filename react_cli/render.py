@@ -114,6 +114,7 @@ class Renderer(MethodObserver):
         self._held = ""  # an escape sequence split across streamed chunks, until it completes
         self._label_word = ""
         self._thought_call = False
+        self._index = 0  # the step whose reply streams
         self._text = ""  # the current reply so far
         self._shown = 0  # how much of it is printed (or skipped as an echoed label)
         self._scanned = 0  # how much of it was parsed line by line
@@ -142,11 +143,11 @@ class Renderer(MethodObserver):
 
     def step_started(self, index: int) -> None:
         self._label(f"Thought {index}:", "bold cyan")
-        self._thought_call = True
+        self._thought_call, self._index = True, index
 
     def action_requested(self, index: int) -> None:
         self._label(f"Action {index}:", "bold magenta")
-        self._thought_call = False
+        self._thought_call, self._index = False, index
 
     def model_text(self, text: str) -> None:
         self._text += text
@@ -180,9 +181,28 @@ class Renderer(MethodObserver):
             self._scanned = newline + 1
             self._action_seen = parse_step(line).action_text is not None
             if self._action_seen or not self._first_line_done:
-                self._stream(text[self._shown : newline + 1])
+                self._stream(self._kept(self._shown, newline + 1))
                 self._shown = newline + 1
                 self._first_line_done = bool(line.strip()) or self._first_line_done
+
+    def _kept(self, start: int, end: int) -> str:
+        """The reply's text from ``start`` to ``end`` as shown. A label the model wrote at the
+        start of a later line becomes ours, as the parser reads it: ``Thought N:`` is dropped
+        (the thought goes on) and ``Action N:`` gets this step's number, so a reply holding
+        ``Thought 2: …`` and ``Action 1: …`` in step 2 is not shown as two steps."""
+        text, pieces, pos = self._text, [], start
+        while pos < end:
+            newline = text.find("\n", pos, end)
+            stop = end if newline < 0 else newline + 1
+            label = _ECHOED_LABEL.match(text, pos, stop) if text[pos - 1 : pos] == "\n" else None
+            if label is None:
+                pieces.append(text[pos:stop])
+            elif label.group("word").lower() == "action":
+                pieces.append(f"Action {self._index}: " + text[label.end() : stop].lstrip(" \t"))
+            else:
+                pieces.append(text[label.end() : stop].lstrip(" \t"))
+            pos = stop
+        return "".join(pieces)
 
     def _skip_echoed_label(self) -> None:
         self._echo_checked = True
@@ -198,7 +218,7 @@ class Renderer(MethodObserver):
             self._skip_echoed_label()
         ignored = ignored_text(self._text, thought_call=self._thought_call)
         kept_end = max(self._shown, len(self._text) - len(ignored))
-        self._stream(self._text[self._shown : kept_end])
+        self._stream(self._kept(self._shown, kept_end))
         tail = self._text[kept_end:].strip()
         self._text, self._shown, self._scanned = "", 0, 0
         if tail:

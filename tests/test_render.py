@@ -38,21 +38,23 @@ def test_an_escape_left_unfinished_at_the_end_is_still_removed() -> None:
     assert "\x1b" not in shown
 
 
-def shown_run(replies: list[str], *, terminal_width: int | None = None, obs: str = "seen") -> str:
-    """What -v prints for one step whose model replies are ``replies`` (the second one, if
-    any, answers the "Action 1:" call), each streamed in chunks of 3 characters."""
+def shown_run(
+    replies: list[str], *, terminal_width: int | None = None, obs: str = "seen", index: int = 1
+) -> str:
+    """What -v prints for step ``index`` whose model replies are ``replies`` (the second one,
+    if any, answers the "Action N:" call), each streamed in chunks of 3 characters."""
     out = io.StringIO()
     console = make_console(out)
     if terminal_width is not None:
         console = Console(file=out, force_terminal=True, width=terminal_width, color_system=None)
     renderer = Renderer(console)
-    renderer.step_started(1)
+    renderer.step_started(index)
     for k, reply in enumerate(replies):
         if k:
-            renderer.action_requested(1)
+            renderer.action_requested(index)
         for i in range(0, len(reply), 3):
             renderer.model_text(reply[i : i + 3])
-    renderer.step_finished(Step(index=1, observation=obs))
+    renderer.step_finished(Step(index=index, observation=obs))
     return out.getvalue()
 
 
@@ -66,10 +68,11 @@ def shown_run(replies: list[str], *, terminal_width: int | None = None, obs: str
             "Thought 1: I search X.\nAction 1: Search[X]\n"
             "(ignored) Thought 2: X is Y.\nAction 2: Finish[Y]\nQuestion: What is Z?\n",
         ),
-        # the line-start action below an inline one: both lines kept, the rest ignored
+        # the line-start action below an inline one: both lines kept (the line's label is
+        # ours), the rest ignored
         (
             " So. Action: Finish[a sentence].\nAction: Finish[b]\nmore",
-            "Thought 1: So. Action: Finish[a sentence].\nAction: Finish[b]\n(ignored) more\n",
+            "Thought 1: So. Action: Finish[a sentence].\nAction 1: Finish[b]\n(ignored) more\n",
         ),
         # an echoed cue prints the label once
         (
@@ -86,6 +89,19 @@ def shown_run(replies: list[str], *, terminal_width: int | None = None, obs: str
 )
 def test_ignored_text_is_dimmed_and_labelled(reply: str, expected: str) -> None:
     assert shown_run([reply]).startswith(expected + "Observation 1: seen\n")
+
+
+def test_labels_the_model_writes_on_later_lines_are_ours() -> None:
+    """Gemma 3 270M in step 2: the instructions echoed, then its own "Thought 2:" and a wrong
+    "Action 1:". Shown as the parser reads it: one thought, then step 2's action."""
+    reply = (
+        "Solve a question answering task.\nThought 2: I need to search Ray Charles.\n"
+        "**Action 1:** Search[Ray Charles]\nObservation 1: invented"
+    )
+    assert shown_run([reply], index=2).startswith(
+        "Thought 2: Solve a question answering task.\nI need to search Ray Charles.\n"
+        "Action 2: Search[Ray Charles]\n(ignored) Observation 1: invented\nObservation 2: seen\n"
+    )
 
 
 def test_lines_after_the_first_without_an_action_are_ignored() -> None:
