@@ -160,19 +160,22 @@ def best_time_s(case: Case, size: int, repeats: int) -> float:
 # flaking.
 MAX_GROWTH = 15.0
 FLOOR_S = 1e-4  # below this a time is noise, not a ratio's denominator
-ROUNDS = 5
+RETRY_BUDGET_S = 4.0  # CPU time a case may spend on rounds while its ratio is over the bound
+MAX_ROUNDS = 30
 
 
 def growth(case: Case) -> tuple[float, float]:
     """The test's measurement: CPU seconds at 100 KB (best of 2 runs, floored at ``FLOOR_S``)
-    and at 1 MB (one run). Up to ``ROUNDS`` rounds are made while the ratio is over
-    ``MAX_GROWTH``, keeping the best of each size, so a busy machine does not fail a linear
-    case while a quadratic one (×100) fails whatever the load."""
+    and at 1 MB (one run). While the ratio is over ``MAX_GROWTH`` more rounds are made, keeping
+    the best of each size, for up to ``RETRY_BUDGET_S`` (a fast case gets many rounds, so a
+    busy stretch of the machine does not fail a linear one); a quadratic case (×100) stays over
+    the bound whatever the rounds."""
     small = large = float("inf")
-    for _ in range(ROUNDS):
+    started = time.process_time()
+    for _ in range(MAX_ROUNDS):
         small = min(small, max(best_time_s(case, 100_000, 2), FLOOR_S))
         large = min(large, best_time_s(case, 1_000_000, 1))
-        if large / small <= MAX_GROWTH:
+        if large / small <= MAX_GROWTH or time.process_time() - started > RETRY_BUDGET_S:
             break
     return small, large
 
