@@ -166,8 +166,9 @@ class _Running:
         started = self.clock()
         try:
             completion = self.model.complete(prompt, stop, deadline=self.deadline, on_text=show)
-        except LLMError:  # the failed call's time (retries included) is the step's too
+        except LLMError as exc:  # the failed call's time and retries are the step's too
             step.latency_s += self.clock() - started
+            step.retries += exc.retries
             raise
         if not streamed and completion.text:  # a non-streaming model: show the text at once
             self.observer.model_text(completion.text)

@@ -36,7 +36,13 @@ class UsageError(ReactCliError):
 
 
 class LLMError(ReactCliError):
-    """The model endpoint failed (after retries) or refused the request."""
+    """The model endpoint failed (after retries) or refused the request.
+
+    ``retries`` counts the requests made again before it gave up (a step records them)."""
+
+    def __init__(self, message: str, retries: int = 0) -> None:
+        super().__init__(message)
+        self.retries = retries
 
 
 class LLMConfigError(LLMError):

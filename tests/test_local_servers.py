@@ -215,7 +215,7 @@ def test_wikipedia_retries_and_maxlag_waits_are_announced(cli: Runner, wiki: Fak
 
 
 def test_a_failure_is_printed_once_with_the_time_it_took(cli: Runner, wiki: FakeMediaWiki) -> None:
-    """-v: the retries, the failed step with its real model time, one Error line."""
+    """-v: the retries, the failed step with its real model time and retries, one Error line."""
     with FakeOpenAI([Reply(status=503, headers={"Retry-After": "1"})]) as llm:
         result = ask(cli, llm, wiki, "-v")
     assert result.code == 1
@@ -224,11 +224,12 @@ def test_a_failure_is_printed_once_with_the_time_it_took(cli: Runner, wiki: Fake
     message = errors[0].removeprefix("Error: no answer: ")
     assert result.stderr.count("kept failing with HTTP 503") == 1, result.stderr
     assert len(retry_notices(result.stderr)) == 2
-    meta = re.search(r"\(model (\d+\.\d+) s · failed\)", result.stderr)
+    meta = re.search(r"\(model (\d+\.\d+) s · 2 retries · failed\)", result.stderr)
     assert meta and float(meta.group(1)) >= 0.4  # two waits of 0.2 s (Retry-After, capped)
     assert "No answer (llm_error)\n" in result.stderr
     trace = cli.trace()
     assert trace["steps"][0]["latency_s"] >= 0.4 and trace["error"] == message
+    assert trace["steps"][0]["retries"] == 2  # as the notices said
 
 
 def test_text_the_parser_ignores_is_dimmed_never_a_step(cli: Runner, wiki: FakeMediaWiki) -> None:

@@ -74,7 +74,8 @@ class Failures:
             late = "; no time left to retry within the run's time limit" if out_of_time else ""
             return LLMConnectionError(
                 f"{where} kept failing with HTTP {status} after "
-                f"{plural(retries, 'retry', 'retries')}{said}{late}"
+                f"{plural(retries, 'retry', 'retries')}{said}{late}",
+                retries,
             )
 
         if status not in RETRY_STATUSES:
@@ -104,15 +105,20 @@ class Failures:
         return text
 
 
-def always(error: Exception) -> GiveUp:
-    """A failure whose message does not change with the retries made."""
-    return lambda retries, out_of_time: error
+def always(error: LLMError) -> GiveUp:
+    """A failure whose message does not change with the retries made (it still counts them)."""
+
+    def give_up(retries: int, out_of_time: bool) -> LLMError:
+        error.retries = retries
+        return error
+
+    return give_up
 
 
 def reissued(error: LLMError) -> GiveUp:
     """A failure after the 200: its message ends with how often the request was re-issued."""
     return lambda retries, out_of_time: type(error)(
-        f"{error} (after {plural(retries, 're-issued request')})"
+        f"{error} (after {plural(retries, 're-issued request')})", retries
     )
 
 
