@@ -25,7 +25,7 @@ from react_cli.methods.method import Method, Task
 from react_cli.methods.record import MethodRecord
 from react_cli.prompts import PromptTemplate
 from react_cli.runconfig import RunConfig
-from react_cli.trajectory import Run
+from react_cli.trajectory import Run, optional_text
 from react_cli.untrusted import BadInput, dump_json, not_regular, parse_json, read_text
 
 TRACE_VERSION = 2
@@ -119,7 +119,8 @@ class Trace:
             run = Run.from_json(document)
             config = RunConfig.from_json(document.get("config"))
             record = MethodRecord.from_json(document, run)
-            fields = {key: _text(document, key) for key in ("id", "created", "prompt_template")}
+            keys = ("id", "created", "prompt_template")
+            fields = {key: optional_text(document, key) for key in keys}
         except (TypeError, ValueError, KeyError, AttributeError) as exc:
             raise TraceError(f"{path}: malformed trace ({exc})") from None
         known = {"version", "config", *fields, *_RUN_KEYS, *_METHOD_KEYS}
@@ -140,15 +141,6 @@ class Trace:
             text=_FALLBACK_TEMPLATE if self.prompt_template is None else self.prompt_template,
             method=Method.REACT if Method.REACT in kinds else kinds[0],
         )
-
-
-def _text(document: dict[str, Any], key: str) -> str | None:
-    value = document.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise TypeError(f"{key} is {type(value).__name__}, not text")
-    return value
 
 
 def _umask() -> int:

@@ -105,7 +105,7 @@ class Step:
             raise TypeError("step details are not an object")
         details = dict(details)
         flags = {flag: bool(details.pop(flag, False)) for flag in _FLAGS}
-        message = _text(data, "error")
+        message = optional_text(data, "error")
         tool_error = details.pop("error", None)
         if message is not None:
             error: StepError | None = (
@@ -118,11 +118,11 @@ class Step:
         usage = data.get("usage")
         return cls(
             index=int(data.get("index", 0)),
-            thought=_text(data, "thought") or "",
-            action=_text(data, "action"),
-            observation=_text(data, "observation") or "",
-            raw=_text(data, "raw") or "",
-            followup_raw=_text(data, "followup_raw"),
+            thought=optional_text(data, "thought") or "",
+            action=optional_text(data, "action"),
+            observation=optional_text(data, "observation") or "",
+            raw=optional_text(data, "raw") or "",
+            followup_raw=optional_text(data, "followup_raw"),
             usage=Usage.from_json(usage if isinstance(usage, dict) else None),
             latency_s=seconds(data.get("latency_s"), "latency_s"),
             tool_latency_s=seconds(data.get("tool_latency_s"), "tool_latency_s"),
@@ -199,7 +199,8 @@ def _stop_reason(text: str) -> StopReason | str:
         return text
 
 
-def _text(data: dict[str, Any], key: str) -> str | None:
+def optional_text(data: dict[str, Any], key: str) -> str | None:
+    """A recorded text field: absent or null is None; anything but text is a TypeError."""
     value = data.get(key)
     if value is not None and not isinstance(value, str):
         raise TypeError(f"{key} is {type(value).__name__}, not text")

@@ -12,7 +12,7 @@ from typing import Any
 
 from react_cli.methods.method import Method
 from react_cli.records import Usage
-from react_cli.trajectory import Run, seconds
+from react_cli.trajectory import Run, optional_text, seconds
 
 
 @dataclass(frozen=True)
@@ -91,9 +91,9 @@ class MethodRecord:
         samples = data.get("samples")
         if samples is not None and not isinstance(samples, list):
             raise TypeError(f"samples is {type(samples).__name__}, not a list")
-        method = _name(data.get("method"), "method") or Method.REACT
+        method = _name(data, "method") or Method.REACT
         default = Method.REACT if run.answer is not None and method == Method.REACT else None
-        branch = _name(data["branch"], "branch") if "branch" in data else default
+        branch = _name(data, "branch") if "branch" in data else default
         calls = data.get("calls")
         if calls is None:
             calls = loop_calls(run) + len(samples or [])
@@ -108,12 +108,11 @@ class MethodRecord:
         )
 
 
-def _name(value: Any, key: str) -> Method | str | None:
+def _name(data: dict[str, Any], key: str) -> Method | str | None:
     """A recorded method name: a ``Method``, or text this version does not know."""
+    value = optional_text(data, key)
     if value is None:
         return None
-    if not isinstance(value, str):
-        raise TypeError(f"{key} is {type(value).__name__}, not text")
     try:
         return Method(value)
     except ValueError:
