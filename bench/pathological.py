@@ -26,7 +26,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from react_cli import cutter, parser, render, scoring, untrusted  # noqa: E402
+from react_cli import cutter, parser, scoring, terminal, untrusted  # noqa: E402
 from react_cli.llm.client import _MENTIONS_N  # noqa: E402
 from react_cli.methods.answers import read_answer as answer_of  # noqa: E402
 from react_cli.methods.method import Method, Task  # noqa: E402
@@ -129,8 +129,8 @@ CASES = [
     Case("disambiguation: open class", lambda n: 'class="' + repeat("disambig ", n), disamb),
     Case("zimbuild heading: '=' line", lambda n: repeat("=", n) + "x", zimbuild._heading),
     Case("MediaWiki answer: many pages", many_pages, read_answer),
-    # Elsewhere (render.py, replay.py, scoring.py)
-    Case("plain: open OSC, unfinished CSI", lambda n: open_escapes(n), render.plain),
+    # Elsewhere (terminal.py, replay.py, scoring.py)
+    Case("plain: open OSC, unfinished CSI", lambda n: open_escapes(n), terminal.plain),
     Case("replay call label: spaces", lambda n: "Thought 1:" + repeat(" ", n) + "x", _CALL.search),
     Case("normalize_answer: articles", lambda n: repeat("a an the ", n), scoring.normalize_answer),
 ]

@@ -147,7 +147,7 @@ def test_odd_usage_numbers_from_a_server_count_as_zero() -> None:
 
 
 def test_unterminated_osc_does_not_swallow_the_rest_of_the_text() -> None:
-    from react_cli.render import plain
+    from react_cli.terminal import plain
 
     assert plain("Could not find [Ed\x1b]. Similar: ['Ed Wood'].") == (
         "Could not find [Ed. Similar: ['Ed Wood']."

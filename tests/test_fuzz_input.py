@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from inproc import Runner, one_error_line
 
-from react_cli.render import plain
+from react_cli.terminal import plain
 from react_cli.untrusted import clean_text, decode
 
 FUZZ = cli_fuzz(12)

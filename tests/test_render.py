@@ -8,8 +8,9 @@ import pytest
 from rich.console import Console
 
 from react_cli.records import RetryWait, Usage
-from react_cli.render import Renderer, make_console
+from react_cli.render import Renderer
 from react_cli.render_replay import replay_run
+from react_cli.terminal import make_console
 from react_cli.trajectory import Run, Step
 
 

@@ -119,7 +119,7 @@ def _root(
 
 def print_json(data: object, indent: int | None = None) -> None:
     """JSON on stdout with untrusted text made terminal-safe (and paths always printable)."""
-    from react_cli.render import safe_json
+    from react_cli.terminal import safe_json
     from react_cli.untrusted import clean_text
 
     print(clean_text(safe_json(data, indent=indent)))
@@ -140,7 +140,7 @@ def print_warning(message: str) -> None:
 
 
 def _one_line(message: str) -> str:
-    from react_cli.render import plain
+    from react_cli.terminal import plain
 
     return " ".join(plain(message).split())
 

@@ -98,8 +98,9 @@ def ask(
         if not no_trace:
             path = trace or default_trace_path(home_dir(), created, text)
             check_writable(path)  # before paying for a run whose trace would be lost
-        from react_cli.render import Renderer, make_console
+        from react_cli.render import Renderer
         from react_cli.runs import run_question
+        from react_cli.terminal import make_console
         from react_cli.wiring import (
             build_model,
             build_tools,
@@ -135,7 +136,7 @@ def ask(
         hold()
         _interrupted_before_the_run(text, settings, prompts, path, created, extra)
     hold()  # a Ctrl-C from now on waits until the trace is written
-    from react_cli.render import plain
+    from react_cli.terminal import plain
     from react_cli.trace import write_trace
     from react_cli.wiring import max_tokens_warning
 

@@ -52,7 +52,7 @@ def config_show(
             indent=2,
         )
         return
-    from react_cli.render import plain
+    from react_cli.terminal import plain
 
     state = "" if path.is_file() else " (not created yet)"
     print(f"home         {plain(str(home))}")

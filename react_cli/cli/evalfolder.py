@@ -33,8 +33,8 @@ def eval_show(
 
     Exit codes: 0 shown; 2 DIR is not a readable eval folder.
     """
-    from react_cli.render import make_console
     from react_cli.share.show import show_eval
+    from react_cli.terminal import make_console
 
     console = make_console(stderr=False)
     from react_cli.methods.method import parse_method
@@ -98,8 +98,8 @@ def eval_compare(
 
     Exit codes: 0 compared; 2 a folder is not an eval, or the two share no question.
     """
-    from react_cli.render import make_console
     from react_cli.share.compare import compare_evals, comparison_view, flips_view
+    from react_cli.terminal import make_console
 
     if listing is not None and listing not in LISTS:
         raise UsageError(f"--list must be one of {', '.join(LISTS)}, not {listing!r}")

@@ -107,7 +107,7 @@ def eval_command(
     from react_cli.eval.store import claim_folder
     from react_cli.eval.view import ProgressView
     from react_cli.llm.sampling import EndpointFacts
-    from react_cli.render import make_console
+    from react_cli.terminal import make_console
     from react_cli.wiring import build_backend, build_model, show_contact_hint, stderr_debug_log
 
     request = EvalRequest(

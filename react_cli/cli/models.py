@@ -24,7 +24,7 @@ def models(
     Exit codes: 0 listed; 1 the endpoint failed (after retries); 2 usage or configuration
     error (no key for OpenAI, a rejected key, a base URL with no model list).
     """
-    from react_cli.render import plain
+    from react_cli.terminal import plain
     from react_cli.wiring import model_client, stderr_debug_log, stderr_retry_notice
 
     settings = run_settings(base_url=base_url, api_key=api_key)

@@ -127,8 +127,8 @@ def replay(
         documents = [run.to_json() for run in runs]
         print_json(documents if len(runs) > 1 else documents[0], indent=2)
     else:
-        from react_cli.render import make_console, plain
         from react_cli.render_replay import PacedRenderer, replay_trace
+        from react_cli.terminal import make_console, plain
 
         for number, run in enumerate(runs):
             if len(runs) > 1:
@@ -179,9 +179,10 @@ def _rerun(
 ) -> None:
     """Re-run a recorded run; exit 1 with a step-by-step diff when it does not reproduce.
     With another ``method`` than the recorded one, print what that method answers."""
-    from react_cli.render import Renderer, make_console, plain
+    from react_cli.render import Renderer
     from react_cli.replay import compare, compare_records
     from react_cli.replay import rerun as rerun_run
+    from react_cli.terminal import make_console, plain
     from react_cli.untrusted import clean_text
     from react_cli.wording import plural
 
@@ -252,7 +253,7 @@ def traces(
 
 def _print_traces(rows: list[dict[str, Any]]) -> None:
     """One line per run, fixed columns, untrusted text cleaned and shortened."""
-    from react_cli.render import plain
+    from react_cli.terminal import plain
     from react_cli.trace_store import local_time
     from react_cli.untrusted import clean_text
 

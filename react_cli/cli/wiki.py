@@ -68,7 +68,7 @@ def _wiki_session(options: WikiOptions) -> Tools:
 def _observe(result: ToolResult, as_json: bool) -> None:
     """Print one observation (or, with --json, it and its details); backend failures exit 1."""
     from react_cli.errors import WikiError
-    from react_cli.render import plain
+    from react_cli.terminal import plain
 
     if result.error is not None:
         raise WikiError(result.error)

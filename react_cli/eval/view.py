@@ -27,7 +27,7 @@ from react_cli.eval.runner import EvalObserver
 from react_cli.eval.summary import Figures, ScoreKind, Summary
 from react_cli.methods.method import PAPER_FIGURES, Method, Task
 from react_cli.records import Cost, RetryWait
-from react_cli.render import format_seconds, plain
+from react_cli.terminal import format_seconds, plain
 from react_cli.wording import cost_text
 
 

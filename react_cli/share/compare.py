@@ -20,10 +20,10 @@ from rich.text import Text
 
 from react_cli.errors import UsageError
 from react_cli.eval.summary import ScoreKind
-from react_cli.render import format_seconds, plain
 from react_cli.share.evaldir import EvalFolder, ShownRow, load_eval, metric_label
 from react_cli.share.stats import BOOTSTRAP_RESAMPLES, bootstrap_ci, mcnemar_exact
 from react_cli.share.text import brief
+from react_cli.terminal import format_seconds, plain
 
 DEFAULT_SEED = 0
 

@@ -1,7 +1,7 @@
 """``eval show DIR [--wrong]``: an eval's summary table again, and the questions it got wrong.
 
 Everything is returned as rich renderables whose text is already cleaned and never read as
-markup, for a console made by ``render.make_console``.
+markup, for a console made by ``terminal.make_console``.
 """
 
 from __future__ import annotations

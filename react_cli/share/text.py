@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from react_cli.render import plain
+from react_cli.terminal import plain
 
 MAX_SHOWN_CHARS = 20_000
 """A field longer than this (a 2 MB article, an endless answer) is cut when shown: pages stay
@@ -15,7 +15,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def clean(text: str) -> str:
-    """``render.plain`` (no escape sequences, control or bidi characters), surrogates → U+FFFD."""
+    """``terminal.plain`` (no escape sequences, control or bidi characters), surrogates → U+FFFD."""
     return _SURROGATE.sub("\ufffd", plain(text))
 
 

@@ -14,8 +14,9 @@ from typing import Any
 
 from react_cli.methods.method import Method
 from react_cli.methods.record import Sample
-from react_cli.render import format_seconds, step_meta
+from react_cli.render import step_meta
 from react_cli.share.text import one_line, shown
+from react_cli.terminal import format_seconds
 from react_cli.trace import Trace
 from react_cli.trajectory import ErrorKind, Step
 
