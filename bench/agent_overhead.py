@@ -1,9 +1,10 @@
 """Agent overhead per step: full runs against an instant model and an in-memory wiki.
 
-Each run is ``wiring.run_question`` (loop, parsing, the real WikiSession with sentence splitting,
-trace document and atomic trace write) with the shipped hotpotqa prompt. The model answers
-instantly and the wiki is a dict of real recorded pages, so what is left after subtracting the
-model and tool time the loop measured itself is react-cli's own cost per step.
+Each run is a ``Session`` answering a question (loop, parsing, the real Wikipedia tools with
+sentence splitting, trace document and atomic trace write) with the shipped hotpotqa prompt.
+The model answers instantly and the wiki is a dict of real recorded pages, so what is left
+after subtracting the model and tool time the loop measured itself is react-cli's own cost
+per step.
 
     python bench/agent_overhead.py [--runs 200] [--steps 8]
 """
@@ -19,12 +20,14 @@ from pathlib import Path
 import _common
 from scripted import ScriptedModel
 
-from react_cli.config import Settings
-from react_cli.deadline import Deadline
-from react_cli.methods.method import Method
-from react_cli.prompts import prompt_set
-from react_cli.runs import run_question
-from react_cli.wiki.base import Article, SearchResult, WikiSession
+from react_cli.core.method import Method
+from react_cli.infra.deadline import Deadline
+from react_cli.loop.prompts import prompt_set
+from react_cli.session import open_session
+from react_cli.settings.settings import Settings
+from react_cli.traces.recorder import trace_of
+from react_cli.traces.trace import now_utc
+from react_cli.wiki.base import Article, SearchResult
 
 PAGES = json.loads((_common.TESTS / "fixtures" / "wiki" / "pages.json").read_text("utf-8"))
 
@@ -61,18 +64,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(args.runs):
             model = ScriptedModel(script(args.steps))
-            tools = WikiSession(backend)
             started = time.perf_counter()
-            trace = run_question(
-                "Which magazine was started first, Arthur's Magazine or First for Women?",
-                settings=settings,
-                prompts=prompts,
-                model=model,
-                tools=tools,
-                trace_path=Path(tmp) / f"{i}.json",
-            )
+            session = open_session(settings, prompts, model=model, backend=backend)
+            question = "Which magazine was started first, Arthur's Magazine or First for Women?"
+            outcome, result = session.answer(question, Method.REACT)
+            trace_of(session, outcome, result, created=now_utc()).write(Path(tmp) / f"{i}.json")
             total_wall += time.perf_counter() - started
-            result = trace.run
             assert result.stop_reason == "finish", result.stop_reason
             steps += len(result.steps)
             model_s += sum(step.latency_s for step in result.steps)

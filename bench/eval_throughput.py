@@ -23,14 +23,14 @@ from eval_fakes import PerQuestion, finish, search
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI
 
-from react_cli.config import Settings
-from react_cli.datasets import Selection, load_dataset
+from react_cli.core.method import Method
+from react_cli.eval.datasets import Selection, load_dataset
 from react_cli.eval.plan import EvalPlan
 from react_cli.eval.runner import evaluate
 from react_cli.eval.store import claim_folder
-from react_cli.methods.method import Method
-from react_cli.prompts import prompt_set
-from react_cli.wiring import build_backend, build_model
+from react_cli.loop.prompts import prompt_set
+from react_cli.session import build_backend, build_model
+from react_cli.settings.settings import Settings
 
 CALLS_PER_QUESTION = 2
 

@@ -22,13 +22,13 @@ from fake_mediawiki import FakeMediaWiki
 from fake_openai import N_MODES, FakeOpenAI
 from method_fakes import SCRIPTS, MethodsEndpoint
 
+from react_cli.core.method import Method
 from react_cli.eval.plan import EvalRequest, plan_eval
 from react_cli.eval.runner import evaluate
 from react_cli.eval.store import claim_folder
 from react_cli.eval.summary import Summary
 from react_cli.llm.sampling import EndpointFacts
-from react_cli.methods.method import Method
-from react_cli.wiring import build_backend, build_model
+from react_cli.session import build_backend, build_model
 
 
 class Servers:

@@ -26,15 +26,18 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from react_cli import cutter, parser, scoring, terminal, untrusted  # noqa: E402
+from react_cli.core.method import Method, Task  # noqa: E402
+from react_cli.display import terminal  # noqa: E402
+from react_cli.infra import untrusted  # noqa: E402
+from react_cli.infra.redaction import Redactor  # noqa: E402
+from react_cli.infra.sizelimit import capped_lines  # noqa: E402
 from react_cli.llm.client import _MENTIONS_N  # noqa: E402
+from react_cli.loop.text import cutter, parser  # noqa: E402
+from react_cli.methods import scoring  # noqa: E402
 from react_cli.methods.answers import read_answer as answer_of  # noqa: E402
-from react_cli.methods.method import Method, Task  # noqa: E402
 from react_cli.methods.vote import vote  # noqa: E402
-from react_cli.redaction import Redactor  # noqa: E402
-from react_cli.replay import _CALL  # noqa: E402
-from react_cli.sizelimit import capped_lines  # noqa: E402
-from react_cli.wiki import base, html, html_body, sentences, titles, zim, zimbuild  # noqa: E402
+from react_cli.tools import wikipedia  # noqa: E402
+from react_cli.wiki import html, html_body, sentences, titles, zim, zimbuild  # noqa: E402
 from react_cli.wiki.query_answer import read_answer  # noqa: E402
 
 SIZES = (10_000, 100_000, 1_000_000)
@@ -119,7 +122,7 @@ CASES = [
     Case("JSON: lone surrogate escapes", lambda n: json.dumps([repeat("\ud800x", n)]), loads),
     Case("redactor: near-misses, one hit", lambda n: repeat(SECRET[:-1] + " ", n) + SECRET, REDACT),
     # Wikipedia answers and ZIM pages (wiki/)
-    Case("page_sentences: '=' line", lambda n: repeat("=", n) + "x", base.page_sentences),
+    Case("page_sentences: '=' line", lambda n: repeat("=", n) + "x", wikipedia.page_sentences),
     Case("split_sentences: initials, citations", lambda n: repeat("U.S. e.g. .[1]", n), split),
     Case("clean_entity: nested quotes", lambda n: repeat("“", n // 2) + repeat("”", n // 2), clean),
     Case("clean_entity: stacked full stops", lambda n: "x" + repeat(" .", n), clean),
@@ -129,9 +132,8 @@ CASES = [
     Case("disambiguation: open class", lambda n: 'class="' + repeat("disambig ", n), disamb),
     Case("zimbuild heading: '=' line", lambda n: repeat("=", n) + "x", zimbuild._heading),
     Case("MediaWiki answer: many pages", many_pages, read_answer),
-    # Elsewhere (terminal.py, replay.py, scoring.py)
+    # Elsewhere (terminal.py, scoring.py)
     Case("plain: open OSC, unfinished CSI", lambda n: open_escapes(n), terminal.plain),
-    Case("replay call label: spaces", lambda n: "Thought 1:" + repeat(" ", n) + "x", _CALL.search),
     Case("normalize_answer: articles", lambda n: repeat("a an the ", n), scoring.normalize_answer),
 ]
 

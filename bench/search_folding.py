@@ -22,10 +22,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from react_cli.deadline import NO_DEADLINE  # noqa: E402
-from react_cli.http import make_session, user_agent  # noqa: E402
-from react_cli.retry import RetryPolicy  # noqa: E402
-from react_cli.wiki import WikiSession  # noqa: E402
+from react_cli.infra.deadline import NO_DEADLINE  # noqa: E402
+from react_cli.infra.http import make_session, user_agent  # noqa: E402
+from react_cli.infra.retry import RetryPolicy  # noqa: E402
+from react_cli.tools.wikipedia import WikiSession  # noqa: E402
 from react_cli.wiki.mediawiki import MediaWikiBackend  # noqa: E402
 from react_cli.wiki.titles import clean_entity, fold, folded_match  # noqa: E402
 from tests.fake_mediawiki import FakeMediaWiki  # noqa: E402

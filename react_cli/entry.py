@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from react_cli.errors import EXIT_INTERRUPTED
+from react_cli.core.errors import EXIT_INTERRUPTED
 
 
 def main() -> None:

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import pytest
-from scripted import DictTools, ScriptedModel
+from scripted import DictTools, Loop, ScriptedModel
 
-from react_cli.agent import STOP_SEQUENCES, Agent, RunObserver
-from react_cli.deadline import Deadline
-from react_cli.errors import LLMConnectionError
-from react_cli.parser import kept_in_prompt
-from react_cli.records import Completion, TextSink, ToolResult
-from react_cli.runconfig import Limits
-from react_cli.trajectory import PARSE_FAILURE, ErrorKind, Step, StepError
+from react_cli.core.errors import LLMConnectionError
+from react_cli.core.trajectory import PARSE_FAILURE, ErrorKind, StepError
+from react_cli.infra.deadline import Deadline
+from react_cli.llm.base import Completion, ModelRequest, TextSink
+from react_cli.loop.events import Event, ModelText, StepFinished, StepStarted
+from react_cli.loop.limits import Limits
+from react_cli.loop.text.parser import kept_in_prompt
+from react_cli.loop.text.protocol import STOP_SEQUENCES
+from react_cli.tools.base import ToolResult
 
 PREFIX = "Question: Who wrote Ed Wood?\n"
 TOOLS = {"Ed Wood": "Ed Wood is a 1994 film directed by Tim Burton."}
@@ -19,7 +21,7 @@ TOOLS = {"Ed Wood": "Ed Wood is a 1994 film directed by Tim Burton."}
 
 def run(outputs: list[str], limits: Limits | None = None, **kw: object):
     model = ScriptedModel(list(outputs))
-    agent = Agent(model, DictTools(dict(TOOLS)), limits=limits, **kw)
+    agent = Loop(model, DictTools(dict(TOOLS)), limits=limits, **kw)
     return agent, model, agent.run(PREFIX, "Who wrote Ed Wood?")
 
 
@@ -42,7 +44,7 @@ def test_search_then_finish_records_every_step() -> None:
     assert result.steps[0].details == {"resolved_title": "Ed Wood"}
     assert result.steps[0].thought == "I need to search Ed Wood."
     assert result.usage.total_tokens == 40
-    assert model.calls[0] == (PREFIX + "Thought 1:", STOP_SEQUENCES)
+    assert model.calls[0] == (PREFIX + "Thought 1:", list(STOP_SEQUENCES))
 
 
 def test_prompt_only_grows_by_appending_the_kept_model_text() -> None:
@@ -130,7 +132,7 @@ class FailingModel:
         self.fail_on_call = fail_on_call
 
     def complete(
-        self, prompt: str, stop: list[str], *, deadline: Deadline, on_text: TextSink | None = None
+        self, request: ModelRequest, *, deadline: Deadline, on_text: TextSink | None = None
     ) -> Completion:
         self.calls += 1
         if self.calls == self.fail_on_call:
@@ -141,7 +143,7 @@ class FailingModel:
 
 
 def test_endpoint_failure_ends_the_run_with_llm_error() -> None:
-    result = Agent(FailingModel(2), DictTools(TOOLS)).run(PREFIX, "q")
+    result = Loop(FailingModel(2), DictTools(TOOLS)).run(PREFIX, "q")
     assert result.stop_reason == "llm_error"
     assert "connection refused" in (result.error or "")
     assert len(result.steps) == 2 and result.steps[1].failed(ErrorKind.MODEL)
@@ -154,25 +156,24 @@ class InterruptingTools(DictTools):
 
 
 def test_ctrl_c_ends_the_run_as_interrupted_with_steps_kept() -> None:
-    result = Agent(ScriptedModel([" t\nAction: Search[Ed Wood]"]), InterruptingTools({})).run(
+    result = Loop(ScriptedModel([" t\nAction: Search[Ed Wood]"]), InterruptingTools({})).run(
         PREFIX, "q"
     )
     assert result.stop_reason == "interrupted"
     assert len(result.steps) == 1
 
 
-class Recorder(RunObserver):
+class Recorder:
     def __init__(self) -> None:
         self.events: list[str] = []
 
-    def step_started(self, index: int) -> None:
-        self.events.append(f"start {index}")
-
-    def model_text(self, text: str) -> None:
-        self.events.append("text")
-
-    def step_finished(self, step: Step) -> None:
-        self.events.append(f"end {step.index}")
+    def notify(self, event: Event) -> None:
+        if isinstance(event, StepStarted):
+            self.events.append(f"start {event.index}")
+        elif isinstance(event, ModelText):
+            self.events.append("text")
+        elif isinstance(event, StepFinished):
+            self.events.append(f"end {event.step.index}")
 
 
 def test_observer_sees_each_step() -> None:
@@ -201,7 +202,7 @@ def test_kept_in_prompt(text: str, kept: str) -> None:
 def test_token_budget_counts_an_estimate_when_the_server_reports_no_usage() -> None:
     outputs = [f" t\nAction: Search[Page {i}]" for i in range(6)]
     model = ScriptedModel(list(outputs), tokens_per_call=0)
-    agent = Agent(model, DictTools(dict(TOOLS)), limits=Limits(max_total_tokens=30))
+    agent = Loop(model, DictTools(dict(TOOLS)), limits=Limits(max_total_tokens=30))
     result = agent.run(PREFIX, "q")
     assert result.stop_reason == "token_budget"
     assert result.usage.estimated and all(step.usage.estimated for step in result.steps)
@@ -217,10 +218,10 @@ class DeadlineSeer(ScriptedModel):
         self.deadlines: list[Deadline] = []
 
     def complete(
-        self, prompt: str, stop: list[str], *, deadline: Deadline, on_text: TextSink | None = None
+        self, request: ModelRequest, *, deadline: Deadline, on_text: TextSink | None = None
     ) -> Completion:
         self.deadlines.append(deadline)
-        return super().complete(prompt, stop, deadline=deadline, on_text=on_text)
+        return super().complete(request, deadline=deadline, on_text=on_text)
 
 
 class FailingTools(DictTools):
@@ -237,7 +238,7 @@ def test_every_call_gets_the_runs_deadline(timeout_s: float | None) -> None:
         DeadlineSeer([" t\nAction 1: Search[A]", " u\nAction 2: Finish[x]"]),
         FailingTools({}),
     )
-    Agent(model, tools, Limits(timeout_s=timeout_s)).run(PREFIX, "q")
+    Loop(model, tools, Limits(timeout_s=timeout_s)).run(PREFIX, "q")
     first, second = model.deadlines
     assert first is second is tools.deadline
     left = first.left()
@@ -246,7 +247,7 @@ def test_every_call_gets_the_runs_deadline(timeout_s: float | None) -> None:
 
 def test_a_failed_tool_call_is_a_typed_error_with_its_retries() -> None:
     model = ScriptedModel([" t\nAction 1: Search[A]", " u\nAction 2: Finish[x]"])
-    step = Agent(model, FailingTools({})).run(PREFIX, "q").steps[0]
+    step = Loop(model, FailingTools({})).run(PREFIX, "q").steps[0]
     assert step.error == StepError(ErrorKind.TOOL, "x") and step.error_text is None
     assert step.tool_retries == 2
     assert step.to_json()["details"] == {"error": "x"} and step.to_json()["error"] is None
@@ -256,7 +257,7 @@ def test_a_runs_state_belongs_to_the_run() -> None:
     """The token budget of one run does not carry over to the next run of the same agent."""
     outputs = [f" t\nAction: Search[Page {i}]" for i in range(4)]
     model = ScriptedModel(outputs * 2)
-    agent = Agent(model, DictTools(dict(TOOLS)), limits=Limits(max_total_tokens=35))
+    agent = Loop(model, DictTools(dict(TOOLS)), limits=Limits(max_total_tokens=35))
     first, second = agent.run(PREFIX, "q"), agent.run(PREFIX, "q")
     assert first.stop_reason == second.stop_reason == "token_budget"
     assert len(first.steps) == len(second.steps) == 2 and len(model.calls) == 4

@@ -1,6 +1,11 @@
-"""The import graph of ``react_cli`` (every import, those inside functions too) has no cycle,
-and lower layers never import upper ones: the core never imports the command line, the eval
-package or ``share``; ``share`` and the eval package never import the command line."""
+"""The layers of ``react_cli``, by folder, bottom first, and the rules the import graph keeps
+(every import counts: those inside functions and those under ``if TYPE_CHECKING:`` too).
+
+- No import cycle.
+- No import up a layer, nor sideways between two folders of one floor (``llm`` and ``wiki``).
+- What shows runs and evals (``display/``, ``share/``, the eval's views) never imports what
+  makes them: the loop, the methods' execution, the session, replay, the eval's pool.
+"""
 
 from __future__ import annotations
 
@@ -13,17 +18,46 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 
 from import_graph import Imports, import_graph, module_names
 
-CLI = ("react_cli.cli", "react_cli.entry", "react_cli.__main__")
-EVAL = ("react_cli.eval", "react_cli.datasets")  # eval* covers evaluate...
-SHARE = ("react_cli.share",)
-FORBIDDEN = {"core": CLI + EVAL + SHARE, "eval": CLI, "share": CLI}
+FLOORS: tuple[tuple[str, ...], ...] = (
+    ("core",),  # the vocabulary: records, the trajectory, methods and tasks, errors, wording
+    ("infra",),  # http, retry, deadlines, redaction, size limits, untrusted bytes, Ctrl-C
+    ("settings",),  # the Settings type, its resolution and validation, URLs, environment
+    ("llm", "wiki"),  # the model endpoint; Wikipedia's backends
+    ("tools",),  # Tool and ToolSet; Wikipedia's Search and Lookup
+    ("loop",),  # the protocol-neutral loop, its events and stop rules; the text protocol
+    ("methods",),  # the paper's Table 1: blocks, answers, votes, back-off rules
+    ("session",),  # one place that builds a run
+    ("traces",),  # traces: the format, how a run was made, the store, replay, forks
+    ("display",),  # the terminal: the renderer, replays shown, terminal-safe text
+    ("eval",),  # batch evaluation
+    ("share",),  # exports, reports, comparisons
+    ("cli", "entry", "__main__"),  # the command line
+)
+VIEWS = ("react_cli.display", "react_cli.share", "react_cli.eval.view", "react_cli.eval.events")
+EXECUTION = (
+    "react_cli.loop.agent",
+    "react_cli.methods.memo",
+    "react_cli.methods.outcome",
+    "react_cli.session",
+    "react_cli.traces.replay",
+    "react_cli.traces.fork",
+    "react_cli.traces.recorder",
+    "react_cli.eval.runner",
+    "react_cli.eval.question",
+)
+TOP_MODULES = {"__init__.py", "__main__.py", "entry.py", "session.py"}
+"""The package's face, ``python -m``'s entry, the console script's entry, the session."""
 
 
-def layer(module: str) -> str:
-    for name, prefixes in (("cli", CLI), ("eval", EVAL), ("share", SHARE)):
-        if module.startswith(prefixes):
-            return name
-    return "core"
+def place(module: str) -> tuple[int, str]:
+    """(floor, folder) of a module of the package; the package's face is no floor's."""
+    if module == "react_cli":
+        return -1, ""
+    folder = module.split(".")[1]
+    for number, folders in enumerate(FLOORS):
+        if folder in folders:
+            return number, folder if number < len(FLOORS) - 1 else "cli"
+    raise AssertionError(f"{module} is in no floor")
 
 
 @pytest.fixture(scope="module")
@@ -31,31 +65,54 @@ def graph() -> dict[str, Imports]:
     return import_graph()
 
 
-def test_every_module_is_read(graph: dict[str, Imports]) -> None:
+def every_import(graph: dict[str, Imports]) -> list[tuple[str, str]]:
+    return [(m, target) for m, i in graph.items() for target in sorted(i.runtime | i.typing)]
+
+
+def test_every_module_is_read_and_every_folder_has_a_floor(graph: dict[str, Imports]) -> None:
     assert set(graph) == set(module_names())
-    assert {"react_cli.agent", "react_cli.cli.ask", "react_cli.share.view"} <= set(graph)
-    # a function-level import counts: the CLI imports the wiring only inside its commands;
-    # an import under "if TYPE_CHECKING:" is apart (it never runs)
-    assert "react_cli.wiring" in graph["react_cli.cli.ask"].runtime
-    assert graph["react_cli.validation"].typing == {"react_cli.config"}
+    assert {"react_cli.loop.agent", "react_cli.cli.ask", "react_cli.share.view"} <= set(graph)
+    # a function-level import counts: the CLI imports the session only inside its commands
+    assert "react_cli.session" in graph["react_cli.cli.ask"].runtime
+    assert "react_cli.settings.settings" in graph["react_cli.settings.validation"].typing
+    for module in graph:
+        place(module)
 
 
-def test_lower_layers_never_import_upper_ones(graph: dict[str, Imports]) -> None:
-    upward = [
-        f"{module} ({layer(module)}) imports {target}"
-        for module, imports in graph.items()
-        for target in sorted(imports.runtime | imports.typing)
-        if target.startswith(FORBIDDEN.get(layer(module), ()))
+def test_the_top_level_is_folders_and_a_few_modules() -> None:
+    package = Path(module_names()["react_cli"]).parent
+    modules = {path.name for path in package.glob("*.py")}
+    assert modules == TOP_MODULES
+    folders = {folder for floor in FLOORS for folder in floor} - {"session", "entry", "__main__"}
+    assert all((package / folder / "__init__.py").is_file() for folder in folders)
+
+
+def test_no_import_runs_up_a_floor_or_sideways(graph: dict[str, Imports]) -> None:
+    wrong = []
+    for module, target in every_import(graph):
+        (floor, folder), (to_floor, to_folder) = place(module), place(target)
+        if to_floor > floor or (to_floor == floor and to_folder != folder and to_floor >= 0):
+            wrong.append(f"{module} imports {target}")
+    assert wrong == []
+
+
+def test_views_never_import_what_runs(graph: dict[str, Imports]) -> None:
+    wrong = [
+        f"{module} imports {target}"
+        for module, target in every_import(graph)
+        if module.startswith(VIEWS) and target.startswith(EXECUTION)
     ]
-    assert upward == []
+    assert wrong == []
 
 
-def test_the_layers_are_what_they_say() -> None:
-    assert layer("react_cli.evaluate") == layer("react_cli.eval_view") == "eval"
-    assert layer("react_cli.eval.runner") == layer("react_cli.datasets") == "eval"
-    assert layer("react_cli.scoring") == "core"  # CoT-SC votes by the answers' normalisation
-    assert layer("react_cli.cli.app") == layer("react_cli.entry") == "cli"
-    assert [layer(m) for m in ("react_cli.wiring", "react_cli.share.view")] == ["core", "share"]
+def test_the_rules_would_catch_a_break() -> None:
+    assert place("react_cli.display.render") > place("react_cli.loop.agent")
+    assert place("react_cli.llm.client")[0] == place("react_cli.wiki.zim")[0]
+    assert (
+        place("react_cli.cli.app") > place("react_cli.share.view") > place("react_cli.core.errors")
+    )
+    with pytest.raises(AssertionError):
+        place("react_cli.nowhere.x")
 
 
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
@@ -102,7 +159,8 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_no_import_cycles(graph: dict[str, Imports]) -> None:
-    assert cycles({module: imports.runtime for module, imports in graph.items()}) == []
+    edges = {module: imports.runtime | imports.typing for module, imports in graph.items()}
+    assert cycles(edges) == []
 
 
 def test_a_cycle_would_be_found() -> None:

@@ -8,14 +8,14 @@ import time
 from typing import Any
 
 import pytest
-from scripted import DictTools, ScriptedModel
+from scripted import DictTools, Loop, ScriptedModel
 
-from react_cli.agent import Agent
-from react_cli.deadline import Deadline
-from react_cli.errors import LLMConnectionError
-from react_cli.records import Completion, TextSink, ToolResult, Tools
-from react_cli.runconfig import Limits
-from react_cli.trajectory import Run
+from react_cli.core.errors import LLMConnectionError
+from react_cli.core.trajectory import Run
+from react_cli.infra.deadline import Deadline
+from react_cli.llm.base import Completion, ModelRequest, TextSink
+from react_cli.loop.limits import Limits
+from react_cli.tools.base import ToolResult
 
 PREFIX = "Question: Who directed Ed Wood?\n"
 TOOLS = {"Ed Wood": "Ed Wood is a 1994 film directed by Tim Burton."}
@@ -23,10 +23,10 @@ SEARCH = " I need to search Ed Wood.\nAction {k}: Search[Ed Wood]"
 
 
 def run(
-    outputs: list[str], limits: Limits, tools: Tools | None = None, **kw: Any
-) -> tuple[Agent, ScriptedModel, Run]:
+    outputs: list[str], limits: Limits, tools: DictTools | None = None, **kw: Any
+) -> tuple[Loop, ScriptedModel, Run]:
     model = ScriptedModel(list(outputs))
-    agent = Agent(model, tools or DictTools(dict(TOOLS)), limits=limits, **kw)
+    agent = Loop(model, tools or DictTools(dict(TOOLS)), limits=limits, **kw)
     return agent, model, agent.run(PREFIX, "Who directed Ed Wood?")
 
 
@@ -51,18 +51,18 @@ class SlowModel(ScriptedModel):
     clock: Clock | None = None
 
     def complete(
-        self, prompt: str, stop: list[str], *, deadline: Deadline, on_text: TextSink | None = None
+        self, request: ModelRequest, *, deadline: Deadline, on_text: TextSink | None = None
     ) -> Completion:
         assert self.clock is not None
         self.clock.now += 10
-        return super().complete(prompt, stop, deadline=deadline, on_text=on_text)
+        return super().complete(request, deadline=deadline, on_text=on_text)
 
 
 def test_time_limit_stops_before_the_next_step() -> None:
     clock = Clock()
     model = SlowModel(searches(5))
     model.clock = clock
-    result = Agent(model, DictTools({}), Limits(timeout_s=25), clock=clock).run(PREFIX, "q")
+    result = Loop(model, DictTools({}), Limits(timeout_s=25), clock=clock).run(PREFIX, "q")
     assert result.stop_reason == "timeout"
     assert len(result.steps) == 3 and len(model.calls) == 3  # started at 0, 10 and 20 s
     assert result.error == "the time limit (25 s) was reached"
@@ -75,7 +75,7 @@ class DeadlineModel:
         self.seen_left: list[float | None] = []
 
     def complete(
-        self, prompt: str, stop: list[str], *, deadline: Deadline, on_text: TextSink | None = None
+        self, request: ModelRequest, *, deadline: Deadline, on_text: TextSink | None = None
     ) -> Completion:
         left = deadline.left()
         self.seen_left.append(left)
@@ -85,7 +85,7 @@ class DeadlineModel:
 
 def test_a_request_cut_by_the_deadline_is_a_timeout_not_an_endpoint_failure() -> None:
     model = DeadlineModel()
-    result = Agent(model, DictTools({}), Limits(timeout_s=0.2)).run(PREFIX, "q")
+    result = Loop(model, DictTools({}), Limits(timeout_s=0.2)).run(PREFIX, "q")
     assert result.stop_reason == "timeout"
     assert result.error == "the time limit (0.2 s) was reached"
     assert result.steps[0].error_text == "cannot reach http://x: timed out waiting for the answer"
@@ -94,7 +94,7 @@ def test_a_request_cut_by_the_deadline_is_a_timeout_not_an_endpoint_failure() ->
 
 def test_without_a_time_limit_requests_see_no_deadline() -> None:
     model = DeadlineModel()
-    result = Agent(model, DictTools({}), Limits()).run(PREFIX, "q")
+    result = Loop(model, DictTools({}), Limits()).run(PREFIX, "q")
     assert result.stop_reason == "llm_error"
     assert model.seen_left == [None]
 

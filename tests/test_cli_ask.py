@@ -12,7 +12,7 @@ from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, Reply, scripted
 from inproc import GOOD_RUN, QUESTION, Runner, only_trace_path, servers_env
 
-from react_cli.agent import STOP_SEQUENCES
+from react_cli.loop.text.protocol import STOP_SEQUENCES
 
 
 @pytest.mark.parametrize("api", ["chat", "completions"])
@@ -26,7 +26,7 @@ def test_answers_end_to_end(cli: Runner, wiki: FakeMediaWiki, api: str, stream: 
     path = "/v1/chat/completions" if api == "chat" else "/v1/completions"
     assert [r.path for r in llm.requests] == [path] * 3
     assert all(r.json["stream"] is stream for r in llm.requests)
-    assert all(r.json["stop"] == STOP_SEQUENCES for r in llm.requests)
+    assert all(r.json["stop"] == list(STOP_SEQUENCES) for r in llm.requests)
     trace = cli.trace()
     assert trace["version"] == 2
     assert trace["answer"] == "Arthur's Magazine" and trace["stop_reason"] == "finish"

@@ -56,7 +56,7 @@ def test_trace_write_failing_after_the_run_keeps_the_answer(
     def disk_full(path: Path, document: object) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr("react_cli.trace.write_json_atomic", disk_full)
+    monkeypatch.setattr("react_cli.traces.trace.write_json_atomic", disk_full)
     result = cli.ask(llm, wiki)
     assert result.stdout == "Arthur's Magazine\n"
     assert result.code == 1
@@ -69,7 +69,7 @@ def test_ctrl_c_while_the_run_is_set_up_still_writes_a_trace(
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("react_cli.wiring.build_tools", interrupted)
+    monkeypatch.setattr("react_cli.session.build_backend", interrupted)
     result = cli.ask(llm, wiki)
     assert result.code == 130 and result.stdout == ""
     assert one_error_line(result.stderr).startswith("Error: interrupted; trace written to ")
@@ -139,7 +139,7 @@ def test_trace_with_wrong_field_types_is_one_line_exit_1(
 
 
 def test_odd_usage_numbers_from_a_server_count_as_zero() -> None:
-    from react_cli.records import Usage
+    from react_cli.core.records import Usage
 
     assert Usage.from_json({"prompt_tokens": "12", "completion_tokens": 3}) == Usage(0, 3)
     assert Usage.from_json({"prompt_tokens": float("nan"), "completion_tokens": -1}) == Usage()
@@ -147,7 +147,7 @@ def test_odd_usage_numbers_from_a_server_count_as_zero() -> None:
 
 
 def test_unterminated_osc_does_not_swallow_the_rest_of_the_text() -> None:
-    from react_cli.terminal import plain
+    from react_cli.display.terminal import plain
 
     assert plain("Could not find [Ed\x1b]. Similar: ['Ed Wood'].") == (
         "Could not find [Ed. Similar: ['Ed Wood']."

@@ -12,8 +12,8 @@ from inproc import Runner
 from zim_fixtures import zh_archive
 
 from react_cli.cli.options import lang_prompt, wiki_flags
-from react_cli.config import resolve
-from react_cli.errors import UsageError
+from react_cli.core.errors import UsageError
+from react_cli.settings.resolve import resolve
 
 REAL_ZIM = Path(__file__).parent / "fixtures" / "zim" / "wikipedia_en_ray_charles_2015-06.zim"
 ZIM = f"zim:{REAL_ZIM}"

@@ -15,7 +15,7 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from react_cli.cutter import _OBSERVATION_LINE, ObservationCutter, cut_at_observation
+from react_cli.loop.text.cutter import _OBSERVATION_LINE, ObservationCutter, cut_at_observation
 
 
 class RescanningCutter:

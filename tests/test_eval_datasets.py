@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from react_cli.datasets import Example, Selection, load_dataset, paper_indices, select
-from react_cli.errors import UsageError
+from react_cli.core.errors import UsageError
+from react_cli.eval.datasets import Example, Selection, load_dataset, paper_indices, select
 
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"
 HOTPOT = FIXTURES / "hotpotqa_dev_first6.json"

@@ -263,7 +263,7 @@ def test_a_summary_that_cannot_be_written_takes_its_row_back(
 ) -> None:
     """The disk fills between a row and its summary: the row goes, so the counts still agree;
     when the final summary cannot be written either, the one written last still agrees."""
-    from react_cli.trace import write_json_atomic as real_write
+    from react_cli.infra.files import write_json_atomic as real_write
 
     writes = {"n": 0}
 
@@ -476,7 +476,7 @@ def test_double_ctrl_c_still_leaves_a_consistent_summary(
     cli: Runner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The first Ctrl-C while questions run, the second while the final summary is written."""
-    from react_cli.trace import write_json_atomic as real_write
+    from react_cli.infra.files import write_json_atomic as real_write
 
     calls = {"n": 0}
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from react_cli.core.records import StopReason
 from react_cli.eval.rows import BadRow, Row
 from react_cli.eval.summary import BadSummary, EvalStatus, ScoreKind, Summary
-from react_cli.records import StopReason
-from react_cli.untrusted import dump_json
+from react_cli.infra.untrusted import dump_json
 
 FOLDERS = Path(__file__).parent / "fixtures" / "eval" / "folders"
 KINDS = sorted(path.name for path in FOLDERS.iterdir())

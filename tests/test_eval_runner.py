@@ -9,9 +9,10 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from scripted import ScriptedModel
 
-from react_cli.deadline import NO_DEADLINE, Deadline
 from react_cli.eval.runner import PoliteBackend
 from react_cli.eval.stop import CallRefused, Stop, StopAwareModel
+from react_cli.infra.deadline import NO_DEADLINE, Deadline
+from react_cli.llm.base import CallKind, ModelRequest
 from react_cli.wiki.base import SearchResult
 
 
@@ -46,10 +47,10 @@ def test_polite_backend_caps_requests_in_flight(limit: int) -> None:
 def test_stop_aware_model_refuses_calls_once_stopped() -> None:
     stop = Stop()
     model = StopAwareModel(ScriptedModel(["a", "b"]), stop)
-    assert model.complete("p", [], deadline=NO_DEADLINE).text == "a"
+    assert model.complete(ModelRequest(CallKind.STEP, "p"), deadline=NO_DEADLINE).text == "a"
     stop.set()
     with pytest.raises(CallRefused):
-        model.complete("p", [], deadline=NO_DEADLINE)
+        model.complete(ModelRequest(CallKind.STEP, "p"), deadline=NO_DEADLINE)
 
 
 def test_a_stop_wakes_a_worker_waiting_for_a_question_at_once() -> None:

@@ -19,9 +19,9 @@ from fake_openai import FakeOpenAI, Reply, scripted
 from inproc import Runner, one_error_line, retry_notices
 
 from react_cli import __version__
-from react_cli.config import ENV_VARS, HOME_ENV, resolve
-from react_cli.http import user_agent
-from react_cli.wiring import contact_hint
+from react_cli.cli.notices import contact_hint
+from react_cli.infra.http import user_agent
+from react_cli.settings.resolve import ENV_VARS, HOME_ENV, resolve
 
 QUESTION = "Which magazine was started first, Arthur's Magazine or First for Women?"
 GOOD_RUN = (

@@ -15,8 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from inproc import FAST_CONFIG, Runner, one_error_line
 
-from react_cli.config import Settings
-from react_cli.validation import MAX_COUNTS, MAX_DURATION_S
+from react_cli.settings.settings import Settings
+from react_cli.settings.validation import MAX_COUNTS, MAX_DURATION_S
 
 NAMES = sorted(Settings.__dataclass_fields__)
 FUZZED = [name for name in NAMES if name != "api_key"]  # keys: issue 10 part A validates them

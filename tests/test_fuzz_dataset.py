@@ -116,7 +116,7 @@ def test_depth_and_numbers_are_named(
 
 def test_a_dataset_that_never_ends_is_refused(cli: Runner, llm: FakeOpenAI) -> None:
     """``/dev/zero`` (or a runaway pipe) is read up to the size limit, not into all memory."""
-    from react_cli import datasets
+    from react_cli.eval import datasets
 
     cli.monkeypatch.setattr(datasets, "MAX_DATASET_BYTES", 1 << 20)
     result = cli(["eval", "/dev/zero", "-m", "m", "--base-url", llm.url])

@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from inproc import Runner, one_error_line
 
-from react_cli.terminal import plain
-from react_cli.untrusted import clean_text, decode
+from react_cli.display.terminal import plain
+from react_cli.infra.untrusted import clean_text, decode
 
 FUZZ = cli_fuzz(12)
 

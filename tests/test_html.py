@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from react_cli.wiki.base import page_sentences
+from react_cli.tools.wikipedia import page_sentences
 from react_cli.wiki.html import article_text
 from react_cli.wiki.html_body import body_slice
 

@@ -43,7 +43,7 @@ def pressing_during_call(n: int) -> Any:
 @pytest.fixture
 def press_while_writing(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Path]]:
     """Another Ctrl-C as the trace is being written (people press it twice)."""
-    from react_cli import trace
+    from react_cli.traces import trace
 
     real = trace.write_json_atomic
     written: list[Path] = []
@@ -90,9 +90,9 @@ def test_ctrl_c_while_the_trace_of_a_finished_run_is_written(
 @pytest.mark.parametrize(
     "stage",
     [
-        "react_cli.config.resolve",
-        "react_cli.prompts.load_prompt",
-        "react_cli.wiring.build_model",
+        "react_cli.settings.resolve.resolve",
+        "react_cli.loop.prompts.load_prompt",
+        "react_cli.session.build_model",
     ],
 )
 def test_ctrl_c_before_the_run_exits_130_quietly(

@@ -32,12 +32,12 @@ import requests
 from conftest import ROOT, cli_env
 from fake_mediawiki import FakeMediaWiki
 
-from react_cli.agent import STOP_SEQUENCES
-from react_cli.cutter import cut_at_observation
-from react_cli.methods.method import Method
-from react_cli.parser import kept_in_prompt
-from react_cli.records import StopReason
-from react_cli.trace import load_trace
+from react_cli.core.method import Method
+from react_cli.core.records import StopReason
+from react_cli.loop.text.cutter import cut_at_observation
+from react_cli.loop.text.parser import kept_in_prompt
+from react_cli.loop.text.protocol import STOP_SEQUENCES
+from react_cli.traces.trace import load_trace
 
 LLAMA_URL = os.environ.get("REACT_CLI_TEST_LLAMA_URL", "")
 MODEL = os.environ.get("REACT_CLI_TEST_LLAMA_MODEL", "gemma-3-270m")
@@ -200,7 +200,7 @@ def test_ask_against_a_real_server(
     main = 0  # index of the request that opened each step
     for step in steps:
         followup = step["followup_raw"] is not None
-        assert proxy.bodies[main]["stop"] == STOP_SEQUENCES
+        assert proxy.bodies[main]["stop"] == list(STOP_SEQUENCES)
         assert prompts[main].endswith(f"Thought {step['index']}:")
         following = main + 1 + followup
         if not followup and step["action"] and following < len(prompts):

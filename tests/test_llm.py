@@ -10,16 +10,18 @@ from collections.abc import Callable, Iterator
 import pytest
 from fake_openai import TRANSIENT_FAILURES, FakeOpenAI, Reply, scripted
 
-from react_cli.deadline import NO_DEADLINE
-from react_cli.errors import (
+from react_cli.core.errors import (
     LLMAuthError,
     LLMConnectionError,
     LLMNotFoundError,
     LLMRequestError,
     LLMResponseError,
 )
+from react_cli.infra.deadline import NO_DEADLINE
+from react_cli.infra.retry import RetryPolicy
 from react_cli.llm import OpenAIClient
-from react_cli.retry import RetryPolicy
+from react_cli.llm.base import CallKind, ModelRequest
+from react_cli.loop.text.cutter import ObservationCutter
 
 FAST = RetryPolicy(
     retries=2, backoff_factor=0.01, backoff_max_s=0.02, backoff_jitter_s=0.0, max_retry_after_s=0.05
@@ -27,6 +29,7 @@ FAST = RetryPolicy(
 KEY = "sk-test-secret-1234567890"
 PROMPT = "Question: Is water wet?\nThought 1:"
 STOP = ["\nObservation 1:"]
+REQUEST = ModelRequest(CallKind.STEP, PROMPT, tuple(STOP), 1, ObservationCutter)
 STEP = "Thought 1: I should search water.\nAction 1: Search[water]"
 INVENTED = STEP + "\nObservation 1: Water is wet.\nThought 2: Done.\nAction 2: Finish[yes]"
 BOTH_APIS = pytest.mark.parametrize("api", ["chat", "completions"])
@@ -65,9 +68,7 @@ def closed_port() -> int:
 @BOTH_MODES
 def test_request_shape_and_text(make_client: MakeClient, api: str, stream: bool) -> None:
     with FakeOpenAI(scripted(STEP)) as fake:
-        result = make_client(fake, api=api, stream=stream).complete(
-            PROMPT, STOP, deadline=NO_DEADLINE
-        )
+        result = make_client(fake, api=api, stream=stream).complete(REQUEST, deadline=NO_DEADLINE)
     assert result.text == STEP
     assert result.finish_reason == "stop"
     assert result.retries == 0
@@ -95,7 +96,7 @@ def test_key_max_tokens_and_trailing_slash(make_client: MakeClient) -> None:
         client = OpenAIClient(
             base_url=fake.url + "/", model="m", api_key=KEY, max_tokens=64, policy=FAST
         )
-        client.complete(PROMPT, STOP, deadline=NO_DEADLINE)
+        client.complete(REQUEST, deadline=NO_DEADLINE)
         client.close()
     [request] = fake.requests
     assert request.path == "/v1/chat/completions"
@@ -108,7 +109,7 @@ def test_on_text_gets_exactly_the_kept_text(make_client: MakeClient, stream: boo
     pieces: list[str] = []
     with FakeOpenAI(scripted(STEP)) as fake:
         result = make_client(fake, stream=stream).complete(
-            PROMPT, STOP, deadline=NO_DEADLINE, on_text=pieces.append
+            REQUEST, deadline=NO_DEADLINE, on_text=pieces.append
         )
     assert "".join(pieces) == result.text == STEP
     assert len(pieces) > 1 if stream else len(pieces) == 1
@@ -116,7 +117,7 @@ def test_on_text_gets_exactly_the_kept_text(make_client: MakeClient, stream: boo
 
 def test_server_applies_stop(make_client: MakeClient) -> None:
     with FakeOpenAI(scripted(INVENTED)) as fake:
-        assert make_client(fake).complete(PROMPT, STOP, deadline=NO_DEADLINE).text == STEP
+        assert make_client(fake).complete(REQUEST, deadline=NO_DEADLINE).text == STEP
 
 
 @BOTH_APIS
@@ -127,7 +128,7 @@ def test_invented_observation_is_cut_when_stop_is_ignored(
     pieces: list[str] = []
     with FakeOpenAI([Reply(text=INVENTED, ignore_stop=True)]) as fake:
         result = make_client(fake, api=api, stream=stream).complete(
-            PROMPT, STOP, deadline=NO_DEADLINE, on_text=pieces.append
+            REQUEST, deadline=NO_DEADLINE, on_text=pieces.append
         )
     assert result.text == STEP
     assert result.finish_reason == "stop"
@@ -143,11 +144,11 @@ def test_stop_rejected_is_dropped_for_the_run(make_client: MakeClient, stream: b
     )
     with FakeOpenAI([rejected, Reply(text=INVENTED)]) as fake:
         client = make_client(fake, stream=stream)
-        result = client.complete(PROMPT, STOP, deadline=NO_DEADLINE)
+        result = client.complete(REQUEST, deadline=NO_DEADLINE)
         assert result.text == STEP
         assert result.retries == 1
         assert client.stop_supported is False
-        assert client.complete(PROMPT, STOP, deadline=NO_DEADLINE).text == STEP
+        assert client.complete(REQUEST, deadline=NO_DEADLINE).text == STEP
     bodies = [r.json or {} for r in fake.requests]
     assert [("stop" in body) for body in bodies] == [True, False, False]
 
@@ -156,9 +157,9 @@ def test_stream_options_rejected_is_dropped_for_the_run(make_client: MakeClient)
     rejected = Reply(status=400, body=error_body("Unrecognized request argument: stream_options"))
     with FakeOpenAI([rejected, Reply(text=STEP)]) as fake:
         client = make_client(fake)
-        assert client.complete(PROMPT, STOP, deadline=NO_DEADLINE).text == STEP
+        assert client.complete(REQUEST, deadline=NO_DEADLINE).text == STEP
         assert client.stream_options_supported is False
-        client.complete(PROMPT, STOP, deadline=NO_DEADLINE)
+        client.complete(REQUEST, deadline=NO_DEADLINE)
     bodies = [r.json or {} for r in fake.requests]
     assert [("stream_options" in body) for body in bodies] == [True, False, False]
     assert all(body["stop"] == STOP and body["stream"] is True for body in bodies)
@@ -167,7 +168,7 @@ def test_stream_options_rejected_is_dropped_for_the_run(make_client: MakeClient)
 @pytest.mark.parametrize("failure", list(TRANSIENT_FAILURES.values()), ids=list(TRANSIENT_FAILURES))
 def test_transient_failure_then_success(make_client: MakeClient, failure: Reply) -> None:
     with FakeOpenAI([failure, Reply(text=STEP)]) as fake:
-        result = make_client(fake).complete(PROMPT, STOP, deadline=NO_DEADLINE)
+        result = make_client(fake).complete(REQUEST, deadline=NO_DEADLINE)
     assert result.text == STEP
     assert result.retries == 1
 
@@ -175,7 +176,7 @@ def test_transient_failure_then_success(make_client: MakeClient, failure: Reply)
 def test_persistent_503_is_a_connection_error_in_bounded_time(make_client: MakeClient) -> None:
     started = time.monotonic()
     with FakeOpenAI([Reply(status=503)]) as fake, pytest.raises(LLMConnectionError) as caught:
-        make_client(fake).complete(PROMPT, STOP, deadline=NO_DEADLINE)
+        make_client(fake).complete(REQUEST, deadline=NO_DEADLINE)
     assert time.monotonic() - started < 5
     assert len(fake.requests) == FAST.retries + 1
     assert "503" in str(caught.value)
@@ -185,42 +186,40 @@ def test_connection_refused(make_client: MakeClient) -> None:
     url = f"http://127.0.0.1:{closed_port()}/v1"
     client = OpenAIClient(base_url=url, model="m", policy=FAST)
     with pytest.raises(LLMConnectionError) as caught:
-        client.complete(PROMPT, STOP, deadline=NO_DEADLINE)
+        client.complete(REQUEST, deadline=NO_DEADLINE)
     client.close()
     assert str(caught.value) == f"cannot reach {url}/chat/completions: connection refused"
 
 
 def test_read_timeout(make_client: MakeClient) -> None:
     with FakeOpenAI([Reply(text=STEP, delay_s=5)]) as fake, pytest.raises(LLMConnectionError) as e:
-        make_client(fake, timeout_s=0.1).complete(PROMPT, STOP, deadline=NO_DEADLINE)
+        make_client(fake, timeout_s=0.1).complete(REQUEST, deadline=NO_DEADLINE)
     assert "timed out" in str(e.value)
 
 
 @BOTH_MODES
 def test_malformed_json(make_client: MakeClient, stream: bool) -> None:
     with FakeOpenAI([Reply(body="{not json")]) as fake, pytest.raises(LLMResponseError) as e:
-        make_client(fake, stream=stream).complete(PROMPT, STOP, deadline=NO_DEADLINE)
+        make_client(fake, stream=stream).complete(REQUEST, deadline=NO_DEADLINE)
     assert "malformed JSON" in str(e.value)
 
 
 def test_plain_json_answer_to_a_stream_request(make_client: MakeClient) -> None:
     body = json.dumps({"choices": [{"message": {"content": STEP}, "finish_reason": "stop"}]})
     with FakeOpenAI([Reply(body=body)]) as fake:
-        assert (
-            make_client(fake, stream=True).complete(PROMPT, STOP, deadline=NO_DEADLINE).text == STEP
-        )
+        assert make_client(fake, stream=True).complete(REQUEST, deadline=NO_DEADLINE).text == STEP
 
 
 @BOTH_MODES
 def test_empty_choices(make_client: MakeClient, stream: bool) -> None:
     with FakeOpenAI([Reply(fault="empty_choices")]) as fake, pytest.raises(LLMResponseError):
-        make_client(fake, stream=stream).complete(PROMPT, STOP, deadline=NO_DEADLINE)
+        make_client(fake, stream=stream).complete(REQUEST, deadline=NO_DEADLINE)
 
 
 def test_cut_stream_keeps_failing(make_client: MakeClient) -> None:
     cut = Reply(text=STEP, fault="cut_stream")
     with FakeOpenAI([cut]) as fake, pytest.raises(LLMResponseError) as caught:
-        make_client(fake).complete(PROMPT, STOP, deadline=NO_DEADLINE)
+        make_client(fake).complete(REQUEST, deadline=NO_DEADLINE)
     assert len(fake.requests) == FAST.retries + 1
     assert "[DONE]" in str(caught.value)
 
@@ -228,9 +227,7 @@ def test_cut_stream_keeps_failing(make_client: MakeClient) -> None:
 def test_cut_stream_then_success_shows_text_once(make_client: MakeClient) -> None:
     pieces: list[str] = []
     with FakeOpenAI([Reply(text=STEP, fault="cut_stream"), Reply(text=STEP)]) as fake:
-        result = make_client(fake).complete(
-            PROMPT, STOP, deadline=NO_DEADLINE, on_text=pieces.append
-        )
+        result = make_client(fake).complete(REQUEST, deadline=NO_DEADLINE, on_text=pieces.append)
     assert result.text == STEP
     assert result.retries == 1
     assert "".join(pieces) == STEP
@@ -239,17 +236,17 @@ def test_cut_stream_then_success_shows_text_once(make_client: MakeClient) -> Non
 def test_stream_ending_without_a_finish_reason_is_cut_off(make_client: MakeClient) -> None:
     interrupted = Reply(text=STEP, fault="interrupted_stream")
     with FakeOpenAI([interrupted, Reply(text=STEP)]) as fake:
-        result = make_client(fake).complete(PROMPT, STOP, deadline=NO_DEADLINE)
+        result = make_client(fake).complete(REQUEST, deadline=NO_DEADLINE)
     assert result.text == STEP and result.retries == 1
     with FakeOpenAI([interrupted]) as fake, pytest.raises(LLMResponseError) as caught:
-        make_client(fake).complete(PROMPT, STOP, deadline=NO_DEADLINE)
+        make_client(fake).complete(REQUEST, deadline=NO_DEADLINE)
     assert len(fake.requests) == FAST.retries + 1
     assert "no finish_reason" in str(caught.value) and "--concurrency 1" in str(caught.value)
 
 
 def test_stalled_stream_is_reissued(make_client: MakeClient) -> None:
     with FakeOpenAI([Reply(text=STEP, fault="stall_stream"), Reply(text=STEP)]) as fake:
-        result = make_client(fake, timeout_s=0.3).complete(PROMPT, STOP, deadline=NO_DEADLINE)
+        result = make_client(fake, timeout_s=0.3).complete(REQUEST, deadline=NO_DEADLINE)
     assert result.text == STEP
     assert result.retries == 1
 
@@ -259,7 +256,7 @@ def test_auth_error_never_shows_the_key(make_client: MakeClient, status: int) ->
     echoed = error_body(f"Incorrect API key provided: {KEY}")
     rejected = Reply(status=status, body=echoed)
     with FakeOpenAI([rejected]) as fake, pytest.raises(LLMAuthError) as caught:
-        make_client(fake, api_key=KEY).complete(PROMPT, STOP, deadline=NO_DEADLINE)
+        make_client(fake, api_key=KEY).complete(REQUEST, deadline=NO_DEADLINE)
     message = str(caught.value)
     assert KEY not in message
     assert f"HTTP {status}" in message
@@ -269,7 +266,7 @@ def test_auth_error_never_shows_the_key(make_client: MakeClient, status: int) ->
 def test_not_found(make_client: MakeClient) -> None:
     body = error_body("The model `nope` does not exist")
     with FakeOpenAI([Reply(status=404, body=body)]) as fake, pytest.raises(LLMNotFoundError) as e:
-        make_client(fake, model="nope").complete(PROMPT, STOP, deadline=NO_DEADLINE)
+        make_client(fake, model="nope").complete(REQUEST, deadline=NO_DEADLINE)
     assert "does not exist" in str(e.value)
     assert "'nope'" in str(e.value)
 
@@ -277,7 +274,7 @@ def test_not_found(make_client: MakeClient) -> None:
 def test_other_400_is_a_request_error_with_one_line_message(make_client: MakeClient) -> None:
     body = error_body("temperature must be\nbetween 0 and 2 " + "x" * 1000)
     with FakeOpenAI([Reply(status=400, body=body)]) as fake, pytest.raises(LLMRequestError) as e:
-        make_client(fake).complete(PROMPT, STOP, deadline=NO_DEADLINE)
+        make_client(fake).complete(REQUEST, deadline=NO_DEADLINE)
     message = str(e.value)
     assert "temperature must be between 0 and 2" in message
     assert "\n" not in message
@@ -288,7 +285,7 @@ def test_other_400_is_a_request_error_with_one_line_message(make_client: MakeCli
 @BOTH_MODES
 def test_usage_is_recorded(make_client: MakeClient, stream: bool) -> None:
     with FakeOpenAI(scripted(STEP)) as fake:
-        usage = make_client(fake, stream=stream).complete(PROMPT, STOP, deadline=NO_DEADLINE).usage
+        usage = make_client(fake, stream=stream).complete(REQUEST, deadline=NO_DEADLINE).usage
     assert usage.prompt_tokens == len(PROMPT) // 4
     assert usage.completion_tokens == len(STEP) // 4
 
@@ -299,7 +296,7 @@ def test_reasoning_content_is_ignored(make_client: MakeClient, stream: bool) -> 
     pieces: list[str] = []
     with FakeOpenAI([reply]) as fake:
         result = make_client(fake, stream=stream).complete(
-            PROMPT, STOP, deadline=NO_DEADLINE, on_text=pieces.append
+            REQUEST, deadline=NO_DEADLINE, on_text=pieces.append
         )
     assert result.text == "".join(pieces) == STEP
 
@@ -307,14 +304,14 @@ def test_reasoning_content_is_ignored(make_client: MakeClient, stream: bool) -> 
 def test_think_blocks_are_kept(make_client: MakeClient) -> None:
     text = "<think>Water is H2O.</think>\n" + STEP
     with FakeOpenAI(scripted(text)) as fake:
-        assert make_client(fake).complete(PROMPT, STOP, deadline=NO_DEADLINE).text == text
+        assert make_client(fake).complete(REQUEST, deadline=NO_DEADLINE).text == text
 
 
 def test_debug_log_redacts_the_key(make_client: MakeClient) -> None:
     lines: list[str] = []
     with FakeOpenAI(scripted(STEP)) as fake:
         make_client(fake, api_key=KEY, debug_log=lines.append).complete(
-            PROMPT, STOP, deadline=NO_DEADLINE
+            REQUEST, deadline=NO_DEADLINE
         )
     assert lines[0].startswith(f"POST {fake.url}/chat/completions ")
     assert "Bearer ***" in lines[0]
@@ -328,7 +325,7 @@ def test_debug_log_shows_a_request_before_it_is_sent() -> None:
     lines: list[str] = []
     client = OpenAIClient(base_url=url, model="m", policy=FAST, api_key=KEY, debug_log=lines.append)
     with pytest.raises(LLMConnectionError):
-        client.complete(PROMPT, STOP, deadline=NO_DEADLINE)
+        client.complete(REQUEST, deadline=NO_DEADLINE)
     client.close()
     posts = [line for line in lines if line.startswith(f"POST {url}/chat/completions ")]
     assert len(posts) == FAST.retries + 1 and '"Authorization": "Bearer ***"' in posts[0]

@@ -10,11 +10,12 @@ import pytest
 import requests
 from fake_mediawiki import UA_BLOCKED, FakeMediaWiki, Fault
 
-from react_cli.deadline import NO_DEADLINE
-from react_cli.errors import UsageError, WikiError
-from react_cli.http import make_session, user_agent
-from react_cli.retry import RetryPolicy
-from react_cli.wiki import WikiSession, open_backend
+from react_cli.core.errors import UsageError, WikiError
+from react_cli.infra.deadline import NO_DEADLINE
+from react_cli.infra.http import make_session, user_agent
+from react_cli.infra.retry import RetryPolicy
+from react_cli.tools.wikipedia import WikiSession
+from react_cli.wiki import open_backend
 from react_cli.wiki.mediawiki import MAXLAG_RETRIES, MediaWikiBackend, case_variants
 
 FAST = RetryPolicy(retries=2, backoff_factor=0.0, backoff_jitter_s=0.0, max_retry_after_s=0.1)

@@ -10,16 +10,19 @@ import pytest
 from eval_fakes import finish, search
 from scripted import DictTools, ScriptedModel
 
-from react_cli.deadline import Deadline
-from react_cli.errors import LLMConnectionError
+from react_cli.core.errors import LLMConnectionError
+from react_cli.core.method import Method, Task, parse_methods
+from react_cli.core.records import StopReason, Usage
+from react_cli.infra.deadline import Deadline
+from react_cli.llm.base import Completion, ModelRequest, Sampled, TextSink
+from react_cli.loop.limits import Limits
+from react_cli.loop.prompts import prompt_set
 from react_cli.methods.answers import read_answer
 from react_cli.methods.memo import Memo, Sampling, derive
-from react_cli.methods.method import Method, Task, parse_methods
-from react_cli.methods.outcome import answer, path
+from react_cli.methods.outcome import answer
+from react_cli.methods.results import path
 from react_cli.methods.vote import Group, vote
-from react_cli.prompts import prompt_set
-from react_cli.records import Completion, Sampled, StopReason, TextSink, Usage
-from react_cli.runconfig import Limits
+from react_cli.session import text_protocols
 
 QUESTION = "Were Scott Derrickson and Ed Wood of the same nationality?"
 
@@ -32,7 +35,7 @@ class ListSampler:
     asked: list[tuple[int, float]] = field(default_factory=list)
 
     def sample(
-        self, prompt: str, stop: list[str], *, n: int, temperature: float, deadline: Deadline
+        self, request: ModelRequest, *, n: int, temperature: float, deadline: Deadline
     ) -> Sampled:
         self.asked.append((n, temperature))
         return Sampled([Completion(text, Usage(100, 10)) for text in self.texts[:n]], 1)
@@ -51,7 +54,8 @@ def memo(react: list[str], texts: list[str], *, hybrid_steps: int = 7, samples: 
         QUESTION,
         prompts=prompt_set("hotpotqa", list(Method)).templates,
         model=ScriptedModel(list(react)),
-        tools=lambda: DictTools({}),
+        protocols=text_protocols(),
+        tools=lambda: DictTools({}).tool_set(),
         limits=Limits(max_steps=8),
         hybrid_steps=hybrid_steps,
         sampler=ListSampler(texts),
@@ -153,7 +157,7 @@ class Down:
     """A model endpoint that fails every call."""
 
     def complete(
-        self, prompt: str, stop: list[str], *, deadline: Deadline, on_text: TextSink | None = None
+        self, request: ModelRequest, *, deadline: Deadline, on_text: TextSink | None = None
     ) -> Completion:
         raise LLMConnectionError("cannot reach the endpoint: connection refused")
 
@@ -213,7 +217,7 @@ class Interrupted:
     """A sampler whose request Ctrl-C interrupts."""
 
     def sample(
-        self, prompt: str, stop: list[str], *, n: int, temperature: float, deadline: Deadline
+        self, request: ModelRequest, *, n: int, temperature: float, deadline: Deadline
     ) -> Sampled:
         raise KeyboardInterrupt
 

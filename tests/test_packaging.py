@@ -47,7 +47,7 @@ def test_installed_package_finds_its_prompts(wheel: Path, tmp_path: Path) -> Non
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
     code = (
-        "import react_cli.prompts as p; t = p.load_prompt('hotpotqa'); "
+        "import react_cli.loop.prompts as p; t = p.load_prompt('hotpotqa'); "
         "print(p.prompts_dir()); print(sorted(p.shipped_names())); print(t.text[:20])"
     )
     out = subprocess.run(

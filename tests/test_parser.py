@@ -1,5 +1,5 @@
-"""Tests for react_cli.parser and react_cli.cutter: thought/action parsing, Observation cutting,
-think stripping."""
+"""The text protocol's parser and cutter: thought/action parsing, Observation cutting, think
+stripping."""
 
 from __future__ import annotations
 
@@ -8,17 +8,14 @@ import random
 
 import pytest
 
-from react_cli.cutter import ObservationCutter, cut_at_observation, strip_think
-from react_cli.parser import (
-    VALID_ACTIONS_HINT,
-    Action,
-    ParsedStep,
-    action_line_end,
-    parse_action,
-    parse_step,
-)
+from react_cli.core.records import ToolCall as Action
+from react_cli.loop.text.cutter import ObservationCutter, cut_at_observation, strip_think
+from react_cli.loop.text.parser import ParsedStep, action_line_end, parse_action, parse_step
+from react_cli.loop.text.protocol import invalid_action_hint
+from react_cli.tools.wikipedia import PAPER_TOOLS
 
-S, L, F = "search", "lookup", "finish"
+S, L, F = "Search", "Lookup", "Finish"
+VALID_ACTIONS_HINT = invalid_action_hint(PAPER_TOOLS)
 
 # (model output, expected thought, expected action or None, expected action_text)
 STEP_CASES: list[tuple[str, str, Action | None, str | None]] = [
@@ -271,15 +268,15 @@ def test_thought_is_one_line_without_action_label(
 
 
 def test_action_str_is_canonical() -> None:
-    assert str(Action("search", "Ed Wood")) == "Search[Ed Wood]"
-    assert str(Action("lookup", "born")) == "Lookup[born]"
-    assert str(Action("finish", "")) == "Finish[]"
+    assert str(Action("Search", "Ed Wood")) == "Search[Ed Wood]"
+    assert str(Action("Lookup", "born")) == "Lookup[born]"
+    assert str(Action("Finish", "")) == "Finish[]"
     assert str(parse_action("SEARCH[  x ]")) == "Search[x]"
 
 
 def test_action_and_step_are_frozen() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
-        Action("search", "x").kind = "finish"  # type: ignore[misc]
+        Action("Search", "x").name = "Finish"  # type: ignore[misc]
     with pytest.raises(dataclasses.FrozenInstanceError):
         ParsedStep("", None, None).thought = "x"  # type: ignore[misc]
 
@@ -314,7 +311,7 @@ def test_action_kind_is_normalised() -> None:
     for text in ("SEARCH[a]", "Search[a]", "search[a]", "sEaRcH[a]"):
         action = parse_action(text)
         assert action is not None
-        assert action.kind == "search"
+        assert action.name == "Search"
 
 
 @pytest.mark.parametrize(
@@ -346,12 +343,12 @@ def test_pathological_input_finishes_and_does_not_raise(text: str) -> None:
 
 def test_one_megabyte_answer_is_kept_whole() -> None:
     step = parse_step("x\nAction 1: Finish[" + "a" * 1_000_000 + "]")
-    assert step.action == Action(F, "a" * 1_000_000)
+    assert step.call == Action(F, "a" * 1_000_000)
 
 
 def test_one_megabyte_thought() -> None:
     step = parse_step("word " * 200_000 + "\nAction 1: Search[x]")
-    assert step.action == Action(S, "x")
+    assert step.call == Action(S, "x")
     assert len(step.thought) == len("word " * 200_000) - 1
 
 
@@ -394,14 +391,14 @@ def test_fuzz_invariants() -> None:
         assert "\n" not in step.thought
         assert "\r" not in step.thought
         assert step.thought == step.thought.strip()
-        if step.action is not None:
-            assert step.action.kind in ("search", "lookup", "finish")
-            assert step.action.argument == step.action.argument.strip()
+        if step.call is not None:
+            assert step.call.name in (S, L, F)
+            assert step.call.argument == step.call.argument.strip()
             assert step.action_text is not None
             assert "\n" not in step.action_text
-            assert parse_action(step.action_text) == step.action
-            if step.action.kind != "finish":
-                assert step.action.argument
+            assert parse_action(step.action_text) == step.call
+            if step.call.name != F:
+                assert step.call.argument
 
 
 # --- cut_at_observation / ObservationCutter ---------------------------------------------
@@ -560,7 +557,7 @@ LABEL_ORDER_CASES: list[tuple[str, Action | None, str]] = [
 @pytest.mark.parametrize(("text", "action", "thought"), LABEL_ORDER_CASES)
 def test_line_start_label_wins_over_inline(text: str, action: Action | None, thought: str) -> None:
     step = parse_step(text)
-    assert (step.action, step.thought) == (action, thought)
+    assert (step.call, step.thought) == (action, thought)
     assert parse_action(text) == action
 
 

@@ -7,20 +7,22 @@ import io
 import pytest
 from rich.console import Console
 
-from react_cli.records import RetryWait, Usage
-from react_cli.render import Renderer
-from react_cli.render_replay import replay_run
-from react_cli.terminal import make_console
-from react_cli.trajectory import Run, Step
+from react_cli.core.records import RetryWait, Usage
+from react_cli.core.trajectory import Run, Step
+from react_cli.display.render import Renderer
+from react_cli.display.replay import replay_run
+from react_cli.display.terminal import make_console
+from react_cli.loop.events import ActionRequested, ModelDone, ModelText, StepFinished, StepStarted
+from react_cli.tools.wikipedia import PAPER_TOOLS
 
 
 def rendered(chunks: list[str]) -> str:
     out = io.StringIO()
     renderer = Renderer(make_console(out))
-    renderer.step_started(1)
+    renderer.notify(StepStarted(1))
     for chunk in chunks:
-        renderer.model_text(chunk)
-    renderer.step_finished(Step(index=1, observation="seen"))
+        renderer.notify(ModelText(chunk))
+    renderer.notify(StepFinished(Step(index=1, observation="seen")))
     return out.getvalue()
 
 
@@ -49,13 +51,13 @@ def shown_run(
     if terminal_width is not None:
         console = Console(file=out, force_terminal=True, width=terminal_width, color_system=None)
     renderer = Renderer(console)
-    renderer.step_started(index)
+    renderer.notify(StepStarted(index))
     for k, reply in enumerate(replies):
         if k:
-            renderer.action_requested(index)
+            renderer.notify(ActionRequested(index))
         for i in range(0, len(reply), 3):
-            renderer.model_text(reply[i : i + 3])
-    renderer.step_finished(Step(index=index, observation=obs))
+            renderer.notify(ModelText(reply[i : i + 3]))
+    renderer.notify(StepFinished(Step(index=index, observation=obs)))
     return out.getvalue()
 
 
@@ -118,7 +120,7 @@ def test_replay_shows_the_same_as_live() -> None:
     raw = " I search X.\nAction 1: Search[X]\nThought 2: invented"
     out = io.StringIO()
     result = Run("q", None, "max_steps", [Step(1, raw=raw, observation="seen")], Usage(), 1)
-    replay_run(Renderer(make_console(out)), result)
+    replay_run(Renderer(make_console(out)), result, PAPER_TOOLS)
     assert (
         "Action 1: Search[X]\n(ignored) Thought 2: invented\nObservation 1: seen\n"
         in out.getvalue()
@@ -148,9 +150,9 @@ def test_a_reply_ends_before_its_tool_runs() -> None:
     retry notices of the tool call come after it, not before."""
     out = io.StringIO()
     renderer = Renderer(make_console(out))
-    renderer.step_started(1)
-    renderer.model_text(" t\nAction 1: Search[X]")
-    renderer.model_done()
+    renderer.notify(StepStarted(1))
+    renderer.notify(ModelText(" t\nAction 1: Search[X]"))
+    renderer.notify(ModelDone())
     renderer.retry_waiting(RetryWait(1.0, "HTTP 503", 1, 4))
     assert (
         out.getvalue() == "Thought 1: t\nAction 1: Search[X]\nretrying in 1.0 s: HTTP 503 (1/4)\n"

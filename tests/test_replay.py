@@ -17,8 +17,8 @@ from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, scripted
 from inproc import GOOD_RUN, QUESTION, CliResult, Runner, edit_json
 
-from react_cli.replay import compare, rerun
-from react_cli.trace import Trace, load_trace
+from react_cli.traces.replay import compare, rerun
+from react_cli.traces.trace import Trace, load_trace
 
 
 @pytest.fixture
@@ -151,7 +151,7 @@ def test_rerun_detects_a_parser_that_now_needs_another_call(
     _, result = rerun_altered(cli, wiki, offline, 3, " I am done, no action written.")
     assert result.code == 1
     assert "answer:\n  - Arthur's Magazine\n  + (none)\n" in result.stdout
-    assert "the trace holds no model output for 'Action 3:'" in result.stdout
+    assert "the trace holds no model output for the followup call of step 3" in result.stdout
 
 
 def test_rerun_reproduces_runs_that_ended_without_an_answer(

@@ -11,10 +11,10 @@ import pytest
 import requests
 from urllib3 import exceptions as u3
 
-from react_cli.deadline import MIN_TIMEOUT_S, NO_DEADLINE, Deadline
-from react_cli.http import TIMED_OUT, failure_reason, is_transient
-from react_cli.records import RetryWait
-from react_cli.retry import Retryable, RetryPolicy
+from react_cli.core.records import RetryWait
+from react_cli.infra.deadline import MIN_TIMEOUT_S, NO_DEADLINE, Deadline
+from react_cli.infra.http import TIMED_OUT, failure_reason, is_transient
+from react_cli.infra.retry import Retryable, RetryPolicy
 
 QUICK = RetryPolicy(retries=3, backoff_factor=0.001, backoff_max_s=0.01, backoff_jitter_s=0.0)
 

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from inproc import Runner
 
-from react_cli.retry import retry_after_s
+from react_cli.infra.retry import retry_after_s
 
 NOW = 1_800_000_000.0
 BAD = ["1.5", "-1", "nan", "inf", "abc", "", "  ", "1e3", "+5", "0x10", "١٢", "Sat, 99 Foo 1994"]

@@ -11,11 +11,13 @@ from typing import Any
 import pytest
 from fake_openai import FakeOpenAI, Reply
 
-from react_cli.deadline import NO_DEADLINE
-from react_cli.errors import LLMConnectionError
+from react_cli.core.errors import LLMConnectionError
+from react_cli.infra.deadline import NO_DEADLINE
+from react_cli.infra.retry import RetryPolicy
 from react_cli.llm import OpenAIClient
+from react_cli.llm.base import CallKind, ModelRequest
 from react_cli.llm.sampling import EndpointFacts
-from react_cli.retry import RetryPolicy
+from react_cli.loop.text.cutter import ObservationCutter
 
 FAST = RetryPolicy(retries=1, backoff_factor=0.0, backoff_jitter_s=0.0)
 
@@ -49,10 +51,14 @@ def client(fake: FakeOpenAI, facts: EndpointFacts | None = None, **kwargs: Any) 
     )
 
 
+def req(prompt: str, stop: list[str]) -> ModelRequest:
+    return ModelRequest(CallKind.SAMPLE, prompt, tuple(stop), cutter=ObservationCutter)
+
+
 def test_an_endpoint_that_answers_n_gives_every_sample_in_one_request() -> None:
     with FakeOpenAI(Numbered(), n="answer") as fake:
         sampled = client(fake).sample(
-            "Q: x\n", ["\nQuestion:"], n=21, temperature=0.7, deadline=NO_DEADLINE
+            req("Q: x\n", ["\nQuestion:"]), n=21, temperature=0.7, deadline=NO_DEADLINE
         )
     assert sampled.requests == 1 and len(fake.requests) == 1
     body = fake.requests[0].json or {}
@@ -76,11 +82,15 @@ def fake_usage(sampled: Any) -> tuple[int, int]:
 def test_a_refused_or_ignored_n_falls_back_to_single_requests_remembered(mode: str) -> None:
     facts = EndpointFacts()
     with FakeOpenAI(Numbered(), n=mode) as fake:
-        first = client(fake, facts).sample("Q\n", [], n=5, temperature=0.7, deadline=NO_DEADLINE)
+        first = client(fake, facts).sample(
+            req("Q\n", []), n=5, temperature=0.7, deadline=NO_DEADLINE
+        )
         with_n = [r.json for r in fake.requests if r.json and "n" in r.json]
         assert len(with_n) == 1 and with_n[0]["n"] == 5  # asked once
         fake.requests.clear()
-        again = client(fake, facts).sample("Q\n", [], n=3, temperature=0.7, deadline=NO_DEADLINE)
+        again = client(fake, facts).sample(
+            req("Q\n", []), n=3, temperature=0.7, deadline=NO_DEADLINE
+        )
     assert facts.n_supported is False
     assert len(first.completions) == 5 and len(again.completions) == 3
     assert all(r.json and "n" not in r.json for r in fake.requests)  # the next client knows
@@ -96,7 +106,7 @@ def test_single_requests_are_at_most_sample_concurrency_at_once() -> None:
     numbered = Numbered(hold_s=0.05)
     with FakeOpenAI(numbered, n="refuse") as fake:
         sampled = client(fake, sample_concurrency=3).sample(
-            "Q\n", [], n=9, temperature=1.0, deadline=NO_DEADLINE
+            req("Q\n", []), n=9, temperature=1.0, deadline=NO_DEADLINE
         )
     assert len(sampled.completions) == 9 and len(fake.requests) == 10  # the refusal and 9
     assert numbered.most_inside == 3
@@ -107,6 +117,6 @@ def test_a_failing_single_request_fails_the_sampling_and_starts_no_other() -> No
     failing = pytest.raises(LLMConnectionError, match="kept failing with HTTP 500")
     with FakeOpenAI(numbered, n="refuse") as fake, failing:
         client(fake, sample_concurrency=1).sample(
-            "Q\n", [], n=6, temperature=1.0, deadline=NO_DEADLINE
+            req("Q\n", []), n=6, temperature=1.0, deadline=NO_DEADLINE
         )
     assert numbered.served == 4  # samples 1 and 2, then the third and its retry: no fourth

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from react_cli.scoring import (
+from react_cli.methods.scoring import (
     NOT_ENOUGH_INFO,
     REFUTES,
     SUPPORTS,

@@ -10,10 +10,10 @@ from fake_mediawiki import FIXTURES, FakeMediaWiki
 from fake_openai import FakeOpenAI, scripted
 from inproc import Runner
 
-from react_cli.deadline import NO_DEADLINE
-from react_cli.http import make_session, user_agent
-from react_cli.retry import RetryPolicy
-from react_cli.wiki import WikiSession
+from react_cli.infra.deadline import NO_DEADLINE
+from react_cli.infra.http import make_session, user_agent
+from react_cli.infra.retry import RetryPolicy
+from react_cli.tools.wikipedia import WikiSession
 from react_cli.wiki.mediawiki import MediaWikiBackend
 from react_cli.wiki.titles import clean_entity
 

@@ -15,10 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from share_data import copy_rows
 
-from react_cli.errors import UsageError
+from react_cli.core.errors import UsageError
+from react_cli.display.terminal import make_console
 from react_cli.share.compare import FlipDirection, compare_evals, comparison_view, flips_view
 from react_cli.share.stats import bootstrap_ci, mcnemar_exact
-from react_cli.terminal import make_console
 
 pytest_plugins = ["share_evals"]
 

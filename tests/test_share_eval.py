@@ -21,13 +21,13 @@ from share_data import (
     write_json,
 )
 
-from react_cli.errors import UsageError
+from react_cli.core.errors import UsageError
+from react_cli.display.terminal import make_console
 from react_cli.share.charts import INSTALL_HINT
 from react_cli.share.evaldir import ScoreKind, load_eval
 from react_cli.share.report import eval_report
 from react_cli.share.show import show_eval
 from react_cli.share.text import clean
-from react_cli.terminal import make_console
 
 pytest_plugins = ["share_evals"]
 

@@ -24,7 +24,7 @@ from share_data import (
     write_json,
 )
 
-from react_cli.errors import TraceError, UsageError
+from react_cli.core.errors import TraceError, UsageError
 from react_cli.share.export import ExportFormat, export_trace, write_output
 from react_cli.share.page import el
 from react_cli.share.text import clean, one_line

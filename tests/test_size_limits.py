@@ -51,7 +51,7 @@ def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixtu
 
 
 LAZY_IMPORTS = (
-    *("react_cli.wiring", "react_cli.llm", "react_cli.render", "react_cli.trace"),
+    *("react_cli.session", "react_cli.llm", "react_cli.display.render", "react_cli.traces.trace"),
     *("react_cli.wiki.mediawiki", "react_cli.wiki.zim", "bs4", "lxml.etree"),
 )
 

@@ -1,6 +1,8 @@
 """The trace format does not move: today's records write, and read back, the exact bytes of
-``fixtures/traces/v2``; the version-1 traces the code before methods wrote for the same runs
-(``fixtures/traces``) load, upgraded to those very bytes."""
+``fixtures/traces/now``, which only add fields to ``fixtures/traces/v2`` (the traces written
+before calls and tool sets were recorded), which in turn read back to their own bytes; the
+version-1 traces the code before methods wrote for the same runs (``fixtures/traces``) load,
+upgraded to the version-2 bytes."""
 
 from __future__ import annotations
 
@@ -10,19 +12,26 @@ from typing import Any
 
 import pytest
 
-from react_cli.config import Settings
-from react_cli.deadline import Deadline
-from react_cli.errors import LLMConnectionError, TraceError
-from react_cli.methods.method import Method
-from react_cli.prompts import prompt_set
-from react_cli.records import Completion, TextSink, ToolResult, Usage
-from react_cli.runs import run_question
-from react_cli.trace import Trace
-from react_cli.trajectory import ErrorKind, StepError
-from react_cli.untrusted import dump_json
+from react_cli.core.errors import LLMConnectionError, TraceError
+from react_cli.core.method import Method
+from react_cli.core.records import Usage
+from react_cli.core.trajectory import ErrorKind, StepError
+from react_cli.infra.deadline import Deadline
+from react_cli.infra.untrusted import dump_json
+from react_cli.llm.base import Completion, ModelRequest, TextSink
+from react_cli.loop.limits import Limits
+from react_cli.loop.prompts import prompt_set
+from react_cli.methods.memo import Sampling
+from react_cli.session import Session
+from react_cli.settings.settings import Settings
+from react_cli.tools.base import ToolResult, ToolSet
+from react_cli.tools.wikipedia import LOOKUP, SEARCH
+from react_cli.traces.recorder import trace_of
+from react_cli.traces.trace import Trace
 
 FIXTURES = Path(__file__).parent / "fixtures" / "traces"
 V2 = FIXTURES / "v2"
+NOW = FIXTURES / "now"
 CREATED = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
 BROKEN = "Wikipedia request failed: HTTP 503 from x"
 Reply = str | tuple[str, str] | Exception
@@ -35,7 +44,7 @@ class Model:
         self.replies = list(replies)
 
     def complete(
-        self, prompt: str, stop: list[str], *, deadline: Deadline, on_text: TextSink | None = None
+        self, request: ModelRequest, *, deadline: Deadline, on_text: TextSink | None = None
     ) -> Completion:
         reply = self.replies.pop(0)
         if isinstance(reply, Exception):
@@ -46,10 +55,12 @@ class Model:
         return Completion(text, Usage(100, 10), 0.25, 1 if "retry" in text else 0, finish)
 
 
-class Tools:
-    """A hit, a disambiguation page, a failure; Lookup always finds something."""
+class Search:
+    """A hit, a disambiguation page, a failure."""
 
-    def search(self, entity: str, *, deadline: Deadline) -> ToolResult:
+    spec = SEARCH
+
+    def call(self, entity: str, *, deadline: Deadline) -> ToolResult:
         if entity == "Broken":
             unavailable = "Wikipedia is unavailable right now (HTTP 503); try again or Finish."
             return ToolResult(unavailable, error=BROKEN)
@@ -60,7 +71,13 @@ class Tools:
         details = {"query": entity, "resolved_title": entity, "folded": False}
         return ToolResult(f"{entity} is a page.", details)
 
-    def lookup(self, keyword: str, *, deadline: Deadline) -> ToolResult:
+
+class Lookup:
+    """Always finds something."""
+
+    spec = LOOKUP
+
+    def call(self, keyword: str, *, deadline: Deadline) -> ToolResult:
         details = {"resolved_title": "X", "total": 2, "result": 1}
         return ToolResult(f"(Result 1 / 2) About {keyword}.", details)
 
@@ -114,16 +131,17 @@ def written(name: str) -> str:
         base_url="http://user:pw@127.0.0.1:9/v1?key=SECRET12345",
         **settings_values,
     )
-    traced = run_question(
-        "Who directed Ed Wood?",
-        settings=settings,
+    session = Session(
         prompts=prompt_set("hotpotqa", [Method.REACT]),
         model=Model(replies),
-        tools=Tools(),
-        created=CREATED,
-        trace_extra=extra,
+        tools=lambda: ToolSet([Search(), Lookup()]),
+        limits=Limits(**{k: v for k, v in settings_values.items() if not k.startswith("price")}),
+        hybrid_steps=7,
+        sampling=Sampling(),
+        settings=settings,
     )
-    document = traced.to_json()
+    outcome, run = session.answer("Who directed Ed Wood?", Method.REACT)
+    document = trace_of(session, outcome, run, created=CREATED, extra=extra).to_json()
     document.update(id="0123456789ab", duration_s=1.0)
     for step in document["steps"]:
         step["tool_latency_s"] = 0.0
@@ -132,12 +150,34 @@ def written(name: str) -> str:
 
 @pytest.mark.parametrize("name", SCENARIOS)
 def test_a_run_writes_the_bytes_it_always_wrote(name: str) -> None:
-    assert written(name) == (V2 / f"{name}.json").read_text(encoding="utf-8")
+    assert written(name) == (NOW / f"{name}.json").read_text(encoding="utf-8")
+
+
+def gains_only(old: Any, new: Any) -> bool:
+    """Whether ``new`` holds all of ``old`` (objects may hold more keys), and nothing else
+    changed."""
+    if isinstance(old, dict):
+        return isinstance(new, dict) and all(
+            k in new and gains_only(v, new[k]) for k, v in old.items()
+        )
+    if isinstance(old, list):
+        return isinstance(new, list) and len(old) == len(new) and all(map(gains_only, old, new))
+    return bool(old == new)
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
-def test_a_trace_reads_back_to_the_same_bytes(name: str) -> None:
-    path = V2 / f"{name}.json"
+def test_todays_traces_only_gain_fields(name: str) -> None:
+    import json
+
+    old = json.loads((V2 / f"{name}.json").read_text(encoding="utf-8"))
+    new = json.loads((NOW / f"{name}.json").read_text(encoding="utf-8"))
+    assert gains_only(old, new) and old != new
+
+
+@pytest.mark.parametrize("folder", [V2, NOW])
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_a_trace_reads_back_to_the_same_bytes(name: str, folder: Path) -> None:
+    path = folder / f"{name}.json"
     assert dump_json(Trace.read(path).to_json(), indent=2) + "\n" == path.read_text("utf-8")
 
 

@@ -15,8 +15,8 @@ from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, scripted
 from inproc import GOOD_RUN, QUESTION, CliResult, Runner, edit_json, servers_env
 
-from react_cli import trace as trace_module
-from react_cli.trace import load_trace
+from react_cli.traces import trace as trace_module
+from react_cli.traces.trace import load_trace
 
 EXAMPLES = sorted((ROOT / "examples" / "traces").glob("*.json"))
 

@@ -12,8 +12,8 @@ from hostile import any_text, json_literal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from react_cli.trace import write_json_atomic
-from react_cli.untrusted import (
+from react_cli.infra.files import write_json_atomic
+from react_cli.infra.untrusted import (
     MAX_JSON_DEPTH,
     MAX_NUMBER_CHARS,
     BadInput,

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from react_cli.deadline import NO_DEADLINE, Deadline
-from react_cli.errors import WikiError
-from react_cli.wiki.base import Article, SearchResult, WikiSession, cap, page_sentences
+from react_cli.core.errors import WikiError
+from react_cli.infra.deadline import NO_DEADLINE, Deadline
+from react_cli.tools.wikipedia import WikiSession, cap, page_sentences
+from react_cli.wiki.base import Article, SearchResult
 
 COLORADO = Article(
     "Colorado orogeny",

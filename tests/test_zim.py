@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from zim_fixtures import zh_archive
 
-from react_cli.deadline import NO_DEADLINE
-from react_cli.errors import UsageError
-from react_cli.wiki import WikiSession, open_backend
+from react_cli.core.errors import UsageError
+from react_cli.infra.deadline import NO_DEADLINE
+from react_cli.tools.wikipedia import WikiSession
+from react_cli.wiki import open_backend
 from react_cli.wiki.zim import ZimBackend, open_zim
 from react_cli.wiki.zimbuild import article_html, build_zim, read_corpus
 

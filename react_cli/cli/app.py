@@ -14,8 +14,8 @@ import typer
 from typer.core import TyperArgument, TyperGroup
 
 from react_cli import __version__
-from react_cli.environment import DEBUG_ENV, ENV_VARS, HOME_ENV
-from react_cli.errors import EXIT_INTERRUPTED, EXIT_NO_ANSWER, EXIT_OK, ReactCliError
+from react_cli.core.errors import EXIT_INTERRUPTED, EXIT_NO_ANSWER, EXIT_OK, ReactCliError
+from react_cli.settings.environment import DEBUG_ENV, ENV_VARS, HOME_ENV
 
 HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
 
@@ -119,8 +119,8 @@ def _root(
 
 def print_json(data: object, indent: int | None = None) -> None:
     """JSON on stdout with untrusted text made terminal-safe (and paths always printable)."""
-    from react_cli.terminal import safe_json
-    from react_cli.untrusted import clean_text
+    from react_cli.display.terminal import safe_json
+    from react_cli.infra.untrusted import clean_text
 
     print(clean_text(safe_json(data, indent=indent)))
 
@@ -140,7 +140,7 @@ def print_warning(message: str) -> None:
 
 
 def _one_line(message: str) -> str:
-    from react_cli.terminal import plain
+    from react_cli.display.terminal import plain
 
     return " ".join(plain(message).split())
 

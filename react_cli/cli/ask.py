@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -11,22 +10,23 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 
 from react_cli.cli.app import app, debug_enabled, print_json, print_warning
-from react_cli.cli.options import (
-    NO_RUN_OPTIONS,
-    DebugOpt,
-    RunOptions,
-    read_question,
-    with_options,
+from react_cli.cli.options import NO_RUN_OPTIONS, DebugOpt, RunOptions, read_question, with_options
+from react_cli.core.errors import (
+    InterruptError,
+    LLMConfigError,
+    NoAnswerError,
+    TraceError,
+    UsageError,
 )
-from react_cli.errors import InterruptError, LLMConfigError, NoAnswerError, UsageError
-from react_cli.interrupts import guarded, hold, pressed
-from react_cli.methods.method import Method
-from react_cli.records import StopReason
+from react_cli.core.method import Method
+from react_cli.core.records import StopReason
+from react_cli.infra.interrupts import guarded, hold, pressed
 
 if TYPE_CHECKING:
-    from react_cli.config import Settings
-    from react_cli.fork import Fork
-    from react_cli.prompts import PromptSet
+    from react_cli.loop.prompts import PromptSet
+    from react_cli.settings.settings import Settings
+    from react_cli.traces.fork import Fork
+    from react_cli.traces.trace import Trace
 
 
 @app.command(short_help="Answer a question; the answer alone goes to stdout.")
@@ -69,14 +69,14 @@ def ask(
     Exit codes: 0 answered; 1 no answer (step limit, endpoint failure, ...); 2 usage or
     configuration error (no model, no key, rejected key, unknown model); 130 interrupted.
     """
-    from react_cli.config import home_dir, resolve
+    from react_cli.settings.resolve import home_dir, resolve
 
     if trace is not None and no_trace:
         raise UsageError("--trace and --no-trace contradict each other")
     settings = resolve(options.flags())
     fork = None
     if from_trace is not None or from_step is not None:
-        from react_cli.fork import Fork
+        from react_cli.traces.fork import Fork
 
         if from_trace is None:
             raise UsageError("--from-step forks a saved run: give --from-trace TRACE too")
@@ -93,82 +93,60 @@ def ask(
     path: Path | None = None
     # From here on, Ctrl-C (even while modules load) still leaves a trace saying so.
     try:
-        from react_cli.trace import check_writable, default_trace_path
+        from react_cli.traces.trace import check_writable, default_trace_path
 
         if not no_trace:
             path = trace or default_trace_path(home_dir(), created, text)
             check_writable(path)  # before paying for a run whose trace would be lost
-        from react_cli.render import Renderer
-        from react_cli.runs import run_question
-        from react_cli.terminal import make_console
-        from react_cli.wiring import (
-            build_model,
-            build_tools,
-            show_contact_hint,
-            stderr_debug_log,
-            stderr_retry_notice,
-        )
+        from react_cli.cli.notices import show_contact_hint, stderr_debug_log, stderr_retry_notice
+        from react_cli.display.render import Renderer
+        from react_cli.display.terminal import make_console
+        from react_cli.session import build_backend, build_model, open_session
+        from react_cli.traces.recorder import trace_of
 
         debug_log = stderr_debug_log if debug or debug_enabled() else None
         observer = (
             Renderer(make_console(), live=True, prices=settings.prices()) if verbose else None
         )
         notices = observer.retry_waiting if observer else stderr_retry_notice
-        llm = build_model(settings, debug_log, notices)
-        tools = build_tools(settings, debug_log, notices)
-        model = fork.model(llm) if fork else llm
+        model = build_model(settings, debug_log, notices)
+        backend = build_backend(settings, debug_log, notices)
+        session = open_session(settings, prompts, model=model, backend=backend)
         if fork:
-            tools = fork.tools(tools)
-        if any(part.loop for part in Method(settings.method).parts):  # it calls Wikipedia
+            session = fork.session(session)
+        method = Method(settings.method)
+        if any(part.loop for part in method.parts):  # it calls Wikipedia
             show_contact_hint(settings)
-        traced = run_question(
-            text,
-            settings=settings,
-            prompts=prompts,
-            model=model,
-            sampler=llm,
-            tools=tools,
-            observer=observer,
-            created=created,
-            trace_extra=extra,
-        )
+        outcome, result = session.answer(text, method, observer)
+        traced = trace_of(session, outcome, result, created=created, extra=extra)
     except KeyboardInterrupt:
         hold()
         _interrupted_before_the_run(text, settings, prompts, path, created, extra)
     hold()  # a Ctrl-C from now on waits until the trace is written
-    from react_cli.terminal import plain
-    from react_cli.trace import write_trace
-    from react_cli.wiring import max_tokens_warning
+    _finish(traced, path, as_json, settings)
 
+
+def _finish(traced: Trace, path: Path | None, as_json: bool, settings: Settings) -> None:
+    """Write the trace, then print the answer (or the JSON summary); then the exit's reason.
+    The trace is written first, so nothing that happens to stdout can lose it; the answer is
+    printed even when the trace cannot be written (that error comes after it)."""
+    from react_cli.cli.notices import max_tokens_warning
+    from react_cli.display.terminal import plain
+    from react_cli.traces.summary import RunSummary
+
+    lost: TraceError | None = None
+    if path is not None:
+        try:
+            traced.write(path)
+        except TraceError as exc:
+            lost, path = exc, None
     result = traced.run
-    document = traced.to_json()
     if as_json:
-        config = document["config"]
-        summary = {
-            "question": result.question,
-            "model": config["model"],
-            "endpoint": config["base_url"],  # without credentials or query string
-            "method": document["method"],
-            "answer": result.answer,
-            "branch": document["branch"],
-            "stop_reason": result.stop_reason,
-            "forced": result.forced,
-            "error": result.error,
-            "steps": document["steps"],
-            "samples": document.get("samples"),
-            "votes": document.get("votes"),
-            "calls": document["calls"],
-            "usage": document["usage"],
-            "cost": document["cost"],
-            "duration_s": document["duration_s"],
-            "trace": str(path) if path else None,
-        }
-        print_json(summary)
+        print_json(RunSummary(traced, path).to_json())
     elif result.answer is not None:
         print(" ".join(plain(result.answer).split()))
-    if path is not None:  # after the answer is out: a failing disk must not lose it
-        sys.stdout.flush()
-        write_trace(path, document)
+    if lost is not None:
+        raise lost
     if result.max_tokens_reached:
         print_warning(max_tokens_warning(settings.max_tokens))
     if result.stop_reason == StopReason.INTERRUPTED or pressed():
@@ -182,7 +160,7 @@ def ask(
 
 def _prompts(settings: Settings, fork: Fork | None) -> PromptSet:
     """The prompts of the settings' method, or a fork's recorded prompt (without --prompt)."""
-    from react_cli.prompts import PromptSet, prompt_set
+    from react_cli.loop.prompts import PromptSet, prompt_set
 
     if fork is not None:
         template = fork.trace.template()
@@ -199,12 +177,10 @@ def _interrupted_before_the_run(
     extra: dict[str, Any] | None,
 ) -> NoReturn:
     """Ctrl-C while the run was being set up: write a trace with no steps, exit 130."""
-    from react_cli.runs import write_interrupted_trace
+    from react_cli.traces.recorder import interrupted_trace
 
     if path is not None:
-        write_interrupted_trace(
-            text, settings=settings, prompts=prompts, path=path, created=created, extra=extra
-        )
+        interrupted_trace(settings, prompts, text, created=created, extra=extra).write(path)
     raise _interrupted(path)
 
 

@@ -34,7 +34,7 @@ def config_show(
     """
     if ctx.invoked_subcommand is not None:
         return
-    from react_cli.config import CONFIG_NAME, home_dir, resolve_with_origins
+    from react_cli.settings.resolve import CONFIG_NAME, home_dir, resolve_with_origins
 
     flags = options.flags()
     home = home_dir()
@@ -52,7 +52,7 @@ def config_show(
             indent=2,
         )
         return
-    from react_cli.terminal import plain
+    from react_cli.display.terminal import plain
 
     state = "" if path.is_file() else " (not created yet)"
     print(f"home         {plain(str(home))}")
@@ -68,7 +68,7 @@ def config_show(
 @config_app.command("path")
 def config_path() -> None:
     """Print the config file's path (it may not exist yet)."""
-    from react_cli.config import CONFIG_NAME, home_dir
+    from react_cli.settings.resolve import CONFIG_NAME, home_dir
 
     print(home_dir() / CONFIG_NAME)
 
@@ -78,11 +78,11 @@ def _shown(name: str, value: object) -> object:
     if value is None:
         return None
     if name in SECRETS:
-        from react_cli.redaction import MASK
+        from react_cli.infra.redaction import MASK
 
         return MASK
     if name in URLS and "://" in str(value):
-        from react_cli.redaction import redact_url
+        from react_cli.infra.redaction import redact_url
 
         return redact_url(str(value))
     return value

@@ -9,7 +9,7 @@ import typer
 
 from react_cli.cli.app import print_json
 from react_cli.cli.evaluate import eval_app
-from react_cli.errors import UsageError
+from react_cli.core.errors import UsageError
 
 FolderArg = Annotated[
     Path, typer.Argument(metavar="DIR", help="An eval folder (holding summary.json).")
@@ -33,11 +33,11 @@ def eval_show(
 
     Exit codes: 0 shown; 2 DIR is not a readable eval folder.
     """
+    from react_cli.display.terminal import make_console
     from react_cli.share.show import show_eval
-    from react_cli.terminal import make_console
 
     console = make_console(stderr=False)
-    from react_cli.methods.method import parse_method
+    from react_cli.core.method import parse_method
 
     chosen = None if method is None else str(parse_method(method))
     for part in show_eval(directory, wrong=wrong, method=chosen):
@@ -58,9 +58,9 @@ def eval_report(
     Exit codes: 0 written; 2 DIR is not an eval folder, PATH cannot be written, or the extra
     is missing.
     """
+    from react_cli.infra.untrusted import clean_text
     from react_cli.share.export import write_output
     from react_cli.share.report import eval_report as build_report
-    from react_cli.untrusted import clean_text
 
     write_output(output, build_report(directory))
     print(clean_text(str(output)))
@@ -98,12 +98,12 @@ def eval_compare(
 
     Exit codes: 0 compared; 2 a folder is not an eval, or the two share no question.
     """
+    from react_cli.display.terminal import make_console
     from react_cli.share.compare import compare_evals, comparison_view, flips_view
-    from react_cli.terminal import make_console
 
     if listing is not None and listing not in LISTS:
         raise UsageError(f"--list must be one of {', '.join(LISTS)}, not {listing!r}")
-    from react_cli.methods.method import parse_method
+    from react_cli.core.method import parse_method
 
     names = [
         None if name is None else str(parse_method(name, option))

@@ -16,10 +16,10 @@ from react_cli.cli.app import (
     print_warning,
 )
 from react_cli.cli.options import NO_RUN_OPTIONS, DebugOpt, RunOptions, with_options
-from react_cli.errors import EvalIncompleteError, InterruptError, ReactCliError
+from react_cli.core.errors import EvalIncompleteError, InterruptError, ReactCliError
 
 if TYPE_CHECKING:
-    from react_cli.eval.runner import EvalResult
+    from react_cli.eval.events import EvalResult
 
 
 eval_app = typer.Typer(
@@ -102,13 +102,14 @@ def eval_command(
     configuration error (the endpoint refused the key or the model: the run stops at once);
     130 interrupted (results kept).
     """
+    from react_cli.cli.notices import show_contact_hint, stderr_debug_log
+    from react_cli.display.terminal import make_console
     from react_cli.eval.plan import EvalRequest, plan_eval
     from react_cli.eval.runner import evaluate
     from react_cli.eval.store import claim_folder
     from react_cli.eval.view import ProgressView
     from react_cli.llm.sampling import EndpointFacts
-    from react_cli.terminal import make_console
-    from react_cli.wiring import build_backend, build_model, show_contact_hint, stderr_debug_log
+    from react_cli.session import build_backend, build_model
 
     request = EvalRequest(
         dataset=dataset,
@@ -153,9 +154,9 @@ def eval_command(
 
 def _report(result: EvalResult, folder: Path, max_tokens: int, as_json: bool) -> None:
     """The summary (its path, or itself with --json), then the error the eval ended with."""
+    from react_cli.cli.notices import max_tokens_warning
     from react_cli.eval.files import SUMMARY
-    from react_cli.untrusted import clean_text
-    from react_cli.wiring import max_tokens_warning
+    from react_cli.infra.untrusted import clean_text
 
     if as_json:
         print_json(result.summary.to_json())
@@ -170,9 +171,9 @@ def _report(result: EvalResult, folder: Path, max_tokens: int, as_json: bool) ->
 
 def ending_error(result: EvalResult, folder: Path) -> ReactCliError | None:
     """The error an eval that did not answer every question exits with, or None."""
+    from react_cli.core.wording import plural
     from react_cli.eval.store import resume_command
     from react_cli.eval.summary import EvalStatus
-    from react_cli.wording import plural
 
     if result.config_error is not None:
         return result.config_error  # the key or the model: exit 2, nothing more to run

@@ -24,8 +24,9 @@ def models(
     Exit codes: 0 listed; 1 the endpoint failed (after retries); 2 usage or configuration
     error (no key for OpenAI, a rejected key, a base URL with no model list).
     """
-    from react_cli.terminal import plain
-    from react_cli.wiring import model_client, stderr_debug_log, stderr_retry_notice
+    from react_cli.cli.notices import stderr_debug_log, stderr_retry_notice
+    from react_cli.display.terminal import plain
+    from react_cli.session import model_client
 
     settings = run_settings(base_url=base_url, api_key=api_key)
     debug_log = stderr_debug_log if debug or debug_enabled() else None

@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar, get_type_hints
 
 import typer
 
-from react_cli.environment import DEBUG_ENV
-from react_cli.errors import UsageError
+from react_cli.core.errors import UsageError
+from react_cli.settings.environment import DEBUG_ENV
 
 if TYPE_CHECKING:
-    from react_cli.config import Settings
+    from react_cli.settings.settings import Settings
 
 
 MAX_STDIN_BYTES = 1 << 20
@@ -29,7 +29,7 @@ def read_question(words: list[str] | None) -> str:
 
     Any bytes are accepted: what is not UTF-8 becomes U+FFFD (see ``untrusted.clean_text``).
     """
-    from react_cli.untrusted import BadInput, clean_text, size_text
+    from react_cli.infra.untrusted import BadInput, clean_text, size_text
 
     if words is None or words == ["-"]:
         if sys.stdin is None or sys.stdin.isatty():
@@ -50,7 +50,7 @@ def read_question(words: list[str] | None) -> str:
 def _read_stdin(limit: int) -> str:
     """At most ``limit`` bytes of stdin as text, decoded here whatever the locale says;
     BadInput when it holds more."""
-    from react_cli.untrusted import decode, read_at_most
+    from react_cli.infra.untrusted import decode, read_at_most
 
     buffer = getattr(sys.stdin, "buffer", None)
     if buffer is None:  # a text stream without bytes underneath (an embedding program's)
@@ -288,14 +288,14 @@ def with_options(kind: type[Any]) -> Callable[[Callable[..., R]], Callable[..., 
 
 def run_settings(**flags: Any) -> Settings:
     """Resolve settings from the options a command was given (None = not given)."""
-    from react_cli.config import resolve
+    from react_cli.settings.resolve import resolve
 
     return resolve(settings_flags(**flags))
 
 
 def wiki_flags(wiki: str | None, lang: str | None) -> str | None:
     """The --wiki value, or the live host --lang names (giving both is an error)."""
-    from react_cli.urls import lang_host
+    from react_cli.settings.urls import lang_host
 
     if lang is None:
         return wiki
@@ -306,7 +306,7 @@ def wiki_flags(wiki: str | None, lang: str | None) -> str | None:
 
 def lang_prompt(lang: str | None, prompt: str | None) -> str | None:
     """The prompt option, or the shipped prompt for --lang (hotpotqa-zh for zh) if any."""
-    from react_cli.prompts import shipped_names
+    from react_cli.loop.prompts import shipped_names
 
     if prompt is not None or lang is None:
         return prompt

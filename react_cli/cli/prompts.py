@@ -26,8 +26,8 @@ def prompts_list(ctx: typer.Context) -> None:
     matter: a first line '---', then 'method: cot' and 'task: fever', then '---'."""
     if ctx.invoked_subcommand is not None:
         return
-    from react_cli.prompts import load_prompt, shipped_names
-    from react_cli.wiki.base import cap  # the one word-boundary cut
+    from react_cli.loop.prompts import load_prompt, shipped_names
+    from react_cli.tools.wikipedia import cap  # the one word-boundary cut
 
     for name in shipped_names():
         template = load_prompt(name)
@@ -42,6 +42,6 @@ def prompts_show(
 ) -> None:
     """Print a prompt template exactly as it is sent (with its {question} marker, without the
     front matter that says its method and task)."""
-    from react_cli.prompts import load_prompt
+    from react_cli.loop.prompts import load_prompt
 
     sys.stdout.write(load_prompt(name).text)

@@ -9,16 +9,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from react_cli.cli.app import app, print_json
-from react_cli.cli.options import (
-    WikiOpt,
-    run_settings,
-)
-from react_cli.errors import RerunDiffersError, UsageError
+from react_cli.cli.options import WikiOpt, run_settings
+from react_cli.core.errors import RerunDiffersError, UsageError
 
 if TYPE_CHECKING:
-    from react_cli.methods.method import Method
+    from react_cli.core.method import Method
     from react_cli.share.export import ExportFormat
-    from react_cli.trace import Trace
+    from react_cli.traces.trace import Trace
 
 
 MAX_STEP_DELAY_S = 60
@@ -87,9 +84,9 @@ def replay(
     Exit codes: 0 shown, or re-run reproduced the recording; 1 the re-run differs, or a trace
     is missing or unreadable; 2 usage error.
     """
-    from react_cli.config import home_dir
-    from react_cli.trace import Trace
-    from react_cli.trace_store import select_trace
+    from react_cli.settings.resolve import home_dir
+    from react_cli.traces.store import select_trace
+    from react_cli.traces.trace import Trace
 
     if not 0 <= step_delay <= MAX_STEP_DELAY_S:
         raise UsageError(f"--step-delay must be between 0 and {MAX_STEP_DELAY_S} seconds")
@@ -112,7 +109,7 @@ def replay(
         return
     runs = [Trace.read(path) for path in paths]  # every file readable before anything is shown
     if rerunning:
-        from react_cli.methods.method import parse_method
+        from react_cli.core.method import parse_method
 
         chosen_method = None if method is None else parse_method(method)
         _rerun(
@@ -127,8 +124,8 @@ def replay(
         documents = [run.to_json() for run in runs]
         print_json(documents if len(runs) > 1 else documents[0], indent=2)
     else:
-        from react_cli.render_replay import PacedRenderer, replay_trace
-        from react_cli.terminal import make_console, plain
+        from react_cli.display.replay import PacedRenderer, replay_trace
+        from react_cli.display.terminal import make_console, plain
 
         for number, run in enumerate(runs):
             if len(runs) > 1:
@@ -179,20 +176,23 @@ def _rerun(
 ) -> None:
     """Re-run a recorded run; exit 1 with a step-by-step diff when it does not reproduce.
     With another ``method`` than the recorded one, print what that method answers."""
-    from react_cli.render import Renderer
-    from react_cli.replay import compare, compare_records
-    from react_cli.replay import rerun as rerun_run
-    from react_cli.terminal import make_console, plain
-    from react_cli.untrusted import clean_text
-    from react_cli.wording import plural
+    from react_cli.core.wording import plural
+    from react_cli.display.render import Renderer
+    from react_cli.display.terminal import make_console, plain
+    from react_cli.infra.untrusted import clean_text
+    from react_cli.traces.replay import compare, compare_records
+    from react_cli.traces.replay import rerun as rerun_run
 
     observer = Renderer(make_console()) if verbose else None
     tools = None
     if live_tools:
-        from react_cli.wiring import build_tools, stderr_retry_notice
+        from react_cli.cli.notices import stderr_retry_notice
+        from react_cli.session import build_backend, tool_sets
 
         notices = observer.retry_waiting if observer else stderr_retry_notice
-        tools = build_tools(run_settings(wiki=wiki), on_retry=notices)
+        settings = run_settings(wiki=wiki)
+        backend = build_backend(settings, on_retry=notices)
+        tools = tool_sets(backend, settings.max_observation_chars)
     outcome, now = rerun_run(recorded, method=method, tools=tools, observer=observer)
     derived = method is not None and method != recorded.record.method
     differences = [] if derived else compare(recorded.run, now)
@@ -233,8 +233,8 @@ def traces(
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list.")] = False,
 ) -> None:
     """List recent runs, newest first; '#' is the number 'replay -n' takes."""
-    from react_cli.config import home_dir
-    from react_cli.trace_store import summarize, trace_files
+    from react_cli.settings.resolve import home_dir
+    from react_cli.traces.store import summarize, trace_files
 
     if limit < 1:
         raise UsageError("-n must be at least 1")
@@ -253,9 +253,9 @@ def traces(
 
 def _print_traces(rows: list[dict[str, Any]]) -> None:
     """One line per run, fixed columns, untrusted text cleaned and shortened."""
-    from react_cli.terminal import plain
-    from react_cli.trace_store import local_time
-    from react_cli.untrusted import clean_text
+    from react_cli.display.terminal import plain
+    from react_cli.infra.untrusted import clean_text
+    from react_cli.traces.store import local_time
 
     def short(text: str, width: int) -> str:
         text = " ".join(plain(clean_text(text)).split())  # file names may hold any bytes

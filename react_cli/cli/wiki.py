@@ -18,10 +18,11 @@ from react_cli.cli.options import (
     wiki_flags,
     with_options,
 )
-from react_cli.errors import ReactCliError, UsageError
+from react_cli.core.errors import ReactCliError, UsageError
 
 if TYPE_CHECKING:
-    from react_cli.records import ToolResult, Tools
+    from react_cli.tools.base import ToolResult
+    from react_cli.tools.wikipedia import WikiSession
 
 
 wiki_app = typer.Typer(
@@ -50,25 +51,22 @@ class WikiOptions:
 NO_WIKI_OPTIONS = WikiOptions()
 
 
-def _wiki_session(options: WikiOptions) -> Tools:
-    from react_cli.wiring import (
-        build_tools,
-        show_contact_hint,
-        stderr_debug_log,
-        stderr_retry_notice,
-    )
+def _wiki_session(options: WikiOptions) -> WikiSession:
+    from react_cli.cli.notices import show_contact_hint, stderr_debug_log, stderr_retry_notice
+    from react_cli.session import build_backend
+    from react_cli.tools.wikipedia import WikiSession
 
     settings = run_settings(wiki=wiki_flags(options.wiki, options.lang), variant=options.variant)
     debug_log = stderr_debug_log if options.debug or debug_enabled() else None
-    tools = build_tools(settings, debug_log, stderr_retry_notice)
+    backend = build_backend(settings, debug_log, stderr_retry_notice)
     show_contact_hint(settings)
-    return tools
+    return WikiSession(backend, max_observation_chars=settings.max_observation_chars)
 
 
 def _observe(result: ToolResult, as_json: bool) -> None:
     """Print one observation (or, with --json, it and its details); backend failures exit 1."""
-    from react_cli.errors import WikiError
-    from react_cli.terminal import plain
+    from react_cli.core.errors import WikiError
+    from react_cli.display.terminal import plain
 
     if result.error is not None:
         raise WikiError(result.error)
@@ -88,8 +86,8 @@ def wiki_search(
     options: WikiOptions = NO_WIKI_OPTIONS,
 ) -> None:
     """Print the observation Search[ENTITY] gives."""
-    from react_cli.deadline import NO_DEADLINE
-    from react_cli.untrusted import clean_text
+    from react_cli.infra.deadline import NO_DEADLINE
+    from react_cli.infra.untrusted import clean_text
 
     session = _wiki_session(options)
     _observe(session.search(clean_text(entity), deadline=NO_DEADLINE), options.as_json)
@@ -110,10 +108,10 @@ def wiki_lookup(
     options: WikiOptions = NO_WIKI_OPTIONS,
 ) -> None:
     """Print what N successive Lookup[KEYWORD] show on ENTITY's page."""
-    from react_cli.deadline import NO_DEADLINE
-    from react_cli.errors import WikiError
-    from react_cli.untrusted import clean_text
-    from react_cli.wiki.base import NO_MORE
+    from react_cli.core.errors import WikiError
+    from react_cli.infra.deadline import NO_DEADLINE
+    from react_cli.infra.untrusted import clean_text
+    from react_cli.tools.wikipedia import NO_MORE
 
     entity, keyword = clean_text(entity), clean_text(keyword)
     if count < 1:
@@ -152,14 +150,14 @@ def wiki_build_zim(
     force: Annotated[bool, typer.Option("--force", help="Replace OUT if it exists.")] = False,
 ) -> None:
     """Build a ZIM archive with a full-text index, for --wiki zim:OUT."""
-    from react_cli.untrusted import clean_text
+    from react_cli.infra.untrusted import clean_text
     from react_cli.wiki.zimbuild import build_zim
 
     language, title = clean_text(language), title and clean_text(title)
     if not corpus.is_file():
         raise UsageError(f"corpus not found: {str(corpus)!r}")
     report = build_zim(corpus, out, language=language, name=title or "", force=force)
-    from react_cli.wording import plural
+    from react_cli.core.wording import plural
 
     repeated = plural(report.duplicates, "repeated title")
     skipped = f", {repeated} skipped" if report.duplicates else ""

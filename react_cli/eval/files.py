@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from react_cli.errors import UsageError
+from react_cli.core.errors import UsageError
 from react_cli.eval.rows import BadRow, Row
 from react_cli.eval.summary import BadSummary, Summary
-from react_cli.untrusted import BadInput, not_regular, parse_json, read_bytes, read_text, utf8
+from react_cli.infra.untrusted import BadInput, not_regular, parse_json, read_bytes, read_text, utf8
 
 LOCK = ".lock"
 RESULTS = "results.jsonl"

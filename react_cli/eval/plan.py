@@ -12,16 +12,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from react_cli.config import Settings, Source, home_dir, resolve, resolve_with_origins
-from react_cli.datasets import Dataset, Example, Format, Selection, load_dataset, select
-from react_cli.errors import UsageError
+from react_cli.core.errors import UsageError
+from react_cli.core.method import Method, Task, parse_methods
 from react_cli.eval.config import EvalConfig
+from react_cli.eval.datasets import Dataset, Example, Format, Selection, load_dataset, select
 from react_cli.eval.files import SUMMARY, read_summary
 from react_cli.eval.summary import DatasetRef, Summary
-from react_cli.methods.method import Method, Task, parse_methods
-from react_cli.prompts import PromptSet, prompt_set
-from react_cli.runs import run_config
-from react_cli.trace import now_utc, slug
+from react_cli.loop.prompts import PromptSet, prompt_set
+from react_cli.settings.resolve import Source, home_dir, resolve, resolve_with_origins
+from react_cli.settings.settings import Settings
+from react_cli.traces.runconfig import run_config
+from react_cli.traces.trace import now_utc, slug
 
 DEFAULT_CONCURRENCY = 4
 DEFAULT_WIKI_CONCURRENCY = 2

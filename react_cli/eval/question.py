@@ -12,20 +12,21 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 
-from react_cli.datasets import Example, Format
-from react_cli.errors import LLMConfigError, ReactCliError
+from react_cli.core.errors import LLMConfigError, ReactCliError
+from react_cli.core.method import Method
+from react_cli.core.records import StopReason, Usage
+from react_cli.core.trajectory import Run
+from react_cli.eval.datasets import Example, Format
 from react_cli.eval.files import TRACES
 from react_cli.eval.plan import EvalPlan
 from react_cli.eval.rows import FeverLabel, MethodResult, Row
 from react_cli.eval.stop import CallRefused
-from react_cli.methods.method import Method
-from react_cli.methods.outcome import Outcome, answer
-from react_cli.records import LanguageModel, StopReason, Usage
-from react_cli.runs import method_trace, new_memo
-from react_cli.scoring import best_scores, fever_label
-from react_cli.trace import now_utc, slug
-from react_cli.trajectory import Run
-from react_cli.wiki.base import WikiBackend, WikiSession
+from react_cli.methods.outcome import answer
+from react_cli.methods.results import Outcome
+from react_cli.methods.scoring import best_scores, fever_label
+from react_cli.session import Session
+from react_cli.traces.recorder import trace_of
+from react_cli.traces.trace import now_utc, slug
 
 
 @dataclass(frozen=True)
@@ -59,25 +60,15 @@ def trace_name(example: Example, method: Method | None = None) -> str:
 def answer_question(
     plan: EvalPlan,
     example: Example,
-    model: LanguageModel,
-    backend: WikiBackend,
+    session: Session,
     methods: tuple[Method, ...],
     earlier: Row | None = None,
 ) -> Answered | None:
-    """Answer, trace and score ``methods`` for one question, beside the results ``earlier``
-    holds; None when the eval stopped under it. A crash (a bug, a trace that cannot be
-    written) is the question's row, never the eval's end."""
+    """Answer, trace and score ``methods`` for one question with ``session`` (the worker's),
+    beside the results ``earlier`` holds; None when the eval stopped under it. A crash (a bug,
+    a trace that cannot be written) is the question's row, never the eval's end."""
     created, started = now_utc(), time.monotonic()
-    settings = plan.settings
-    memo = new_memo(
-        example.question,
-        settings=settings,
-        prompts=plan.prompts,
-        task=plan.task,
-        model=model,
-        tools=lambda: WikiSession(backend, max_observation_chars=settings.max_observation_chars),
-        sampler=model,
-    )
+    memo = session.memo(example.question)
     memo.plan(methods)
     results = dict(earlier.results()) if earlier is not None else {}
     outcomes: list[Outcome] = []
@@ -87,7 +78,7 @@ def answer_question(
             if isinstance(outcome.failure, CallRefused):
                 return None
             outcomes.append(outcome)
-            results[str(method)] = _scored(plan, example, outcome, created)
+            results[str(method)] = _scored(plan, session, example, outcome, created)
     except Exception as exc:
         crashed = _crashed(describe(exc), time.monotonic() - started)
         results.update({str(m): crashed for m in methods if str(m) not in results})
@@ -106,20 +97,14 @@ def _calls_made(earlier: Row | None) -> int:
     return made if made is not None else earlier.result.calls or 0
 
 
-def _scored(plan: EvalPlan, example: Example, outcome: Outcome, created: datetime) -> MethodResult:
+def _scored(
+    plan: EvalPlan, session: Session, example: Example, outcome: Outcome, created: datetime
+) -> MethodResult:
     """Trace ``outcome`` and score it."""
     single = plan.methods == (Method.REACT,)
     name = trace_name(example, None if single else outcome.method)
     run = outcome.whole_run(example.question)
-    method_trace(
-        outcome,
-        run,
-        settings=plan.settings,
-        prompts=plan.prompts,
-        task=plan.task,
-        created=created,
-        trace_path=plan.folder / name,
-    )
+    trace_of(session, outcome, run, created=created).write(plan.folder / name)
     em, f1, label = score(example, run.answer, plan.dataset.format is Format.FEVER)
     prices = plan.settings.prices()
     return MethodResult(

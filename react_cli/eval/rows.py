@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from react_cli.records import StopReason, Usage
+from react_cli.core.records import StopReason, Usage
 
 HARD_FAILURES = frozenset({StopReason.LLM_ERROR, StopReason.ERROR})
 """Stop reasons of questions that failed rather than were answered badly; resume retries them."""

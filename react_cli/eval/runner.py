@@ -16,13 +16,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
 from typing import IO
 
-from react_cli import interrupts
-from react_cli.datasets import Example
-from react_cli.deadline import Deadline
-from react_cli.errors import LLMConfigError, StoreError
+from react_cli.core.errors import LLMConfigError, StoreError
+from react_cli.core.method import Method
+from react_cli.eval.datasets import Example
+from react_cli.eval.events import EvalObserver, EvalResult
 from react_cli.eval.files import RESULTS
 from react_cli.eval.plan import EvalPlan
 from react_cli.eval.question import Answered, answer_question, describe
@@ -30,8 +29,10 @@ from react_cli.eval.rows import Row
 from react_cli.eval.stop import Stop, StopAwareModel
 from react_cli.eval.store import ResultsStore
 from react_cli.eval.summary import EvalStatus, Summary
-from react_cli.methods.method import Method
-from react_cli.records import LanguageModel
+from react_cli.infra import interrupts
+from react_cli.infra.deadline import Deadline
+from react_cli.llm.base import LanguageModel
+from react_cli.session import Session, open_session
 from react_cli.wiki.base import SearchResult, WikiBackend
 
 MAX_CONSECUTIVE_FAILURES = 5
@@ -49,27 +50,6 @@ class PoliteBackend:
             return self._backend.search(entity, deadline=deadline)
 
 
-class EvalObserver:
-    """Progress of an eval, called from the main thread only; the default does nothing."""
-
-    def started(self, total: int, done: int, summary: Summary) -> None: ...
-
-    def result(self, row: Row, summary: Summary) -> None: ...
-
-    def finished(self, summary: Summary) -> None: ...
-
-
-@dataclass(frozen=True)
-class EvalResult:
-    """What an eval ended with."""
-
-    summary: Summary
-    status: EvalStatus
-    last_error: str | None = None  # the store's error, or the last question's that failed
-    max_tokens_reached: int = 0  # questions with a reply stopped at max_tokens before its action
-    config_error: LLMConfigError | None = None  # the endpoint refused the key or the model
-
-
 class _Workers:
     """One eval's pool of workers and the state they share."""
 
@@ -85,7 +65,7 @@ class _Workers:
         self.max_tokens_reached = 0
         self.config_error: LLMConfigError | None = None
         self._lock = threading.Lock()
-        self._idle: list[LanguageModel] = []
+        self._idle: list[Session] = []
         self._local = threading.local()
         self._pool: ThreadPoolExecutor | None = None
 
@@ -94,8 +74,16 @@ class _Workers:
     ) -> tuple[EvalStatus, str | None]:
         """Run the questions, one worker per model, reporting each stored row; returns the
         status and the last failure. After a stop, the questions not started end at once."""
-        self._idle = [StopAwareModel(model, self.stop) for model in models]
-        self._pool = ThreadPoolExecutor(len(models), "eval", initializer=self._take_model)
+        self._idle = [
+            open_session(
+                self.plan.settings,
+                self.plan.prompts,
+                model=StopAwareModel(model, self.stop),
+                backend=self.backend,
+            )
+            for model in models
+        ]
+        self._pool = ThreadPoolExecutor(len(models), "eval", initializer=self._take_session)
         futures = [self._pool.submit(self._question, example) for example in pending]
         for future in as_completed(futures):
             stored = future.result()
@@ -111,19 +99,19 @@ class _Workers:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
 
-    def _take_model(self) -> None:
-        """Each worker thread's own model client, taken as the thread starts."""
-        self._local.model = self._idle.pop()
+    def _take_session(self) -> None:
+        """Each worker thread's own session (its own model client), taken as it starts."""
+        self._local.session = self._idle.pop()
 
     def _question(self, example: Example) -> tuple[Row, Summary] | None:
         """A worker's task: run, score and store one question (None: not stored)."""
-        model: LanguageModel = self._local.model
+        session: Session = self._local.session
         key = (example.index, example.question)
         methods = tuple(Method(name) for name in self.store.missing(key))
         earlier = self.store.rows.get(key)
 
         def run() -> Answered | None:
-            return answer_question(self.plan, example, model, self.backend, methods, earlier)
+            return answer_question(self.plan, example, session, methods, earlier)
 
         try:
             answered = self.stop.wait_for(run)

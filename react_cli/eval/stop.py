@@ -11,9 +11,9 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
-from react_cli.deadline import Deadline
-from react_cli.errors import LLMError
-from react_cli.records import Completion, LanguageModel, Sampled, TextSink
+from react_cli.core.errors import LLMError
+from react_cli.infra.deadline import Deadline
+from react_cli.llm.base import Completion, LanguageModel, ModelRequest, Sampled, TextSink
 
 T = TypeVar("T")
 
@@ -80,15 +80,15 @@ class StopAwareModel:
         self._stop = stop
 
     def complete(
-        self, prompt: str, stop: list[str], *, deadline: Deadline, on_text: TextSink | None = None
+        self, request: ModelRequest, *, deadline: Deadline, on_text: TextSink | None = None
     ) -> Completion:
         if self._stop.is_set():
             raise CallRefused("the eval stopped before this model call")
-        return self._model.complete(prompt, stop, deadline=deadline, on_text=on_text)
+        return self._model.complete(request, deadline=deadline, on_text=on_text)
 
     def sample(
-        self, prompt: str, stop: list[str], *, n: int, temperature: float, deadline: Deadline
+        self, request: ModelRequest, *, n: int, temperature: float, deadline: Deadline
     ) -> Sampled:
         if self._stop.is_set():
             raise CallRefused("the eval stopped before this model call")
-        return self._model.sample(prompt, stop, n=n, temperature=temperature, deadline=deadline)
+        return self._model.sample(request, n=n, temperature=temperature, deadline=deadline)

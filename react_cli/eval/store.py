@@ -18,9 +18,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TypeVar
 
-from react_cli.datasets import Format
-from react_cli.errors import StoreError, UsageError
+from react_cli.core.errors import StoreError, UsageError
 from react_cli.eval.config import EvalConfig
+from react_cli.eval.datasets import Format
 from react_cli.eval.files import (
     LOCK,
     RESULTS,
@@ -33,8 +33,9 @@ from react_cli.eval.files import (
 from react_cli.eval.rows import Row
 from react_cli.eval.summary import DatasetRef, EvalStatus, ScoreKind, Summary
 from react_cli.eval.tally import Tally
-from react_cli.trace import now_utc, write_atomic, write_json_atomic
-from react_cli.untrusted import dump_json
+from react_cli.infra.files import write_atomic, write_json_atomic
+from react_cli.infra.untrusted import dump_json
+from react_cli.traces.trace import now_utc
 
 T = TypeVar("T")
 

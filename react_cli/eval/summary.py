@@ -11,9 +11,9 @@ import math
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from react_cli.datasets import Format, Selection
+from react_cli.core.records import StopReason, StrEnum
 from react_cli.eval.config import EvalConfig
-from react_cli.records import StopReason, StrEnum
+from react_cli.eval.datasets import Format, Selection
 
 SUMMARY_VERSION = 1
 E = TypeVar("E", bound=StrEnum)

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
+from react_cli.core.records import StopReason
 from react_cli.eval.rows import MethodResult
 from react_cli.eval.summary import Figures, ScoreKind
-from react_cli.records import StopReason
 
 
 @dataclass

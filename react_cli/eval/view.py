@@ -21,14 +21,14 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from react_cli.datasets import Format
+from react_cli.core.method import PAPER_FIGURES, Method, Task
+from react_cli.core.records import Cost, RetryWait
+from react_cli.core.wording import cost_text
+from react_cli.display.terminal import format_seconds, plain
+from react_cli.eval.datasets import Format
+from react_cli.eval.events import EvalObserver
 from react_cli.eval.rows import Row
-from react_cli.eval.runner import EvalObserver
 from react_cli.eval.summary import Figures, ScoreKind, Summary
-from react_cli.methods.method import PAPER_FIGURES, Method, Task
-from react_cli.records import Cost, RetryWait
-from react_cli.terminal import format_seconds, plain
-from react_cli.wording import cost_text
 
 
 def score_text(figures: Figures) -> str:

@@ -19,9 +19,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 import requests
 
-from react_cli.deadline import NO_DEADLINE, Deadline, Watchdog
-from react_cli.errors import LLMConnectionError, LLMResponseError, UsageError
-from react_cli.http import (
+from react_cli.core.errors import LLMConnectionError, LLMResponseError, UsageError
+from react_cli.core.records import CHARS_PER_TOKEN, Api, RetryObserver, Usage
+from react_cli.infra.deadline import NO_DEADLINE, Deadline, Watchdog
+from react_cli.infra.http import (
     TIMED_OUT,
     BearerAuth,
     is_transient,
@@ -29,22 +30,14 @@ from react_cli.http import (
     user_agent,
     watched_request,
 )
+from react_cli.infra.redaction import Redactor, redact_url, url_secrets
+from react_cli.infra.retry import Retryable, RetryPolicy
+from react_cli.infra.sizelimit import TooLarge, read_capped
+from react_cli.infra.untrusted import loads
+from react_cli.llm.base import Completion, ModelRequest, Sampled, TextSink
 from react_cli.llm.failures import Failures, always, reissued
 from react_cli.llm.sampling import Choices, EndpointFacts, NRefused, sample
 from react_cli.llm.stream import Answer, AnswerReader, BrokeOff, CutOff, Malformed, ShownOnce
-from react_cli.records import (
-    CHARS_PER_TOKEN,
-    Api,
-    Completion,
-    RetryObserver,
-    Sampled,
-    TextSink,
-    Usage,
-)
-from react_cli.redaction import Redactor, redact_url, url_secrets
-from react_cli.retry import Retryable, RetryPolicy
-from react_cli.sizelimit import TooLarge, read_capped
-from react_cli.untrusted import loads
 
 MODEL_HINT = "check the model name ('react-cli models' lists them) and the base URL"
 URL_HINT = "check the base URL (an OpenAI-compatible one usually ends in /v1)"
@@ -108,7 +101,7 @@ class OpenAIClient:
         self._session.close()
 
     def complete(
-        self, prompt: str, stop: list[str], *, deadline: Deadline, on_text: TextSink | None = None
+        self, request: ModelRequest, *, deadline: Deadline, on_text: TextSink | None = None
     ) -> Completion:
         """One call, retried as the policy allows; see the module docstring."""
         started = time.monotonic()
@@ -117,30 +110,33 @@ class OpenAIClient:
         def read(response: requests.Response, dog: Watchdog) -> Answer:
             if sink:
                 sink.new_attempt()
-            return self._read(response, dog, lambda reader: reader.read(response), sink)
+            return self._read(response, dog, request, lambda r: r.read(response), sink)
 
-        answer, retries = self._exchange(lambda: self._body(prompt, stop), read, deadline)
+        answer, retries = self._exchange(lambda: self._body(request), read, deadline)
         elapsed = time.monotonic() - started
         return Completion(answer.text, answer.usage, elapsed, retries, answer.finish_reason)
 
     def sample(
-        self, prompt: str, stop: list[str], *, n: int, temperature: float, deadline: Deadline
+        self, request: ModelRequest, *, n: int, temperature: float, deadline: Deadline
     ) -> Sampled:
         """``n`` completions at ``temperature``, not streamed (see ``sampling``)."""
 
-        def request(count: int) -> Choices:
+        def ask(count: int) -> Choices:
             started = time.monotonic()
 
             def body() -> dict[str, Any]:
-                return self._body(prompt, stop, temperature=temperature, n=count)
+                return self._body(request, temperature=temperature, n=count)
 
             def read(response: requests.Response, dog: Watchdog) -> ChoicesRead:
-                return self._read(response, dog, lambda r: r.read_choices(response), None, count)
+                return self._read(
+                    response, dog, request, lambda r: r.read_choices(response), None, count
+                )
 
             (answers, usage), retries = self._exchange(body, read, deadline)
             return Choices(answers, usage, time.monotonic() - started, retries)
 
-        return sample(request, prompt, n, concurrency=self.sample_concurrency, facts=self.facts)
+        prompt = request.prompt
+        return sample(ask, prompt, n, concurrency=self.sample_concurrency, facts=self.facts)
 
     def _exchange(
         self,
@@ -201,7 +197,7 @@ class OpenAIClient:
         return [model for model in models if isinstance(model, dict)]
 
     def _body(
-        self, prompt: str, stop: list[str], *, temperature: float | None = None, n: int = 0
+        self, request: ModelRequest, *, temperature: float | None = None, n: int = 0
     ) -> dict[str, Any]:
         """A request for one streamed (as configured) completion, or with ``n`` for a
         sampling request: ``n`` completions (more than one: ``n`` is sent) in one JSON body."""
@@ -209,13 +205,13 @@ class OpenAIClient:
         temperature = self.temperature if temperature is None else temperature
         body: dict[str, Any] = {"model": self.model, "temperature": temperature}
         if self.api is Api.CHAT:
-            body["messages"] = [{"role": "user", "content": prompt}]
+            body["messages"] = [{"role": "user", "content": request.prompt}]
         else:
-            body["prompt"] = prompt
+            body["prompt"] = request.prompt
         if self.max_tokens is not None:
             body["max_tokens"] = self.max_tokens
-        if stop and self.stop_supported:
-            body["stop"] = stop
+        if request.stop and self.stop_supported:
+            body["stop"] = list(request.stop)
         if n > 1:
             body["n"] = n
         stream = self.stream and not sampling
@@ -259,14 +255,15 @@ class OpenAIClient:
         self,
         response: requests.Response,
         dog: Watchdog,
+        request: ModelRequest,
         read: Callable[[AnswerReader], T],
         sink: ShownOnce | None,
         choices: int = 1,
     ) -> T:
-        """The answer of a 200 (of ``choices`` completions); a cut or broken one is retryable
-        (and never shown twice)."""
+        """The answer of a 200 (of ``choices`` completions), cut as ``request`` says; a cut or
+        broken one is retryable (and never shown twice)."""
         limit = self._body_limit() * choices
-        reader = AnswerReader(self.api, self.max_chars, limit, dog, sink, self._log)
+        reader = AnswerReader(self.api, self.max_chars, limit, dog, sink, self._log, request.cutter)
         try:
             return read(reader)
         except CutOff as exc:

@@ -11,8 +11,7 @@ from dataclasses import dataclass
 import requests
 from urllib3.exceptions import HTTPError
 
-from react_cli.deadline import Watchdog
-from react_cli.errors import (
+from react_cli.core.errors import (
     LLMAuthError,
     LLMConnectionError,
     LLMError,
@@ -20,12 +19,13 @@ from react_cli.errors import (
     LLMRequestError,
     LLMResponseError,
 )
-from react_cli.http import TIMED_OUT, failure_reason
+from react_cli.core.wording import plural
+from react_cli.infra.deadline import Watchdog
+from react_cli.infra.http import TIMED_OUT, failure_reason
+from react_cli.infra.redaction import Redactor
+from react_cli.infra.retry import RETRY_STATUSES, GiveUp, Retryable
+from react_cli.infra.untrusted import decode, loads
 from react_cli.llm.stream import Malformed
-from react_cli.redaction import Redactor
-from react_cli.retry import RETRY_STATUSES, GiveUp, Retryable
-from react_cli.untrusted import decode, loads
-from react_cli.wording import plural
 
 MAX_MESSAGE_CHARS = 300
 ERROR_BODY_BYTES = 65_536  # of an error answer, only this much is read (its message is cut)

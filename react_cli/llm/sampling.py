@@ -15,8 +15,9 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from react_cli.core.records import Usage
+from react_cli.llm.base import Completion, Sampled
 from react_cli.llm.stream import Answer
-from react_cli.records import Completion, Sampled, Usage
 
 
 @dataclass

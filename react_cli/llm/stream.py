@@ -1,8 +1,9 @@
 """Reading one completion's answer: an SSE stream or a JSON body, cut and bounded as it comes.
 
-The text is cut client-side at an invented ``Observation`` line, so a server that ignores
-``stop`` costs at most the tokens read before the cut, and at ``max_chars``, so one that ignores
-``max_tokens`` cannot make an answer grow without end; the bytes are counted against a size
+The text is cut client-side by the request's cutter (the text protocol's cuts at an invented
+``Observation`` line), so a server that ignores ``stop`` costs at most the tokens read before
+the cut, and at ``max_chars``, so one that ignores ``max_tokens`` cannot make an answer grow
+without end; the bytes are counted against a size
 limit while they are read. Nothing here knows the endpoint: failures are ``Malformed`` (the
 answer is unusable), ``CutOff`` (it ended before saying why) or ``BrokeOff`` (it stopped
 coming), and the client words them; the last two a fresh request may fix.
@@ -16,11 +17,11 @@ from typing import Any
 
 import requests
 
-from react_cli.cutter import ObservationCutter, cut_at_observation
-from react_cli.deadline import Watchdog
-from react_cli.records import Api, TextSink, Usage
-from react_cli.sizelimit import TooLarge, capped_lines, read_capped
-from react_cli.untrusted import decode, loads
+from react_cli.core.records import Api, Usage
+from react_cli.infra.deadline import Watchdog
+from react_cli.infra.sizelimit import TooLarge, capped_lines, read_capped
+from react_cli.infra.untrusted import decode, loads
+from react_cli.llm.base import KeepAll, TextCutter, TextSink, cut_whole
 
 STREAM_READ_BYTES = 512  # per read of a stream: text reaches the screen as it comes
 BODY_READ_BYTES = 65_536
@@ -89,7 +90,8 @@ class Answer:
 @dataclass
 class AnswerReader:
     """Reads one answer of ``api`` of at most ``max_chars`` characters and ``limit_bytes``
-    bytes (per stream event), showing its text to ``sink``; ``log`` hears of cuts."""
+    bytes (per stream event), cut by a ``cutter`` of its request, showing its text to
+    ``sink``; ``log`` hears of cuts."""
 
     api: Api
     max_chars: int
@@ -97,6 +99,7 @@ class AnswerReader:
     watchdog: Watchdog
     sink: ShownOnce | None
     log: Callable[[str], None]
+    cutter: Callable[[], TextCutter] = KeepAll
 
     def read(self, response: requests.Response) -> Answer:
         """The answer, whatever shape the server chose (some answer a stream request with one
@@ -145,13 +148,13 @@ class AnswerReader:
             raise Malformed("malformed JSON", decode(raw)) from None
 
     def _choice(self, choice: dict[str, Any], usage: Usage | None) -> Answer:
-        """One choice of a JSON answer, cut at an invented Observation and at ``max_chars``."""
+        """One choice of a JSON answer, cut by the request's cutter and at ``max_chars``."""
         if self.api is Api.CHAT:
             content = _field(choice.get("message"), "content")
         else:
             content = choice.get("text")
         content = content if isinstance(content, str) else ""
-        text = cut_at_observation(content)
+        text = cut_whole(self.cutter(), content)
         finish = "stop" if text != content else _finish_reason(choice)
         if len(text) > self.max_chars:
             text, finish = text[: self.max_chars], "length"
@@ -159,12 +162,12 @@ class AnswerReader:
         return Answer(text, usage, finish)
 
     def _read_stream(self, response: requests.Response) -> Answer:
-        """Read SSE until [DONE] or until the cutter sees an invented Observation line.
+        """Read SSE until [DONE] or until the cutter cuts (an invented Observation line).
 
         Keep-alive comments, empty deltas and chunks without choices are read and skipped; the
         watchdog ends a stream that sends only those, or one byte at a time, when its time is up.
         """
-        cutter = ObservationCutter()
+        cutter = self.cutter()
         usage: Usage | None = None
         finish, done, saw_choice = None, False, False
         received = shown = 0

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from react_cli.cutter import cut_at_observation, strip_think
-from react_cli.methods.method import Method
+from react_cli.core.method import Method
+from react_cli.loop.text.cutter import cut_at_observation, strip_think
 
 # "Answer:", "**Answer:**", "> answer :" at the start of a line. Matched once per line, at its
 # start: the classes are separated by the word, so a long run of marks costs one pass.

@@ -13,17 +13,24 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 
-from react_cli.agent import STOP_SEQUENCES, TIME_SLACK_S, Agent
-from react_cli.deadline import Deadline
-from react_cli.errors import LLMError, UsageError
+from react_cli.core.errors import LLMError, UsageError
+from react_cli.core.method import Method
+from react_cli.core.records import StopReason, Usage
+from react_cli.core.trajectory import Run
+from react_cli.infra.deadline import Deadline
+from react_cli.llm.base import CallKind, Model, ModelRequest, Sampler
+from react_cli.loop.agent import TIME_SLACK_S, Agent
+from react_cli.loop.events import Forward, Ignore, Observer, RunFinished, RunStarted
+from react_cli.loop.limits import Limits
+from react_cli.loop.prompts import PromptTemplate
+from react_cli.loop.protocol import Protocol
+from react_cli.loop.text.cutter import ObservationCutter
+from react_cli.loop.text.protocol import STOP_SEQUENCES
 from react_cli.methods.answers import read_answer
-from react_cli.methods.method import Method
-from react_cli.methods.observer import InLoop, MethodObserver
+from react_cli.methods.events import SamplingFinished, SamplingStarted
 from react_cli.methods.record import Sample, loop_calls
-from react_cli.prompts import PromptTemplate
-from react_cli.records import Model, Sampler, StopReason, Tools, Usage
-from react_cli.runconfig import Limits
-from react_cli.trajectory import Run
+from react_cli.methods.results import SampleSet
+from react_cli.tools.base import ToolSet
 
 Need = tuple[int, bool]
 """What a method asks of a loop: its step limit, and whether to force an answer at it."""
@@ -35,28 +42,6 @@ class Sampling:
 
     samples: int = 21
     temperature: float = 0.7
-
-
-@dataclass(frozen=True)
-class SampleSet:
-    """What a Standard or CoT call, or CoT-SC's sampling, gave: its samples, the requests
-    made, and why it ended early (endpoint failure, time limit, Ctrl-C), if it did."""
-
-    kind: Method
-    samples: tuple[Sample, ...]
-    calls: int
-    duration_s: float
-    stop_reason: StopReason | None = None
-    error: str | None = None
-    failure: LLMError | None = None
-
-    @property
-    def usage(self) -> Usage:
-        return sum((sample.usage for sample in self.samples), Usage())
-
-    @property
-    def answers(self) -> list[str | None]:
-        return [sample.answer for sample in self.samples]
 
 
 class NotRecorded(UsageError):
@@ -95,8 +80,9 @@ def truncated(run: Run, limit: int) -> Run:
 
 class Memo:
     """A question's blocks, run on demand and kept; every model and tool call gets the one
-    ``deadline`` (``--timeout`` bounds the whole question). Each loop gets fresh ``tools``
-    (Lookup reads the page of the loop's own last Search)."""
+    ``deadline`` (``--timeout`` bounds the whole question). Each loop speaks the protocol of
+    its kind (ReAct with thoughts, Act without) and gets a fresh tool set (Lookup reads the
+    page of the loop's own last Search)."""
 
     def __init__(
         self,
@@ -104,18 +90,20 @@ class Memo:
         *,
         prompts: Mapping[Method, PromptTemplate],
         model: Model,
-        tools: Callable[[], Tools],
+        protocols: Mapping[Method, Protocol],
+        tools: Callable[[], ToolSet],
         limits: Limits,
         hybrid_steps: int,
         sampler: Sampler | None = None,
         sampling: Sampling = Sampling(),
-        observer: MethodObserver | None = None,
+        observer: Observer | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.question = question.strip()
         self.prompts, self.model, self.sampler, self.tools = prompts, model, sampler, tools
+        self.protocols = protocols
         self.limits, self.hybrid_steps, self.sampling = limits, hybrid_steps, sampling
-        self.observer = observer or MethodObserver()
+        self.observer = observer or Ignore()
         self.clock = clock
         self.deadline = Deadline.after(limits.timeout_s)
         self.calls_made = 0
@@ -151,14 +139,12 @@ class Memo:
         run_need = longest if derive_possible(longest, need) else need
         agent = Agent(
             self.model,
-            self.tools(),
+            self.protocols[kind],
             limits=replace(self.limits, max_steps=run_need[0], force_answer=run_need[1]),
-            observer=InLoop(self.observer),
+            observer=Forward(self.observer, skip=(RunStarted, RunFinished)),
             clock=self.clock,
-            thoughts=kind is Method.REACT,
         )
-        prompt = self.prompts[kind].prefix(self.question)
-        run = agent.run(prompt, self.question, self.deadline)
+        run = agent.run(self.prompts[kind], self.question, self.tools(), self.deadline)
         self.calls_made += loop_calls(run)
         made[run_need] = run
         return derive(run, run_need, need) or run
@@ -179,17 +165,18 @@ class Memo:
         temperature = self.sampling.temperature if many else 0.0
         seeded = self._seeds.get(kind)
         if seeded is not None:
-            self.observer.sampling_started(kind, len(seeded.samples), temperature)
-            self.observer.sampling_finished(seeded)
+            self.observer.notify(SamplingStarted(kind, len(seeded.samples), temperature))
+            self.observer.notify(SamplingFinished(seeded))
             return seeded
         if self.sampler is None:  # a re-run of a trace, which holds no such completions
             raise NotRecorded(f"the trace holds no {kind.label} completions")
         prompt = self.prompts[kind.prompt].prefix(self.question)
-        self.observer.sampling_started(kind, n, temperature)
+        request = ModelRequest(CallKind.SAMPLE, prompt, STOP_SEQUENCES, cutter=ObservationCutter)
+        self.observer.notify(SamplingStarted(kind, n, temperature))
         started = self.clock()
         try:
             sampled = self.sampler.sample(
-                prompt, STOP_SEQUENCES, n=n, temperature=temperature, deadline=self.deadline
+                request, n=n, temperature=temperature, deadline=self.deadline
             )
         except LLMError as exc:
             late = self.deadline.within(TIME_SLACK_S)
@@ -211,7 +198,7 @@ class Memo:
             )
             result = SampleSet(kind, samples, sampled.requests, self.clock() - started)
         self.calls_made += result.calls
-        self.observer.sampling_finished(result)
+        self.observer.notify(SamplingFinished(result))
         return result
 
 

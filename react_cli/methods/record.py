@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from react_cli.methods.method import Method
-from react_cli.records import Usage
-from react_cli.trajectory import Run, optional_text, seconds
+from react_cli.core.method import Method
+from react_cli.core.records import Usage
+from react_cli.core.trajectory import Run, optional_text, seconds
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from react_cli.methods.method import Task
-from react_cli.scoring import fever_label, normalize_answer
+from react_cli.core.method import Task
+from react_cli.methods.scoring import fever_label, normalize_answer
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from react_cli.errors import UsageError
-from react_cli.records import StopReason
+from react_cli.core.errors import UsageError
+from react_cli.core.records import StopReason
 from react_cli.share.evaldir import EvalFolder, ShownRow, metric_label
 
 if TYPE_CHECKING:

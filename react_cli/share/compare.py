@@ -18,12 +18,12 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from react_cli.errors import UsageError
+from react_cli.core.errors import UsageError
+from react_cli.display.terminal import format_seconds, plain
 from react_cli.eval.summary import ScoreKind
 from react_cli.share.evaldir import EvalFolder, ShownRow, load_eval, metric_label
 from react_cli.share.stats import BOOTSTRAP_RESAMPLES, bootstrap_ci, mcnemar_exact
 from react_cli.share.text import brief
-from react_cli.terminal import format_seconds, plain
 
 DEFAULT_SEED = 0
 

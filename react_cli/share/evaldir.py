@@ -15,11 +15,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from react_cli.errors import TraceError, UsageError
+from react_cli.core.errors import TraceError, UsageError
+from react_cli.core.records import StopReason
 from react_cli.eval.files import RESULTS, SUMMARY, read_rows, read_summary
 from react_cli.eval.rows import MethodResult, Row
 from react_cli.eval.summary import ScoreKind, Summary
-from react_cli.records import StopReason
 from react_cli.share.text import one_line, shown
 from react_cli.share.view import TraceView, load_view
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 from enum import Enum
 from pathlib import Path
 
-from react_cli.errors import UsageError
+from react_cli.core.errors import UsageError
+from react_cli.infra.files import write_atomic
 from react_cli.share.html import trace_page
 from react_cli.share.markdown import trace_markdown
 from react_cli.share.view import load_view
-from react_cli.trace import trace_target, write_atomic
+from react_cli.traces.trace import trace_target
 
 
 class ExportFormat(str, Enum):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from react_cli.display.terminal import format_seconds
 from react_cli.eval.summary import ScoreKind
 from react_cli.eval.view import figure_text, table_1
 from react_cli.share.charts import Chart, charts, require_matplotlib
@@ -17,7 +18,6 @@ from react_cli.share.html import facts, trace_body
 from react_cli.share.page import Html, data_uri, el, join, page
 from react_cli.share.text import brief
 from react_cli.share.view import TraceView
-from react_cli.terminal import format_seconds
 
 _FILTERS = (("all", "All"), ("wrong", "Wrong"), ("noanswer", "No answer"))
 

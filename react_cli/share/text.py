@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from react_cli.terminal import plain
+from react_cli.display.terminal import plain
 
 MAX_SHOWN_CHARS = 20_000
 """A field longer than this (a 2 MB article, an endless answer) is cut when shown: pages stay

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from react_cli.methods.method import Method
+from react_cli.core.method import Method
+from react_cli.core.trajectory import ErrorKind, Step
+from react_cli.display.render import step_meta
+from react_cli.display.terminal import format_seconds
 from react_cli.methods.record import Sample
-from react_cli.render import step_meta
 from react_cli.share.text import one_line, shown
-from react_cli.terminal import format_seconds
-from react_cli.trace import Trace
-from react_cli.trajectory import ErrorKind, Step
+from react_cli.traces.trace import Trace
 
 
 @dataclass(frozen=True)

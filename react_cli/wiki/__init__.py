@@ -1,4 +1,4 @@
-"""Wikipedia backends and the Search/Lookup session.
+"""Wikipedia backends: MediaWiki hosts and Kiwix ZIM archives.
 
 This package is imported on the CLI's start-up path, so nothing here imports requests or
 bs4 at module level: the backend a ``--wiki`` value names is imported when it is opened.
@@ -10,14 +10,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from react_cli.errors import UsageError
-from react_cli.records import RetryObserver
-from react_cli.wiki.base import Article, SearchResult, WikiBackend, WikiSession
+from react_cli.core.errors import UsageError
+from react_cli.core.records import RetryObserver
+from react_cli.wiki.base import Article, SearchResult, WikiBackend
 
 if TYPE_CHECKING:
-    from react_cli.retry import RetryPolicy
+    from react_cli.infra.retry import RetryPolicy
 
-__all__ = ["Article", "SearchResult", "WikiBackend", "WikiSession", "open_backend"]
+__all__ = ["Article", "SearchResult", "WikiBackend", "open_backend"]
 
 
 def open_backend(
@@ -36,7 +36,7 @@ def open_backend(
     For a MediaWiki host, ``contact`` goes into the User-Agent, ``debug_log`` receives one
     line per HTTP request and answer (``--debug``), ``on_retry`` each retry wait as it starts.
     """
-    from react_cli.redaction import Redactor, redact_url, url_secrets
+    from react_cli.infra.redaction import Redactor, redact_url, url_secrets
 
     scheme = spec.split(":", 1)[0].lower() if ":" in spec else ""
     if scheme == "zim":
@@ -59,7 +59,7 @@ def open_backend(
         raise UsageError(
             f"Wikipedia URL {redact_url(spec)!r} has no valid host, e.g. https://en.wikipedia.org"
         )
-    from react_cli.http import make_session, user_agent
+    from react_cli.infra.http import make_session, user_agent
     from react_cli.wiki.mediawiki import MediaWikiBackend
 
     session = make_session(user_agent(contact), debug_log, Redactor(url_secrets(spec)))

@@ -19,14 +19,20 @@ from urllib.parse import urlsplit, urlunsplit
 
 import requests
 
-from react_cli.deadline import Deadline, Watchdog
-from react_cli.errors import WikiError
-from react_cli.http import TIMED_OUT, failure_reason, is_timeout, is_transient, watched_request
-from react_cli.records import RetryObserver, RetryWait
-from react_cli.redaction import Redactor, redact_url, url_secrets
-from react_cli.retry import RETRY_STATUSES, GiveUp, Retryable, RetryPolicy, retry_after_s
-from react_cli.sizelimit import TooLarge, read_capped
-from react_cli.untrusted import decode, loads
+from react_cli.core.errors import WikiError
+from react_cli.core.records import RetryObserver, RetryWait
+from react_cli.infra.deadline import Deadline, Watchdog
+from react_cli.infra.http import (
+    TIMED_OUT,
+    failure_reason,
+    is_timeout,
+    is_transient,
+    watched_request,
+)
+from react_cli.infra.redaction import Redactor, redact_url, url_secrets
+from react_cli.infra.retry import RETRY_STATUSES, GiveUp, Retryable, RetryPolicy, retry_after_s
+from react_cli.infra.sizelimit import TooLarge, read_capped
+from react_cli.infra.untrusted import decode, loads
 from react_cli.wiki.base import MAX_ANSWER_BYTES, REQUEST_FAILED, Article, SearchResult
 from react_cli.wiki.query_answer import Malformed, QueryAnswer, read_answer
 from react_cli.wiki.titles import case_variants, title_query

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
-from react_cli.deadline import Deadline
-from react_cli.errors import UsageError, WikiError
-from react_cli.sizelimit import TooLarge, check_size
-from react_cli.untrusted import decode
+from react_cli.core.errors import UsageError, WikiError
+from react_cli.infra.deadline import Deadline
+from react_cli.infra.sizelimit import TooLarge, check_size
+from react_cli.infra.untrusted import decode
 from react_cli.wiki.base import MAX_ANSWER_BYTES, REQUEST_FAILED, Article, SearchResult
 from react_cli.wiki.html import article_text
 from react_cli.wiki.titles import case_variants, title_query

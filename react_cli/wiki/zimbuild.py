@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from react_cli.errors import UsageError
-from react_cli.untrusted import BadInput, json_records, read_text
+from react_cli.core.errors import UsageError
+from react_cli.infra.untrusted import BadInput, json_records, read_text
 from react_cli.wiki.zim import INSTALL_ZIM, silenced
 
 MAX_CORPUS_BYTES = 1 << 30

@@ -1,0 +1,164 @@
+"""The vocabulary every layer shares: stop reasons, the API, usage and its cost, retry notices.
+
+Plain values only: what a model or a tool is asked and answers lives with its seam
+(``llm.base``, ``tools.base``), so this module imports nothing of the package.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    from enum import StrEnum as StrEnum  # re-exported: the 3.10 fallback is defined below
+else:  # pragma: no cover - exercised on 3.10 only
+
+    class StrEnum(str, Enum):
+        """``enum.StrEnum`` of Python 3.11: members are their values, as text and in JSON."""
+
+        def __str__(self) -> str:
+            return str(self.value)
+
+
+class StopReason(StrEnum):
+    """Why a run ended; the values are what traces, eval rows and ``--json`` carry."""
+
+    FINISH = "finish"  # the model gave Finish[answer]
+    MAX_STEPS = "max_steps"
+    REPEATED_ACTION = "repeated_action"
+    PARSE_ERRORS = "parse_errors"
+    LLM_ERROR = "llm_error"
+    TOKEN_BUDGET = "token_budget"
+    TIMEOUT = "timeout"
+    TOOL_ERRORS = "tool_errors"
+    INTERRUPTED = "interrupted"
+    NO_ANSWER = "no_answer"  # Standard, CoT or CoT-SC: no completion gave an answer
+    FORKED = "forked"  # the replayed part of a fork (never a finished run's reason)
+    ERROR = "error"  # eval: the question crashed before its run could end
+
+
+class Api(StrEnum):
+    """The OpenAI-compatible endpoint a model is called through (``--api``)."""
+
+    CHAT = "chat"  # /chat/completions, the prompt as one user message
+    COMPLETIONS = "completions"  # /completions, the prompt as raw text (base models)
+
+
+CHARS_PER_TOKEN = 4
+"""The package's one rule of thumb for text without a tokenizer: about 4 characters a token."""
+
+
+@dataclass
+class Usage:
+    """Token counts as reported by the endpoint, or ``estimated`` from the text when it reports
+    none (llama.cpp and others when streaming), so a run that used tokens never shows 0."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    estimated: bool = False
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.estimated or other.estimated,
+        )
+
+    @classmethod
+    def estimate(cls, prompt: str, text: str) -> Usage:
+        """An estimate from the characters sent and received (:data:`CHARS_PER_TOKEN`)."""
+        return cls(_tokens_in(prompt), _tokens_in(text), estimated=True)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+            "estimated": self.estimated,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> Usage:
+        """Recorded or reported usage; anything but a finite count ≥ 0 counts 0 (a server's
+        odd usage field must never end a run), and traces written before ``estimated``
+        existed hold reported counts."""
+        data = data or {}
+        return cls(
+            _count(data.get("prompt_tokens")),
+            _count(data.get("completion_tokens")),
+            data.get("estimated") is True,
+        )
+
+
+def _tokens_in(text: str) -> int:
+    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+
+
+def _count(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    return int(value) if math.isfinite(value) and value >= 0 else 0
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What a run cost in the user's currency; ``estimated`` when its tokens were."""
+
+    amount: float
+    estimated: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"amount": round(self.amount, 6), "estimated": self.estimated}
+
+
+@dataclass(frozen=True)
+class Prices:
+    """A model's prices per million tokens, as configured (react-cli ships no price list)."""
+
+    input: float = 0.0
+    output: float = 0.0
+
+    def cost(self, usage: Usage) -> Cost:
+        amount = usage.prompt_tokens * self.input + usage.completion_tokens * self.output
+        return Cost(amount / 1_000_000, usage.estimated)
+
+
+@dataclass(frozen=True)
+class RetryWait:
+    """A wait before a retry, announced as it starts so a slow run never looks hung."""
+
+    seconds: float
+    reason: str  # what failed: "HTTP 429", "connection refused", "Wikipedia maxlag", ...
+    attempt: int  # this retry's number, from 1
+    attempts: int  # the most retries allowed
+
+    def __str__(self) -> str:
+        return f"retrying in {self.seconds:.1f} s: {self.reason} ({self.attempt}/{self.attempts})"
+
+
+RetryObserver = Callable[[RetryWait], None]
+"""Told of each retry wait as it starts; passed explicitly to every client that retries."""
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """An action as the loop runs it: the tool's name (as the run's tool set spells it), its
+    argument, and the call's id when the endpoint gave one. ``str`` is the paper's spelling."""
+
+    name: str
+    argument: str
+    id: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.name}[{self.argument}]"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "argument": self.argument, "id": self.id}

@@ -1,0 +1,236 @@
+"""One place that builds HTTP sessions: User-Agent, watched sockets, the debug log, failures.
+
+Both the model client and the MediaWiki backend use ``make_session``. A session retries
+nothing itself (``retry.RetryPolicy`` does, around each request); each request owns a
+``deadline.Watchdog`` that reaches its connection through ``watched_request``; with ``--debug``
+the session's adapter logs every request before it is sent and every answer, redacted.
+Failures are told apart by exception type (``failure_reason``), never by their text.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import ssl
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3 import HTTPConnectionPool, HTTPSConnectionPool, PoolManager
+from urllib3 import exceptions as u3
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.response import BaseHTTPResponse
+from urllib3.util.timeout import Timeout
+
+from react_cli import __version__
+from react_cli.infra.deadline import Watchdog
+from react_cli.infra.redaction import Redactor, redact_headers, redact_url
+
+CONNECT_TIMEOUT_S = 10.0
+TIMED_OUT = "timed out waiting for the answer"
+# Exception types met in a failure's chain, most specific first, and how we say them.
+_REASONS: tuple[tuple[tuple[type[BaseException], ...], str], ...] = (
+    ((ConnectionRefusedError,), "connection refused"),
+    ((requests.ConnectTimeout,), "timed out connecting"),  # not raised for NewConnectionError
+    ((u3.ReadTimeoutError, requests.ReadTimeout, TimeoutError), TIMED_OUT),
+    ((socket.gaierror, u3.NameResolutionError), "cannot resolve the host name"),
+    ((ssl.SSLError, ssl.CertificateError, u3.SSLError), "TLS/SSL error"),
+    ((http.client.RemoteDisconnected,), "the server closed the connection without answering"),
+    ((ConnectionResetError, BrokenPipeError), "the connection was reset"),
+    ((http.client.IncompleteRead, u3.ProtocolError), "the connection broke off mid-answer"),
+)
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and every exception it wraps: causes, contexts, urllib3 reasons, arguments."""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        item = todo.pop(0)
+        if item is None or id(item) in seen:
+            continue
+        seen.add(id(item))
+        yield item
+        reason = getattr(item, "reason", None)
+        todo += [reason if isinstance(reason, BaseException) else None]
+        todo += [item.__cause__, item.__context__]
+        todo += [arg for arg in item.args if isinstance(arg, BaseException)]
+
+
+def failure_reason(exc: BaseException) -> str | None:
+    """A network failure in a few plain words (never its text, which may hold a URL)."""
+    chain = list(_chain(exc))
+    return next(
+        (reason for kinds, reason in _REASONS if any(isinstance(e, kinds) for e in chain)), None
+    )
+
+
+def is_timeout(exc: BaseException) -> bool:
+    """Whether a request failed because an answer did not come in time."""
+    return failure_reason(exc) in (TIMED_OUT, "timed out connecting")
+
+
+def is_transient(exc: requests.RequestException) -> bool:
+    """Whether a fresh attempt may succeed: the connection failed or timed out (a TLS error,
+    a malformed URL or header will not change)."""
+    return isinstance(exc, (requests.ConnectionError, requests.Timeout)) and not isinstance(
+        exc, requests.exceptions.SSLError
+    )
+
+
+def user_agent(contact: str | None = None) -> str:
+    """A Wikimedia-policy User-Agent: tool/version (contact) library/version. The project has
+    no web page to name, so without the user's ``contact`` there is none (never a made-up URL)."""
+    where = f" ({contact})" if contact else ""
+    return f"react-cli/{__version__}{where} requests/{requests.__version__}"
+
+
+class _WatchedTimeout(Timeout):
+    """urllib3's timeout carrying the request's watchdog down to its connection (requests
+    passes a ``Timeout`` given as ``timeout=`` through unchanged)."""
+
+    def __init__(self, watchdog: Watchdog, connect: float, read: float) -> None:
+        super().__init__(connect=connect, read=read)
+        self.watchdog = watchdog
+        self._seconds = (connect, read)
+
+    def clone(self) -> _WatchedTimeout:
+        return _WatchedTimeout(self.watchdog, *self._seconds)
+
+
+class BearerAuth(requests.auth.AuthBase):
+    """``Authorization: Bearer KEY`` given to requests as the request's auth, not as a header:
+    requests then applies neither a ``~/.netrc`` entry for the host nor ``user:password@`` in
+    the URL, either of which would replace a plain header with Basic auth and so never send the
+    key."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+    def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
+        request.headers["Authorization"] = f"Bearer {self.key}"
+        return request
+
+
+def watched_request(
+    session: requests.Session,
+    method: str,
+    url: str,
+    watchdog: Watchdog,
+    timeout_s: float,
+    **kwargs: Any,
+) -> requests.Response:
+    """``session.request`` streamed, under ``watchdog``: ``timeout_s`` per read, at most
+    ``CONNECT_TIMEOUT_S`` to connect, and every socket it opens shut when the watchdog fires."""
+    timeout = _WatchedTimeout(watchdog, min(CONNECT_TIMEOUT_S, timeout_s), timeout_s)
+    # requests passes a urllib3 Timeout through as it is; its stubs only know numbers
+    return session.request(method, url, timeout=timeout, stream=True, **kwargs)  # type: ignore[arg-type]
+
+
+class _WatchedConnection(HTTPConnection):
+    """Reports each socket it opens to the watchdog of the request it serves."""
+
+    watchdog: Watchdog | None = None
+
+    def _new_conn(self) -> socket.socket:
+        sock = super()._new_conn()
+        if self.watchdog is not None:
+            self.watchdog.watch(sock)
+        return sock
+
+
+class _WatchedHTTPSConnection(_WatchedConnection, HTTPSConnection):
+    """TLS: the plain socket is watched while the handshake runs, then the TLS one."""
+
+    def connect(self) -> None:
+        super().connect()
+        if self.sock is not None and self.watchdog is not None:
+            self.watchdog.watch(self.sock)
+
+
+class _WatchedRequests(HTTPConnectionPool):
+    """Hands the request's watchdog (from its timeout) to the connection that sends it."""
+
+    def _make_request(self, conn: Any, *args: Any, **kwargs: Any) -> BaseHTTPResponse:
+        timeout = kwargs.get("timeout")
+        dog = timeout.watchdog if isinstance(timeout, _WatchedTimeout) else None
+        conn.watchdog = dog
+        if dog is not None and conn.sock is not None:  # a kept-alive connection's socket
+            dog.watch(conn.sock)
+        return super()._make_request(conn, *args, **kwargs)
+
+
+class _WatchedPool(_WatchedRequests):
+    ConnectionCls = _WatchedConnection
+
+
+class _WatchedHTTPSPool(_WatchedRequests, HTTPSConnectionPool):
+    ConnectionCls = _WatchedHTTPSConnection
+
+
+_WATCHED_POOLS = {"http": _WatchedPool, "https": _WatchedHTTPSPool}
+
+
+class _Adapter(HTTPAdapter):
+    """Connections (direct or through an HTTP proxy) that obey the watchdog; with ``log``,
+    each request is logged as it is sent and each answer as it arrives."""
+
+    def __init__(self, log: Callable[[str], None] | None) -> None:
+        super().__init__(pool_maxsize=16)  # max_retries=0: retry.RetryPolicy retries
+        self._log = log
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = dict(_WATCHED_POOLS)
+
+    def proxy_manager_for(self, proxy: str, **kwargs: Any) -> PoolManager:
+        manager: PoolManager = super().proxy_manager_for(proxy, **kwargs)
+        manager.pool_classes_by_scheme = dict(_WATCHED_POOLS)
+        return manager
+
+    def send(
+        self, request: requests.PreparedRequest, *args: Any, **kwargs: Any
+    ) -> requests.Response:
+        if self._log is None:
+            return super().send(request, *args, **kwargs)
+        url = redact_url(str(request.url), keep_query=True)
+        line = f"{request.method} {url} headers={_headers(request.headers)}"
+        body = request.body
+        if body:
+            line += f" body={body.decode('utf-8', 'replace') if isinstance(body, bytes) else body}"
+        self._log(line)
+        started = time.monotonic()
+        response = super().send(request, *args, **kwargs)
+        elapsed = time.monotonic() - started  # the session sets response.elapsed only later
+        self._log(
+            f"HTTP {response.status_code} {url} in {elapsed:.3f}s "
+            f"headers={_headers(response.headers)}"
+        )
+        return response
+
+
+def _headers(headers: Mapping[str, str | bytes]) -> str:
+    shown = {k: v.decode("latin-1") if isinstance(v, bytes) else v for k, v in headers.items()}
+    return json.dumps(redact_headers(shown))
+
+
+def make_session(
+    agent: str,
+    debug_log: Callable[[str], None] | None = None,
+    redactor: Redactor | None = None,
+) -> requests.Session:
+    """A requests session sending ``agent`` as its User-Agent, for http and https.
+
+    With ``debug_log``, every request and its answer are logged in one line each (credential
+    headers and URL user information masked, and whatever ``redactor`` knows: the secrets of
+    the URL the session serves, the API key).
+    """
+    session = requests.Session()
+    adapter = _Adapter((redactor or Redactor()).log(debug_log))
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    session.headers["User-Agent"] = agent
+    return session

@@ -1,0 +1,181 @@
+"""Prompt templates: the shipped ones in ``prompts/`` and users' own files, per method and task.
+
+A template is plain text with one ``{question}`` marker; the model continues from its end. It
+may carry a ``{tools}`` marker, where the run's tools are listed as the protocol words them
+(the shipped paper prompts have none: they keep the paper's text verbatim). A file may begin
+with front matter saying which method's prompt it is and for which task::
+
+    ---
+    method: cot
+    task: fever
+    ---
+
+(``method``: standard, cot, act or react, the default; ``task``: hotpotqa, the default, or
+fever). The shipped prompts are named ``TASK`` (ReAct) and ``TASK-METHOD`` (the others), e.g.
+``hotpotqa-cot``. A run's prompt is ``prefix(question)`` followed only by appended steps, so
+servers' prefix caches keep hitting.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from react_cli.core.errors import UsageError
+from react_cli.core.method import PROMPT_KINDS, Method, Task
+from react_cli.infra.untrusted import read_text
+
+QUESTION_MARKER = "{question}"
+TOOLS_MARKER = "{tools}"
+_SUFFIX = ".txt"
+MAX_PROMPT_BYTES = 1 << 20
+_FENCE = "---"
+MAX_FRONT_MATTER_LINES = 20
+# What a file without a marker gets appended, by the method it is written for.
+_QUESTION_TAIL = {
+    Method.STANDARD: f"Question: {QUESTION_MARKER}\nAnswer:",
+    Method.COT: f"Question: {QUESTION_MARKER}\nThought:",
+}
+
+
+def prompts_dir() -> Path:
+    """Shipped templates: inside the installed package, or the repository's ``prompts/``."""
+    here = Path(__file__).resolve().parents[1]  # the package's folder
+    installed = here / "prompts"
+    return installed if installed.is_dir() else here.parent / "prompts"
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """A template's text (front matter removed) and the method and task it is written for."""
+
+    name: str
+    text: str
+    method: Method = Method.REACT
+    task: Task = Task.HOTPOTQA
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+    def prefix(self, question: str, tools: str = "") -> str:
+        """The prompt before the first step: the template with the tools (as the protocol
+        lists them) and the question filled in."""
+        text = self.text.replace(TOOLS_MARKER, tools, 1)
+        return text.replace(QUESTION_MARKER, question.strip(), 1)
+
+
+def shipped_names() -> list[str]:
+    return sorted(p.stem for p in prompts_dir().glob(f"*{_SUFFIX}"))
+
+
+def shipped_name(task: Task, kind: Method) -> str:
+    """The shipped prompt of ``task`` for ``kind``: ``hotpotqa`` (ReAct), ``hotpotqa-cot``."""
+    return str(task) if kind is Method.REACT else f"{task}-{kind}"
+
+
+def load_prompt(name_or_path: str) -> PromptTemplate:
+    """A shipped template by name, else a user's file; a file without ``{question}`` gets
+    the paper's ``Question: …`` line appended (and ``Answer:`` or ``Thought:`` after it for a
+    Standard or CoT prompt)."""
+    if not name_or_path.strip():
+        raise UsageError(
+            f"the prompt is empty: give a name ({', '.join(shipped_names())}) or a file"
+        )
+    shipped = prompts_dir() / f"{name_or_path}{_SUFFIX}"
+    path = shipped if name_or_path in shipped_names() else Path(name_or_path).expanduser()
+    try:
+        text = read_text(path, MAX_PROMPT_BYTES)
+    except FileNotFoundError:
+        names = ", ".join(shipped_names())
+        raise UsageError(
+            f"no prompt named {name_or_path!r} (shipped: {names}) and no such file"
+        ) from None
+    except (OSError, ValueError) as exc:  # BadInput, or a NUL byte in the path
+        raise UsageError(f"cannot read prompt file {str(path)!r}: {exc}") from None
+    name = name_or_path if path == shipped else str(path)
+    method, task, text = _front_matter(text, name)
+    if QUESTION_MARKER not in text:
+        text = text if text.endswith("\n") or not text else text + "\n"
+        text += _QUESTION_TAIL.get(method, f"Question: {QUESTION_MARKER}\n")
+    return PromptTemplate(name=name, text=text, method=method, task=task)
+
+
+def _front_matter(text: str, name: str) -> tuple[Method, Task, str]:
+    """The method and task a file declares, and its text after the front matter."""
+    lines = text.split("\n")
+    if lines[0].rstrip("\r") != _FENCE:
+        return Method.REACT, Task.HOTPOTQA, text
+    head = [line.rstrip("\r") for line in lines[1 : MAX_FRONT_MATTER_LINES + 1]]
+    if _FENCE not in head:
+        raise UsageError(f"prompt {name}: its front matter (from the first '---') never ends")
+    end = head.index(_FENCE)
+    fields: dict[str, str] = {}
+    for line in head[:end]:
+        key, colon, value = line.partition(":")
+        key = key.strip().lower()
+        if not line.strip():
+            continue
+        if not colon or key not in ("method", "task") or key in fields:
+            raise UsageError(
+                f"prompt {name}: front matter lines are 'method: NAME' and 'task: NAME' "
+                f"(each once), not {line.strip()[:60]!r}"
+            )
+        fields[key] = value.strip().lower()
+    method, task = fields.get("method", "react"), fields.get("task", "hotpotqa")
+    kinds = ", ".join(PROMPT_KINDS)
+    try:
+        kind = Method(method).prompt
+    except ValueError:
+        kind = None
+    if kind not in PROMPT_KINDS:
+        raise UsageError(f"prompt {name}: method must be one of {kinds}, not {method!r}")
+    if task not in set(Task):
+        raise UsageError(f"prompt {name}: task must be one of {', '.join(Task)}, not {task!r}")
+    assert kind is not None
+    return kind, Task(task), "\n".join(lines[end + 2 :])
+
+
+@dataclass(frozen=True)
+class PromptSet:
+    """The prompts some methods use: one per kind, and the prompt the setting named."""
+
+    named: PromptTemplate
+    templates: dict[Method, PromptTemplate]
+
+    @property
+    def task(self) -> Task:
+        return self.named.task
+
+    def main(self, method: Method) -> PromptTemplate:
+        """The template a method's trace records: its loop's if it has one, else its own."""
+        kinds = method.prompts
+        return self.templates[Method.REACT if Method.REACT in kinds else kinds[0]]
+
+
+def prompt_set(setting: str, methods: Iterable[Method]) -> PromptSet:
+    """The prompts ``methods`` use when the prompt setting is ``setting``.
+
+    A task's own name (``hotpotqa``, ``fever``) stands for its shipped prompt of each method.
+    Any other prompt serves the method it is written for (UsageError if none of ``methods``
+    uses one), and the others get the shipped prompts of its task.
+    """
+    named, asked = load_prompt(setting), tuple(methods)
+    kinds = list(dict.fromkeys(kind for method in asked for kind in method.prompts))
+    whole_task = setting == str(named.task) and named.name == setting
+    if not whole_task and named.method not in kinds:
+        wanted = " or ".join(str(kind) for kind in kinds)
+        raise UsageError(
+            f"the prompt {named.name!r} is a {named.method} prompt; --method "
+            f"{','.join(asked)} sends {wanted} prompts "
+            "(a prompt file says which in its front matter: see 'react-cli prompts')"
+        )
+    templates = {
+        kind: named
+        if kind is named.method and not whole_task
+        else load_prompt(shipped_name(named.task, kind))
+        for kind in kinds
+    }
+    return PromptSet(named, templates)

@@ -1,0 +1,120 @@
+"""The paper's text protocol: a few-shot prompt the model continues, ``Thought k:`` /
+``Action k: Name[argument]`` / ``Observation k:``, with stop sequences.
+
+As in the paper: a thought without an action gets one extra call for ``Action k:`` alone (its
+reply read to the end of the line); Act asks for ``Action k:`` only; ``--force-answer`` appends
+``Action k: Finish[`` at the step limit and takes the rest of the line as the answer. The
+prompt only grows by appending the kept model text and the observation, so servers' prefix
+caches keep hitting.
+"""
+
+from __future__ import annotations
+
+from react_cli.core.trajectory import Step
+from react_cli.llm.base import CallKind, Completion, ModelRequest
+from react_cli.loop.events import ActionRequested, ModelText, StepStarted
+from react_cli.loop.prompts import PromptTemplate
+from react_cli.loop.protocol import Exchange, Protocol, Transcript
+from react_cli.loop.text.cutter import ObservationCutter, strip_think
+from react_cli.loop.text.parser import first_line, kept_in_prompt, parse_step
+from react_cli.tools.base import FINISH, ToolSet, ToolSpec
+
+# The model must stop before writing the tool's answer; a base model that finished its step
+# often goes on with a whole new few-shot example, so a new Question/Claim line stops it too.
+STOP_SEQUENCES = ("\nObservation", "\nQuestion:", "\nClaim:")
+FORCED_CUE = "Finish["
+LINE_END = ("\n",)
+
+
+def tool_lines(specs: tuple[ToolSpec, ...]) -> str:
+    """The tools as the paper's instruction lists them: ``(1) Search[entity], which ...``."""
+    return "\n".join(
+        f"({number}) {spec.name}[{spec.argument}], which {spec.description}"
+        for number, spec in enumerate(specs, start=1)
+    )
+
+
+def invalid_action_hint(specs: tuple[ToolSpec, ...]) -> str:
+    """``Invalid action. Valid actions are Search[entity], Lookup[keyword] and Finish[answer].``"""
+    actions = [f"{spec.name}[{spec.argument}]" for spec in specs]
+    listed = ", ".join(actions[:-1]) + " and " + actions[-1] if len(actions) > 1 else actions[0]
+    return f"Invalid action. Valid actions are {listed}."
+
+
+class TextProtocol(Protocol):
+    """The paper's prompt format (with thoughts: ReAct; without: Act)."""
+
+    def start(self, template: PromptTemplate, question: str, tools: ToolSet) -> TextTranscript:
+        prompt = template.prefix(question, tool_lines(tools.specs))
+        return TextTranscript(prompt, tools.specs, thoughts=self.thoughts)
+
+
+class TextTranscript(Transcript):
+    """One run's prompt so far, and the actions its replies are read against."""
+
+    def __init__(self, prompt: str, specs: tuple[ToolSpec, ...], *, thoughts: bool) -> None:
+        self.prompt = prompt
+        self.specs = specs
+        self.thoughts = thoughts
+
+    @property
+    def invalid_action(self) -> str:
+        return invalid_action_hint(self.specs)
+
+    def _request(self, kind: CallKind, step: int, stop: tuple[str, ...]) -> ModelRequest:
+        return ModelRequest(kind, self.prompt, stop, step, ObservationCutter)
+
+    def turn(self, step: Step, exchange: Exchange) -> None:
+        k = step.index
+        exchange.tell(StepStarted(k) if self.thoughts else ActionRequested(k))
+        self.prompt += f"Thought {k}:" if self.thoughts else f"Action {k}:"
+        completion = exchange.ask(self._request(CallKind.STEP, k, STOP_SEQUENCES), step)
+        step.raw = completion.text
+        parsed = parse_step(step.raw, self.specs)
+        _note_length_stop(completion, parsed.action_text, step)
+        step.thought = parsed.thought if self.thoughts else ""
+        call, action_text = parsed.call, parsed.action_text
+        if action_text is not None:
+            self.prompt += kept_in_prompt(step.raw, self.specs)
+        elif not self.thoughts:  # Act: this was the action call; like a failed "Action k:"
+            self.prompt += first_line(step.raw)
+        else:
+            # As in the paper: keep the thought, then ask for the action alone.
+            self.prompt += f"{first_line(step.raw)}\nAction {k}:"
+            exchange.tell(ActionRequested(k))
+            completion = exchange.ask(self._request(CallKind.FOLLOWUP, k, LINE_END), step)
+            step.followup_raw = completion.text
+            followup = parse_step(step.followup_raw, self.specs)
+            _note_length_stop(completion, followup.action_text, step)
+            call, action_text = followup.call, followup.action_text
+            self.prompt += kept_in_prompt(step.followup_raw, self.specs)
+        step.action = action_text or None
+        step.call = call
+
+    def observe(self, step: Step) -> None:
+        self.prompt += f"\nObservation {step.index}: {step.observation}\n"
+
+    def force_answer(self, step: Step, exchange: Exchange) -> None:
+        """The prompt ends with the last observation; ``Action k: Finish[`` is appended and
+        the model's continuation up to the end of the line is the answer."""
+        k = step.index
+        exchange.tell(ActionRequested(k))
+        exchange.tell(ModelText(FORCED_CUE))
+        prompt = f"{self.prompt}Action {k}: {FORCED_CUE}"
+        request = ModelRequest(CallKind.FORCED, prompt, LINE_END, k, ObservationCutter)
+        step.raw = exchange.ask(request, step).text
+        call = parse_step(step.raw, self.specs).call  # it may restate "Action k: Finish[x]"
+        if call is None or call.name != FINISH.name:
+            line = strip_think(step.raw).split("\n")[0]
+            cued = FORCED_CUE + line + ("" if "]" in line else "]")
+            call = parse_step(cued, self.specs).call
+        if call is not None and call.name == FINISH.name and call.argument:
+            step.call = call
+            step.action = str(call)
+
+
+def _note_length_stop(completion: Completion, action_text: str | None, step: Step) -> None:
+    """A reply cut by ``max_tokens`` before its action is recorded on the step (the command
+    warns: a cut thought costs an extra call and often the action)."""
+    if completion.finish_reason == "length" and action_text is None:
+        step.max_tokens_reached = True

@@ -1,0 +1,228 @@
+"""One place that builds a run: a :class:`Session` answers questions by the paper's methods.
+
+A session holds everything a question is answered with: the prompts, the model (and what draws
+its samples), a fresh tool set for every loop, the protocol of each loop, and the stop rules.
+``ask`` and ``eval`` open one from the settings (:func:`open_session`); ``replay --rerun``
+builds one from a trace's recording (``traces.replay``), so a run means the same thing
+everywhere; ``traces.recorder`` makes a new run's trace from its session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from react_cli.core.errors import UsageError
+from react_cli.core.method import Method, Task
+from react_cli.core.records import RetryObserver
+from react_cli.core.trajectory import Run
+from react_cli.llm.base import LanguageModel, Model, Sampler
+from react_cli.loop.events import Ignore, Observer, RunStarted
+from react_cli.loop.limits import Limits
+from react_cli.loop.prompts import PromptSet
+from react_cli.loop.protocol import Protocol
+from react_cli.loop.text.protocol import TextProtocol
+from react_cli.methods.events import MethodFinished
+from react_cli.methods.memo import Memo, Sampling
+from react_cli.methods.outcome import answer
+from react_cli.methods.results import Outcome
+from react_cli.settings.settings import Settings
+from react_cli.tools.base import Tool, ToolSet, ToolSpec
+from react_cli.tools.registry import registered_tools
+from react_cli.tools.wikipedia import wikipedia_tools
+from react_cli.wiki.base import WikiBackend
+
+if TYPE_CHECKING:
+    from react_cli.infra.retry import RetryPolicy
+    from react_cli.llm import OpenAIClient
+    from react_cli.llm.sampling import EndpointFacts
+
+DebugLog = Callable[[str], None]
+OPENAI_HOST = "api.openai.com"
+
+
+def text_protocols() -> dict[Method, Protocol]:
+    """The paper's protocol for each loop: ReAct with thoughts, Act without."""
+    return {Method.REACT: TextProtocol(thoughts=True), Method.ACT: TextProtocol(thoughts=False)}
+
+
+@dataclass(frozen=True)
+class Session:
+    """Everything a question is answered with.
+
+    ``tools`` makes each loop's own tool set (tools may keep state for their run); ``sampler``
+    draws the completions of the methods that read some (None: there are none to draw, as in a
+    re-run that holds them all); ``settings`` is what a new trace records of how the run was
+    made (None for a re-run, which makes no trace).
+    """
+
+    prompts: PromptSet
+    model: Model
+    tools: Callable[[], ToolSet]
+    limits: Limits
+    hybrid_steps: int
+    sampling: Sampling = field(default_factory=Sampling)
+    sampler: Sampler | None = None
+    protocols: Mapping[Method, Protocol] = field(default_factory=text_protocols)
+    settings: Settings | None = None
+
+    @property
+    def task(self) -> Task:
+        return self.prompts.task
+
+    def memo(self, question: str, observer: Observer | None = None) -> Memo:
+        """A question's building blocks, made on demand and shared by its methods."""
+        return Memo(
+            question,
+            prompts=self.prompts.templates,
+            model=self.model,
+            protocols=self.protocols,
+            tools=self.tools,
+            limits=self.limits,
+            hybrid_steps=self.hybrid_steps,
+            sampler=self.sampler,
+            sampling=self.sampling,
+            observer=observer,
+        )
+
+    def answer(
+        self, question: str, method: Method, observer: Observer | None = None
+    ) -> tuple[Outcome, Run]:
+        """``question`` answered by ``method``: its outcome and the whole run it makes."""
+        observer = observer or Ignore()
+        question = question.strip()
+        memo = self.memo(question, observer)
+        observer.notify(RunStarted(question))
+        outcome = answer(method, memo, self.task)
+        run = outcome.whole_run(question)
+        observer.notify(MethodFinished(outcome, run))
+        return outcome, run
+
+    def tool_specs(self) -> tuple[ToolSpec, ...]:
+        """What the loops' models are told they may call (Finish last)."""
+        return self.tools().specs
+
+
+def run_limits(settings: Settings) -> Limits:
+    """The loop's stop rules: each the setting of its name, but --timeout (the run's)."""
+    same = {f.name: getattr(settings, f.name) for f in fields(Limits) if f.name != "timeout_s"}
+    return Limits(timeout_s=settings.run_timeout_s, **same)
+
+
+def hybrid_steps(settings: Settings, task: Task) -> int:
+    """The hybrids' ReAct step limit: --max-steps or ``hybrid_max_steps`` if given, else the
+    paper's for the task (7 HotpotQA, 5 FEVER)."""
+    return settings.hybrid_max_steps or task.hybrid_steps
+
+
+def open_session(
+    settings: Settings,
+    prompts: PromptSet,
+    *,
+    model: LanguageModel,
+    backend: WikiBackend,
+) -> Session:
+    """The session ``settings`` describe, over ``model`` and ``backend`` (built by
+    :func:`build_model` and :func:`build_backend`; an eval gives each worker its own model and
+    all of them one backend)."""
+    return Session(
+        prompts=prompts,
+        model=model,
+        tools=tool_sets(backend, settings.max_observation_chars),
+        limits=run_limits(settings),
+        hybrid_steps=hybrid_steps(settings, prompts.task),
+        sampling=Sampling(settings.samples, settings.sample_temperature),
+        sampler=model,
+        settings=settings,
+    )
+
+
+def tool_sets(backend: WikiBackend, max_observation_chars: int) -> Callable[[], ToolSet]:
+    """A maker of each loop's own tools: Wikipedia's Search and Lookup over ``backend``, and
+    the tools registered in this process (``tools.registry``)."""
+
+    def tools() -> ToolSet:
+        wiki: Iterable[Tool] = wikipedia_tools(backend, max_observation_chars=max_observation_chars)
+        return ToolSet([*wiki, *registered_tools()])
+
+    return tools
+
+
+def retry_policy(settings: Settings) -> RetryPolicy:
+    """The retry policy both the model client and the Wikipedia backend use."""
+    from react_cli.infra.retry import RetryPolicy
+
+    return RetryPolicy(
+        retries=settings.retries,
+        backoff_factor=settings.retry_backoff_s,
+        backoff_jitter_s=settings.retry_backoff_s / 2,
+        max_retry_after_s=settings.max_retry_after_s,
+    )
+
+
+def check_key(settings: Settings) -> None:
+    """OpenAI itself always needs a key: say so at once, not after retries fail."""
+    if not settings.api_key and urlsplit(settings.base_url).hostname == OPENAI_HOST:
+        raise UsageError("no API key: set OPENAI_API_KEY, or --base-url for a local server")
+
+
+def build_model(
+    settings: Settings,
+    debug_log: DebugLog | None = None,
+    on_retry: RetryObserver | None = None,
+    facts: EndpointFacts | None = None,
+) -> LanguageModel:
+    """The client a run calls, for its loop and its samples; ``facts`` what it learns about
+    the endpoint (shared by an eval's clients)."""
+    if not settings.model:
+        raise UsageError(
+            "no model configured: pass -m/--model, set REACT_CLI_MODEL, "
+            'or put model = "..." in the config file'
+        )
+    return model_client(settings, debug_log, on_retry, facts)
+
+
+def model_client(
+    settings: Settings,
+    debug_log: DebugLog | None = None,
+    on_retry: RetryObserver | None = None,
+    facts: EndpointFacts | None = None,
+) -> OpenAIClient:
+    """The endpoint's client as the settings describe it (``models`` needs no model name)."""
+    from react_cli.llm import OpenAIClient
+
+    check_key(settings)
+    return OpenAIClient(
+        base_url=settings.base_url,
+        model=settings.model or "",
+        api_key=settings.api_key,
+        api=settings.api,
+        temperature=settings.temperature,
+        max_tokens=settings.max_tokens,
+        stream=settings.stream,
+        timeout_s=settings.timeout_s,
+        policy=retry_policy(settings),
+        debug_log=debug_log,
+        on_retry=on_retry,
+        sample_concurrency=settings.sample_concurrency,
+        facts=facts,
+    )
+
+
+def build_backend(
+    settings: Settings, debug_log: DebugLog | None = None, on_retry: RetryObserver | None = None
+) -> WikiBackend:
+    """The Wikipedia backend ``--wiki`` names; one may serve many sessions (and threads)."""
+    from react_cli.wiki import open_backend
+
+    return open_backend(
+        settings.wiki,
+        contact=settings.contact,
+        policy=retry_policy(settings),
+        timeout_s=settings.wiki_timeout_s,
+        variant=settings.variant,
+        debug_log=debug_log,
+        on_retry=on_retry,
+    )

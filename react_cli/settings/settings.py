@@ -1,0 +1,55 @@
+"""The settings type alone: everything a run needs to know, once resolved (``resolve``) and
+checked (``validation``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from react_cli.core.records import Prices
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a run needs to know; built only by :func:`resolve`."""
+
+    model: str | None = None
+    base_url: str = "https://api.openai.com/v1"
+    api_key: str | None = None
+    api: str = "chat"
+    prompt: str = "hotpotqa"
+    method: str = "react"  # a methods.Method value, checked by validation
+    max_steps: int = 8
+    hybrid_max_steps: int | None = None  # the hybrids' ReAct limit; None: the task's (7 or 5)
+    samples: int = 21  # CoT-SC
+    sample_temperature: float = 0.7
+    sample_concurrency: int = 4  # single sampling requests at once, for endpoints without n
+    temperature: float = 0.0
+    max_tokens: int = 256  # per call: local servers default to as few as 16, cutting thoughts
+    wiki: str = "https://en.wikipedia.org"
+    variant: str | None = None
+    contact: str | None = None
+    max_observation_chars: int = 1500
+    max_parse_errors: int = 3
+    max_repeats: int = 3
+    max_total_tokens: int | None = None
+    max_tool_errors: int = 2
+    run_timeout_s: float | None = None  # --timeout: the whole run
+    force_answer: bool = False
+    stream: bool = True
+    timeout_s: float = 120.0  # one model request
+    wiki_timeout_s: float = 20.0  # one Wikipedia request
+    retries: int = 4
+    retry_backoff_s: float = 0.5  # backoff base, doubled per retry (jitter up to half of it)
+    max_retry_after_s: float = 30.0  # the longest Retry-After we honour
+    price_input: float | None = None  # per million prompt tokens (no built-in price list)
+    price_output: float | None = None  # per million completion tokens
+
+    def prices(self) -> Prices | None:
+        """The configured prices, None when there are none (a missing one counts 0)."""
+        from react_cli.core.records import Prices
+
+        if self.price_input is None and self.price_output is None:
+            return None
+        return Prices(self.price_input or 0.0, self.price_output or 0.0)

@@ -1,0 +1,126 @@
+"""The values a setting may take, checked once when the settings are resolved.
+
+Ranges, upper bounds of durations and counts, a usable API key, variant and URLs: a typo
+fails at once with the option's name instead of breaking a run later.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from react_cli.core.errors import UsageError
+from react_cli.core.method import Method
+from react_cli.core.records import Api
+from react_cli.settings.urls import VARIANT_CODE, check_url
+
+if TYPE_CHECKING:
+    from react_cli.settings.settings import Settings
+
+MAX_DURATION_S = 7 * 24 * 3600
+"""The longest time limit, backoff or wait (longer ones overflow sleep() and socket timeouts)."""
+MAX_COUNTS = {
+    "max_steps": 1000,
+    "max_parse_errors": 1000,
+    "max_repeats": 1000,
+    "max_tool_errors": 1000,
+    "retries": 100,
+    "max_tokens": 10_000_000,
+    "max_total_tokens": 1_000_000_000,
+    "max_observation_chars": 1_000_000,
+    "hybrid_max_steps": 1000,
+    "samples": 1000,
+    "sample_concurrency": 16,  # the HTTP session's connection pool
+}
+"""The largest meaningful value of each count; beyond it a value is a typo, not a setting."""
+_DURATIONS = (
+    "timeout_s",
+    "wiki_timeout_s",
+    "run_timeout_s",
+    "retry_backoff_s",
+    "max_retry_after_s",
+)
+_FLAGS = {
+    "max_steps": "--max-steps",
+    "max_tokens": "--max-tokens",
+    "max_total_tokens": "--max-total-tokens",
+    "run_timeout_s": "--timeout",
+    "samples": "--samples",
+    "sample_concurrency": "--sample-concurrency",
+}
+
+
+def validate(settings: Settings, api_source: str) -> None:
+    """UsageError for the first setting no run could use; ``api_source`` names where ``api``
+    came from (``--api``, ``environment variable REACT_CLI_API``...)."""
+    if settings.api not in set(Api):
+        shown = _shown(settings.api)
+        raise UsageError(f"{api_source} must be one of {', '.join(Api)}, not {shown}")
+    if settings.method not in set(Method):
+        shown = _shown(settings.method)
+        raise UsageError(f"--method must be one of {', '.join(Method)}, not {shown}")
+    checks = [
+        (settings.max_steps >= 1, "--max-steps must be at least 1"),
+        (
+            settings.hybrid_max_steps is None or settings.hybrid_max_steps >= 1,
+            "hybrid_max_steps must be at least 1",
+        ),
+        (settings.samples >= 1, "--samples must be at least 1"),
+        (0 <= settings.sample_temperature <= 2, "--sample-temperature must be between 0 and 2"),
+        (settings.sample_concurrency >= 1, "--sample-concurrency must be at least 1"),
+        (0 <= settings.temperature <= 2, "--temperature must be between 0 and 2"),
+        (settings.max_tokens >= 1, "--max-tokens must be ≥ 1"),
+        (settings.max_observation_chars >= 50, "max_observation_chars must be at least 50"),
+        (settings.timeout_s > 0, "timeout_s must be positive"),
+        (settings.wiki_timeout_s > 0, "wiki_timeout_s must be positive"),
+        (
+            settings.run_timeout_s is None or settings.run_timeout_s > 0,
+            "--timeout must be positive",
+        ),
+        (settings.retries >= 0, "retries must be ≥ 0"),
+        (settings.retry_backoff_s >= 0, "retry_backoff_s must be ≥ 0"),
+        (settings.max_retry_after_s >= 0, "max_retry_after_s must be ≥ 0"),
+        (settings.max_parse_errors >= 1, "max_parse_errors must be at least 1"),
+        (settings.max_tool_errors >= 1, "max_tool_errors must be at least 1"),
+        (settings.max_repeats >= 2, "max_repeats must be at least 2"),
+        (
+            settings.max_total_tokens is None or settings.max_total_tokens >= 1,
+            "--max-total-tokens must be ≥ 1",
+        ),
+        (
+            all(p is None or p >= 0 for p in (settings.price_input, settings.price_output)),
+            "prices must be ≥ 0",
+        ),
+    ]
+    for ok, message in checks:
+        if not ok:
+            raise UsageError(message)
+    from react_cli.infra.redaction import check_api_key  # only now: --help stays light
+
+    check_api_key(settings.api_key)
+    if settings.variant is not None and not VARIANT_CODE.fullmatch(settings.variant):
+        shown = _shown(settings.variant)
+        raise UsageError(f"--variant must look like zh-cn or zh-tw, not {shown}")
+    if not settings.base_url.startswith(("http://", "https://")):
+        raise UsageError(f"--base-url must be an http(s) URL, not {_shown(settings.base_url)}")
+    _check_bounds(settings)
+    check_url("--base-url", settings.base_url)
+    if settings.wiki.split(":", 1)[0].lower() in ("http", "https"):  # zim:PATH is a file
+        check_url("--wiki", settings.wiki)
+
+
+def _shown(value: str) -> str:
+    """A refused value, quoted for the message; one that looks like a URL without its user
+    information or query (a password typed into the wrong setting is still a password)."""
+    from react_cli.infra.redaction import redact_url
+
+    return repr(redact_url(value) if "://" in value or "@" in value else value)
+
+
+def _check_bounds(settings: Settings) -> None:
+    """Values that pass the type checks but would break a run later are refused now."""
+    limits = [(name, float(MAX_DURATION_S)) for name in _DURATIONS]
+    for name, limit in [*MAX_COUNTS.items(), *limits]:
+        value = getattr(settings, name)
+        if value is not None and value > limit:
+            unit = f" s ({limit / 86400:g} days)" if name in _DURATIONS else ""
+            raise UsageError(f"{_FLAGS.get(name, name)} must be at most {limit:,.0f}{unit}")

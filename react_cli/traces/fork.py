@@ -1,0 +1,71 @@
+"""``ask --from-trace T --from-step K``: a saved ReAct or Act run continued live from step K.
+
+Steps 1..K-1 are played from the trace (its model outputs and observations, no network), then
+the configured endpoint and wiki take over; the new trace says where it came from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from react_cli.core.errors import UsageError
+from react_cli.core.method import Method
+from react_cli.core.records import StopReason, Usage
+from react_cli.core.trajectory import Run
+from react_cli.session import Session
+from react_cli.tools.base import ToolSet
+from react_cli.traces.replay import RecordedModel, recorded_tools
+from react_cli.traces.trace import Trace
+
+
+@dataclass
+class Fork:
+    """``ask --from-trace T --from-step K``: steps 1..K-1 from T, then the live endpoint."""
+
+    trace: Trace
+    step: int
+
+    @classmethod
+    def open(cls, path: Path | None, step: int | None) -> Fork:
+        if path is None or step is None:
+            raise UsageError("a fork needs both --from-trace TRACE and --from-step K")
+        trace = Trace.read(path)
+        if trace.record.method not in (Method.REACT, Method.ACT):
+            raise UsageError(f"{path} is a {trace.record.method} run: only ReAct and Act fork")
+        last = len(trace.run.steps) + 1
+        if not 1 <= step <= last:
+            raise UsageError(f"--from-step must be between 1 and {last} for {path}")
+        return cls(trace, step)
+
+    def _replayed(self) -> Run:
+        run = self.trace.run
+        return Run(
+            question=run.question,
+            answer=None,
+            stop_reason=StopReason.FORKED,
+            steps=run.steps[: self.step - 1],
+            usage=Usage(),
+            duration_s=0.0,
+        )
+
+    @property
+    def method(self) -> Method:
+        """The forked run's method: ReAct or Act."""
+        return Method.ACT if self.trace.record.method == Method.ACT else Method.REACT
+
+    def session(self, live: Session) -> Session:
+        """``live`` (the configured endpoint and wiki) after the replayed steps."""
+        replayed, specs = self._replayed(), self.trace.tool_specs
+
+        def tools() -> ToolSet:
+            return recorded_tools(replayed.steps, specs, live.tools())
+
+        return replace(live, model=RecordedModel(replayed, live.model), tools=tools)
+
+    def trace_extra(self) -> dict[str, Any]:
+        """What the new trace records about its origin."""
+        return {
+            "forked_from": {"trace": str(self.trace.path), "id": self.trace.id, "step": self.step}
+        }

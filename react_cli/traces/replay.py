@@ -1,0 +1,330 @@
+"""Replay saved traces: re-run them with the current code, fork them.
+
+A trace is turned back into a session's inputs. ``RecordedModel`` answers each model call with
+the raw text the trace holds for that call, found by the call's identity (its step and kind),
+and ``recorded_tools`` answers each tool call with the recorded observation; both hand over to
+live ones when the recording runs out (a fork) or are swapped for live ones (``--live-tools``).
+The loop itself is the unchanged one, and the recorded completions of the other methods are
+read again by today's answer reader and voted on again, so a re-run shows exactly what today's
+code makes of yesterday's model output. A re-run may ask for another method than the recorded
+one, when the trace holds what it needs (a hybrid from a ReAct run with its samples). A
+recorded failure (the endpoint failed, Ctrl-C, the time ran out) happens again where it
+happened, for every method.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import NoReturn
+
+from react_cli.core.errors import LLMError, ReactCliError, TraceError, UsageError
+from react_cli.core.method import Method, Task
+from react_cli.core.records import StopReason, ToolCall, Usage
+from react_cli.core.trajectory import ErrorKind, Run, Step
+from react_cli.infra.deadline import Deadline
+from react_cli.llm.base import CallKind, Completion, Model, ModelRequest, TextSink
+from react_cli.loop.events import Observer, RunStarted
+from react_cli.loop.prompts import PromptSet
+from react_cli.loop.text.parser import parse_action
+from react_cli.methods.answers import read_answer
+from react_cli.methods.events import MethodFinished
+from react_cli.methods.memo import NotRecorded
+from react_cli.methods.outcome import answer
+from react_cli.methods.record import MethodRecord, Sample, loop_calls
+from react_cli.methods.results import Outcome, SampleSet
+from react_cli.session import Session, text_protocols
+from react_cli.tools.base import FINISH, ToolResult, ToolSet, ToolSpec
+from react_cli.traces.trace import Trace
+
+FAILURES = frozenset({StopReason.LLM_ERROR, StopReason.INTERRUPTED})
+"""How a recorded run may have ended in a model call, which a re-run fails the same way."""
+
+
+class ReplayExhausted(LLMError):
+    """The current code asked the model for an output the trace does not hold."""
+
+
+class ReplayMismatch(ReactCliError):
+    """The current code called a tool the recorded run did not call at this point."""
+
+
+def _raise_recorded(run: Run) -> NoReturn:
+    """End as the recorded run ended: Ctrl-C, or the endpoint's failure."""
+    if run.stop_reason == StopReason.INTERRUPTED:
+        raise KeyboardInterrupt
+    raise LLMError(run.error or "the model endpoint failed")
+
+
+class RecordedModel:
+    """Plays the trace's raw outputs by the call's identity: step k's ``raw`` for its step call
+    (and for a forced answer), its ``followup_raw`` for the extra call for the action alone;
+    asks ``live`` for anything not recorded.
+
+    Without ``live``, the call at which the recorded run failed (endpoint error or Ctrl-C)
+    fails the same way again; any other call the trace cannot answer raises
+    ``ReplayExhausted`` (``NotRecorded`` when the trace holds no run at all).
+    """
+
+    def __init__(self, run: Run, live: Model | None = None) -> None:
+        self.live = live
+        self._steps = {step.index: step for step in run.steps}
+        self._empty = not run.steps
+        self._run = run
+        self._failed_call: tuple[CallKind, int] | None = None
+        last = run.steps[-1] if run.steps else None
+        if last is not None and run.stop_reason in FAILURES:
+            if last.raw:  # the step's text arrived, so its extra call for the action failed
+                self._failed_call = (CallKind.FOLLOWUP, last.index)
+            else:  # the call that failed produced no text
+                kind = CallKind.FORCED if last.forced else CallKind.STEP
+                self._failed_call = (kind, last.index)
+                del self._steps[last.index]
+
+    def complete(
+        self, request: ModelRequest, *, deadline: Deadline, on_text: TextSink | None = None
+    ) -> Completion:
+        first_call = request.kind is not CallKind.FOLLOWUP
+        step = self._steps.get(request.step)
+        text = None if step is None else step.raw if first_call else step.followup_raw
+        if step is None or text is None:
+            if self.live is not None:
+                return self.live.complete(request, deadline=deadline, on_text=on_text)
+            self._end_like_the_recording(request)
+        if first_call:  # the step's cost is booked on its first call
+            return Completion(text, step.usage, step.latency_s, step.retries)
+        return Completion(text, Usage())
+
+    def _end_like_the_recording(self, request: ModelRequest) -> NoReturn:
+        if (request.kind, request.step) == self._failed_call:
+            _raise_recorded(self._run)
+        if self._empty:
+            raise NotRecorded("the trace holds no ReAct or Act run")
+        raise ReplayExhausted(
+            f"the trace holds no model output for the {request.kind} call of step {request.step}"
+        )
+
+
+class _Recording:
+    """The recorded tool calls of a run, in order, shared by its recorded tools; once the
+    current code makes a call the recording does not hold, every later call goes to ``live``
+    (its state first brought to where the recording was)."""
+
+    def __init__(self, steps: list[Step], specs: tuple[ToolSpec, ...], live: ToolSet | None):
+        self.live = live
+        self.queue: deque[tuple[ToolCall, ToolResult]] = deque()
+        for step in steps:
+            call = recorded_call(step, specs)
+            if call is not None and call.name != FINISH.name:
+                error = None if step.error is None else step.error.message  # a tool's failure
+                result = ToolResult(step.observation, dict(step.details), error=error)
+                self.queue.append((call, result))
+        self.played: list[ToolCall] = []
+        self.went_live = False
+
+    def call(self, call: ToolCall, deadline: Deadline) -> ToolResult:
+        if not self.went_live and self.queue and _same(self.queue[0][0], call):
+            self.played.append(call)
+            return self.queue.popleft()[1]
+        if self.live is None:
+            raise ReplayMismatch(f"the recorded run made no {call} call here")
+        if not self.went_live:
+            self.went_live = True
+            self._restore_live_state(call, deadline)
+        return _live_call(self.live, call, deadline)
+
+    def _restore_live_state(self, call: ToolCall, deadline: Deadline) -> None:
+        """Live tools that keep state (Lookup reads the page of the last Search) get the
+        calls the recording made to the same family since its state was set: the played
+        calls from the last one that was not a Lookup."""
+        assert self.live is not None
+        if call.name.casefold() != "lookup":
+            return
+        starts = [i for i, done in enumerate(self.played) if done.name.casefold() != "lookup"]
+        for done in self.played[starts[-1] :] if starts else []:
+            _live_call(self.live, done, deadline)
+
+
+def _same(recorded: ToolCall, call: ToolCall) -> bool:
+    return (recorded.name.casefold(), recorded.argument) == (call.name.casefold(), call.argument)
+
+
+def _live_call(live: ToolSet, call: ToolCall, deadline: Deadline) -> ToolResult:
+    tool = live.get(call.name)
+    if tool is None:
+        raise ReplayMismatch(f"no live tool answers {call}")
+    return tool.call(call.argument, deadline=deadline)
+
+
+@dataclass(frozen=True)
+class _RecordedTool:
+    spec: ToolSpec
+    recording: _Recording
+
+    def call(self, argument: str, *, deadline: Deadline) -> ToolResult:
+        return self.recording.call(ToolCall(self.spec.name, argument), deadline)
+
+
+def recorded_call(step: Step, specs: tuple[ToolSpec, ...]) -> ToolCall | None:
+    """The call a recorded step ran: as recorded, or (traces from before calls were recorded)
+    its action read again; None for a step without a valid action."""
+    if step.error_text is not None:
+        return None
+    return step.call or parse_action(step.action or "", specs)
+
+
+def recorded_tools(
+    steps: list[Step], specs: tuple[ToolSpec, ...], live: ToolSet | None = None
+) -> ToolSet:
+    """A tool set that answers the recorded calls of ``steps`` (in order), then ``live``."""
+    recording = _Recording(steps, specs, live)
+    return ToolSet([_RecordedTool(spec, recording) for spec in specs if spec != FINISH])
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One place where the re-run acted differently from the recording."""
+
+    where: str
+    recorded: str
+    now: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"where": self.where, "recorded": self.recorded, "now": self.now}
+
+
+def rerun(
+    trace: Trace,
+    *,
+    method: Method | None = None,
+    tools: Callable[[], ToolSet] | None = None,
+    observer: Observer | None = None,
+) -> tuple[Outcome, Run]:
+    """Answer the recorded question again by ``method`` (default: the recorded one) with
+    today's code and the recorded stop rules (no time limit: nothing waits), on the recorded
+    model outputs and completions and the recorded observations (or, with ``tools``, live
+    tools such as ``--live-tools`` asks for): the
+    outcome and its whole run. Never touches the network itself. TraceError when the trace
+    names a method this react-cli does not know (exit 1, as for any unreadable trace);
+    UsageError when it does not hold what ``method`` needs."""
+    run, record = trace.run, trace.record
+    recorded = record.method
+    if not isinstance(recorded, Method):
+        raise TraceError(f"{trace.path}: this react-cli does not know the method {recorded!r}")
+    method = method or recorded
+    loop = next((part for part in recorded.parts if part.loop), None)
+    wanted = next((part for part in method.parts if part.loop), None)
+    if run.steps and loop is not None and wanted not in (None, loop):
+        raise UsageError(f"{trace.path} holds a {loop.label} run: it cannot re-run {method}")
+    session = recorded_session(trace, wanted or Method.REACT, tools)
+    memo = session.memo(run.question, observer)
+    seeded = _recorded_samples(recorded, record, run)
+    if seeded is not None:
+        memo.seed(seeded)
+    memo.plan([method])
+    if observer is not None:
+        observer.notify(RunStarted(run.question))
+    if not run.steps and not record.samples and run.stop_reason == StopReason.INTERRUPTED:
+        outcome = Outcome(method, None, run.stop_reason, run.error, None)  # nothing was run
+    else:
+        outcome = answer(method, memo, session.task)
+    now = outcome.whole_run(run.question)
+    if method is not recorded and isinstance(outcome.failure, ReplayExhausted):
+        raise UsageError(f"{trace.path} does not hold every step {method} needs: {outcome.failure}")
+    if observer is not None:
+        observer.notify(MethodFinished(outcome, now))
+    return outcome, now
+
+
+def recorded_session(
+    trace: Trace, loop: Method, live: Callable[[], ToolSet] | None = None
+) -> Session:
+    """A session that plays ``trace`` back: its model outputs, its tool calls (or ``live``
+    tools), its prompt as the ``loop``'s, its stop rules."""
+    run, config = trace.run, trace.config
+    task = config.task if isinstance(config.task, Task) else Task.HOTPOTQA
+    template = trace.template()
+    specs = trace.tool_specs
+
+    def recorded() -> ToolSet:
+        return recorded_tools(run.steps, specs)
+
+    return Session(
+        prompts=PromptSet(template, {loop: template}),
+        model=RecordedModel(run),
+        tools=live or recorded,
+        limits=replace(config.limits, timeout_s=None),
+        hybrid_steps=config.hybrid_max_steps or task.hybrid_steps,
+        protocols=text_protocols(),
+    )
+
+
+def _recorded_samples(method: Method, record: MethodRecord, run: Run) -> SampleSet | None:
+    """The trace's completions as its method read them, read again by today's reader; or the
+    failure that ended the method while it drew them (so a re-run fails there too)."""
+    kind = next((part for part in method.parts if not part.loop), None)
+    if kind is None:
+        return None
+    calls = max(0, record.calls - loop_calls(run))
+    if not record.samples:
+        loop_failed = bool(run.steps) and run.steps[-1].failed(ErrorKind.MODEL)
+        if run.stop_reason not in FAILURES or loop_failed:  # the loop's call failed, not these
+            return None
+        if run.stop_reason == StopReason.INTERRUPTED:
+            return SampleSet(kind, (), calls, 0.0, StopReason.INTERRUPTED, run.error)
+        error = run.error or "the model endpoint failed"
+        return SampleSet(kind, (), calls, 0.0, StopReason.LLM_ERROR, error, LLMError(error))
+    samples = tuple(
+        Sample(s.raw, read_answer(kind.prompt, s.raw), s.usage, s.latency_s, s.retries)
+        for s in record.samples
+    )
+    return SampleSet(kind, samples, max(len(samples) and 1, calls), 0.0)
+
+
+def _shown(value: str | None) -> str:
+    return "(none)" if value is None else value
+
+
+def compare_records(recorded: MethodRecord, now: MethodRecord) -> list[Difference]:
+    """Differences in the method's branch and votes (the run is :func:`compare`'s)."""
+    differences = []
+    if recorded.branch != now.branch:
+        branches = (recorded.branch, now.branch)
+        differences.append(Difference("branch", *(_shown(b and str(b)) for b in branches)))
+    if (recorded.votes or {}) != (now.votes or {}):
+        votes = (recorded.votes or {}, now.votes or {})
+        said = (", ".join(f"{a}: {n}" for a, n in v.items()) or "(none)" for v in votes)
+        differences.append(Difference("votes", *said))
+    return differences
+
+
+def compare(recorded: Run, now: Run) -> list[Difference]:
+    """Step-by-step differences in actions, tool observations, answer and stop reason."""
+    differences: list[Difference] = []
+    for k in range(max(len(recorded.steps), len(now.steps))):
+        old = recorded.steps[k] if k < len(recorded.steps) else None
+        new = now.steps[k] if k < len(now.steps) else None
+        where = f"step {k + 1}"
+        if old is None or new is None:
+            differences.append(Difference(where, _describe(old), _describe(new)))
+        elif (old.action, old.error_text) != (new.action, new.error_text):
+            differences.append(Difference(f"{where} action", _describe(old), _describe(new)))
+        elif old.error_text is None and old.observation != new.observation:
+            differences.append(Difference(f"{where} observation", old.observation, new.observation))
+    if recorded.answer != now.answer:
+        differences.append(Difference("answer", _shown(recorded.answer), _shown(now.answer)))
+    if recorded.stop_reason != now.stop_reason:
+        differences.append(Difference("stop reason", _stop(recorded), _stop(now)))
+    return differences
+
+
+def _describe(step: Step | None) -> str:
+    if step is None:
+        return "(no such step)"
+    action = _shown(step.action)
+    return f"{action}  [{step.error_text}]" if step.error_text else action
+
+
+def _stop(run: Run) -> str:
+    return f"{run.stop_reason} ({run.error})" if run.error else str(run.stop_reason)

@@ -1,0 +1,41 @@
+"""What ``ask --json`` prints: a run's summary, typed, from its trace."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from react_cli.traces.trace import Trace
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """A run as ``ask --json`` reports it: the question, where it was asked (the endpoint
+    without credentials or query string), the answer and how it came, and where its trace is."""
+
+    trace: Trace
+    path: Path | None
+
+    def to_json(self) -> dict[str, Any]:
+        run, record, config = self.trace.run, self.trace.record, self.trace.config
+        method = record.to_json()
+        return {
+            "question": run.question,
+            "model": config.model,
+            "endpoint": config.base_url,
+            "method": method["method"],
+            "answer": run.answer,
+            "branch": method["branch"],
+            "stop_reason": str(run.stop_reason),
+            "forced": run.forced,
+            "error": run.error,
+            "steps": [step.to_json() for step in run.steps],
+            "samples": method.get("samples"),
+            "votes": method.get("votes"),
+            "calls": method["calls"],
+            "usage": run.usage.to_json(),
+            "cost": self.trace.extra.get("cost"),
+            "duration_s": round(run.duration_s, 4),
+            "trace": None if self.path is None else str(self.path),
+        }
