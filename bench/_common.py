@@ -7,5 +7,5 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
-if str(TESTS) not in sys.path:
-    sys.path.insert(0, str(TESTS))
+if str(TESTS / "support") not in sys.path:
+    sys.path.insert(0, str(TESTS / "support"))

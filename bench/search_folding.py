@@ -28,7 +28,7 @@ from react_cli.infra.retry import RetryPolicy  # noqa: E402
 from react_cli.tools.wikipedia import WikiSession  # noqa: E402
 from react_cli.wiki.mediawiki import MediaWikiBackend  # noqa: E402
 from react_cli.wiki.titles import clean_entity, fold, folded_match  # noqa: E402
-from tests.fake_mediawiki import FakeMediaWiki  # noqa: E402
+from tests.support.fake_mediawiki import FakeMediaWiki  # noqa: E402
 
 DATA = ROOT / "bench" / "data" / "reflexion_search_misses.jsonl"
 SOURCE_SEARCHES = 1334  # Searches in the source log, hits included

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 from eval_fakes import PerQuestion  # noqa: E402
 from share_data import A_SCRIPTS, CHROMIUM_ARGS, HOTPOT  # noqa: E402

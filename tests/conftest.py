@@ -10,6 +10,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))  # the fakes and helpers
+
 import background
 import pytest
 from fake_mediawiki import FakeMediaWiki

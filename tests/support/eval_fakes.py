@@ -15,7 +15,7 @@ from typing import Any
 
 from fake_openai import Reply
 
-EVAL_FIXTURES = Path(__file__).parent / "fixtures" / "eval"
+EVAL_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "eval"
 HOTPOT = EVAL_FIXTURES / "hotpotqa_dev_first6.json"
 FEVER = EVAL_FIXTURES / "fever_paper_dev_first6.jsonl"
 Q = [row["question"] for row in json.loads(HOTPOT.read_text(encoding="utf-8"))]

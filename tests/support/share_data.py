@@ -17,7 +17,7 @@ from bs4 import BeautifulSoup
 from eval_fakes import CLAIMS, HOTPOT_SCRIPTS, Q, finish, search
 from fake_openai import Reply
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TRACES = sorted((ROOT / "examples" / "traces").glob("*.json"))
 
 # Markup of every kind, escape sequences, bidi controls, a lone surrogate, block syntax.

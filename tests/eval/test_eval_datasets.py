@@ -10,7 +10,7 @@ import pytest
 from react_cli.core.errors import UsageError
 from react_cli.eval.datasets import Example, Selection, load_dataset, paper_indices, select
 
-FIXTURES = Path(__file__).parent / "fixtures" / "eval"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "eval"
 HOTPOT = FIXTURES / "hotpotqa_dev_first6.json"
 FEVER = FIXTURES / "fever_paper_dev_first6.jsonl"
 

@@ -28,7 +28,7 @@ GOOD_RUN = (
     " First for Women was started in 1989, and 1844 comes before 1989, so Arthur's Magazine"
     " was started first.\nAction 3: Finish[Arthur's Magazine]",
 )
-EVAL_DATA = Path(__file__).parent / "fixtures" / "eval" / "hotpotqa_dev_first6.json"
+EVAL_DATA = Path(__file__).resolve().parents[1] / "fixtures" / "eval" / "hotpotqa_dev_first6.json"
 
 
 def ask(cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki, *args: str) -> CliResult:

@@ -15,7 +15,7 @@ from hostile import cli_fuzz, mutated
 from hypothesis import given
 from inproc import Runner, one_error_line
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "traces"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "traces"
 EXAMPLE = EXAMPLES / "arthurs-magazine.json"
 GOOD: dict[str, Any] = json.loads(EXAMPLE.read_text(encoding="utf-8"))
 # A hybrid method's run: samples, votes, branch, a back-off to ReAct (version 2).

@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from inproc import Runner
 
-FIXTURES = Path(__file__).parent / "fixtures" / "eval"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "eval"
 HOTPOT: list[Any] = json.loads((FIXTURES / "hotpotqa_dev_first6.json").read_text("utf-8"))[:3]
 FEVER = [
     json.loads(line)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-ZH_PAGE = Path(__file__).parent / "fixtures" / "html" / "zhwiki_Cat_trimmed.html"
+ZH_PAGE = Path(__file__).resolve().parents[1] / "fixtures" / "html" / "zhwiki_Cat_trimmed.html"
 
 
 def build_archive(

@@ -12,7 +12,7 @@ from inproc import Runner, one_error_line
 
 pytest_plugins = ["share_evals"]
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "traces"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "traces"
 TRACE = EXAMPLES / "arthurs-magazine.json"
 OTHER = EXAMPLES / "gemma-einstein.json"
 

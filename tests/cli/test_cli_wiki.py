@@ -15,7 +15,12 @@ from react_cli.cli.options import lang_prompt, wiki_flags
 from react_cli.core.errors import UsageError
 from react_cli.settings.resolve import resolve
 
-REAL_ZIM = Path(__file__).parent / "fixtures" / "zim" / "wikipedia_en_ray_charles_2015-06.zim"
+REAL_ZIM = (
+    Path(__file__).resolve().parents[1]
+    / "fixtures"
+    / "zim"
+    / "wikipedia_en_ray_charles_2015-06.zim"
+)
 ZIM = f"zim:{REAL_ZIM}"
 
 

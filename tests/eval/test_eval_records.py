@@ -14,7 +14,7 @@ from react_cli.eval.rows import BadRow, Row
 from react_cli.eval.summary import BadSummary, EvalStatus, ScoreKind, Summary
 from react_cli.infra.untrusted import dump_json
 
-FOLDERS = Path(__file__).parent / "fixtures" / "eval" / "folders"
+FOLDERS = Path(__file__).resolve().parents[1] / "fixtures" / "eval" / "folders"
 KINDS = sorted(path.name for path in FOLDERS.iterdir())
 
 

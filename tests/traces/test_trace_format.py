@@ -29,7 +29,7 @@ from react_cli.tools.wikipedia import LOOKUP, SEARCH
 from react_cli.traces.recorder import trace_of
 from react_cli.traces.trace import Trace
 
-FIXTURES = Path(__file__).parent / "fixtures" / "traces"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
 V2 = FIXTURES / "v2"
 NOW = FIXTURES / "now"
 CREATED = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
@@ -226,7 +226,12 @@ def test_a_malformed_config_is_a_trace_error_naming_the_file(tmp_path: Path) -> 
 
 
 def test_a_method_trace_reads_back_to_the_same_bytes() -> None:
-    path = Path(__file__).parent.parent / "examples" / "traces" / "kiss-and-tell-cot-sc-react.json"
+    path = (
+        Path(__file__).resolve().parents[2]
+        / "examples"
+        / "traces"
+        / "kiss-and-tell-cot-sc-react.json"
+    )
     trace = Trace.read(path)
     assert dump_json(trace.to_json(), indent=2) + "\n" == path.read_text("utf-8")
     record = trace.record

@@ -10,7 +10,7 @@ from react_cli.tools.wikipedia import page_sentences
 from react_cli.wiki.html import article_text
 from react_cli.wiki.html_body import body_slice
 
-HTML = Path(__file__).parent / "fixtures" / "html"
+HTML = Path(__file__).resolve().parents[1] / "fixtures" / "html"
 
 
 def page(name: str) -> str:

@@ -17,7 +17,7 @@ from react_cli.wiki import open_backend
 from react_cli.wiki.zim import ZimBackend, open_zim
 from react_cli.wiki.zimbuild import article_html, build_zim, read_corpus
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 REAL_ZIM = FIXTURES / "zim" / "wikipedia_en_ray_charles_2015-06.zim"
 HOTPOT = FIXTURES / "hotpotqa" / "distractor_first2.json"
 ARTICLES = [

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-FIXTURES = Path(__file__).parent / "fixtures" / "wiki"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "wiki"
 API_PATH = "/w/api.php"
 POLL_S = 0.005  # serve_forever poll: how long stop() may wait for the accept loop
 UA_BLOCKED = (

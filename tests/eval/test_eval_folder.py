@@ -30,7 +30,7 @@ from inproc import Runner, one_error_line
 
 from react_cli.eval.files import lock_folder
 
-FIXTURES = Path(__file__).parent / "fixtures" / "eval"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "eval"
 HOTPOT = FIXTURES / "hotpotqa_dev_first6.json"
 QUESTIONS = [row["question"] for row in json.loads(HOTPOT.read_text(encoding="utf-8"))]
 CLOSED_WIKI = "http://127.0.0.1:9"  # every question finishes at step 1: the wiki is never asked

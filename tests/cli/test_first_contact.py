@@ -30,7 +30,7 @@ GOOD_RUN = (
     "Action 2: Search[First for Women]",
     " First for Women was started in 1989.\nAction 3: Finish[Arthur's Magazine]",
 )
-HOTPOT = Path(__file__).parent / "fixtures" / "eval" / "hotpotqa_dev_first6.json"
+HOTPOT = Path(__file__).resolve().parents[1] / "fixtures" / "eval" / "hotpotqa_dev_first6.json"
 Q = [row["question"] for row in json.loads(HOTPOT.read_text(encoding="utf-8"))]
 NO_KEY = "Error: no API key: set OPENAI_API_KEY, or --base-url for a local server"
 COMMANDS = [
@@ -328,7 +328,7 @@ def test_the_user_agent_invents_no_url_and_a_hint_asks_for_contact_once(home: Pa
 
 def test_replay_shows_several_traces_in_turn(cli: Runner) -> None:
     traces = sorted(
-        str(p) for p in (Path(__file__).parent.parent / "examples" / "traces").iterdir()
+        str(p) for p in (Path(__file__).resolve().parents[2] / "examples" / "traces").iterdir()
     )
     result = cli(["replay", *traces[:2]])
     assert result.code == 0, result.stderr

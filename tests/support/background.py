@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MYPY_TEST = "tests/test_lint.py::test_mypy_strict_is_clean"
 _started: list[subprocess.Popen[str]] = []
 

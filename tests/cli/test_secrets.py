@@ -218,7 +218,7 @@ def test_ask_never_shows_a_secret(cli: Runner, name: str) -> None:
 
 
 def test_eval_never_shows_a_secret(cli: Runner, tmp_path: Path) -> None:
-    dataset = Path(__file__).parent / "fixtures" / "eval" / "hotpotqa_dev_first6.json"
+    dataset = Path(__file__).resolve().parents[1] / "fixtures" / "eval" / "hotpotqa_dev_first6.json"
     out = tmp_path / "run"
     scenario = SCENARIOS["model-401-json"]
     with servers(scenario) as up:

@@ -11,7 +11,9 @@ import pytest
 from react_cli.wiki.sentences import split_sentences
 
 PAGES = json.loads(
-    (Path(__file__).parent / "fixtures" / "wiki" / "pages.json").read_text(encoding="utf-8")
+    (Path(__file__).resolve().parents[1] / "fixtures" / "wiki" / "pages.json").read_text(
+        encoding="utf-8"
+    )
 )
 
 CASES: list[tuple[str, list[str]]] = [
