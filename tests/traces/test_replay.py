@@ -275,3 +275,24 @@ def test_rerun_keeps_the_recorded_stop_rules(tmp_path: Path) -> None:
     )
     assert compare(Trace.read(repeated).run, rerun(Trace.read(repeated))[1]) == []
     assert rerun(Trace.read(repeated))[1].stop_reason == "repeated_action"
+
+
+@pytest.mark.parametrize(
+    "method", ["standard", "cot", "cot-sc", "act", "react", "cot-sc+react", "react+cot-sc"]
+)
+def test_a_run_whose_first_model_call_failed_reruns_as_that_failure(
+    cli: Runner, wiki: FakeMediaWiki, offline: dict[str, str], tmp_path: Path, method: str
+) -> None:
+    """Every method: the endpoint refused the first call; the re-run fails there again."""
+    path = tmp_path / f"{method}.json"
+    asked = cli(
+        ["ask", QUESTION, "--method", method, "--samples", "3", "--trace", str(path)],
+        REACT_CLI_MODEL="m",
+        **offline,
+    )
+    assert asked.code == 1, asked.stderr
+    assert json.loads(path.read_text(encoding="utf-8"))["stop_reason"] == "llm_error"
+    rerun_result = cli(["replay", "--rerun", "--json", str(path)])
+    assert rerun_result.code == 0, rerun_result.stdout + rerun_result.stderr
+    report = json.loads(rerun_result.stdout)
+    assert (report["reproduced"], report["stop_reason"]) == (True, "llm_error")
