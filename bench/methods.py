@@ -1,7 +1,7 @@
 """Model calls and tokens per question of each of the paper's methods, on a scripted endpoint.
 
 Each method is evaluated alone over the six HotpotQA questions of ``tests/fixtures/eval``
-(the scripted endpoint of ``tests/method_fakes.py``: every kind of call answered, CoT-SC's
+(the scripted endpoint of ``tests/support/method_fakes.py``: every kind of call answered, CoT-SC's
 samples varied, ReAct answering at step 1, 2 or 8, or never), then all seven in one
 ``eval --methods all`` pass, which runs each building block of a question once. Calls are
 counted on the server; tokens are the endpoint's (4 characters a token).

@@ -4,7 +4,7 @@ Data: ``bench/data/reflexion_search_misses.jsonl``, the 514 Searches of a real R
 (text-davinci-003, 100 HotpotQA questions x 5 trials, live Wikipedia) that came back "Could
 not find", each with the titles Wikipedia's search offered (see bench/README.md).
 
-The stand-in host (tests/fake_mediawiki.py on 127.0.0.1) has a page for every offered title
+The stand-in host (tests/support/fake_mediawiki.py on 127.0.0.1) has a page for every offered title
 and answers ``list=search`` with the recorded lists. Each Search is replayed twice: through
 the backend alone with the entity as written (what react-cli did before cleaning and
 folding) and through ``WikiSession`` (cleaning, then folding on a miss).

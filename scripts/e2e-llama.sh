@@ -21,4 +21,4 @@ if ! "$python" -c "import sys, urllib.request; urllib.request.urlopen(sys.argv[1
   echo "start one first, e.g.: ../shared/tools/llama-server 8765 &" >&2
   exit 2
 fi
-REACT_CLI_TEST_LLAMA_URL=$url exec "$python" -m pytest -n 0 -s -p no:cacheprovider tests/test_llama_e2e.py "$@"
+REACT_CLI_TEST_LLAMA_URL=$url exec "$python" -m pytest -n 0 -s -p no:cacheprovider tests/llm/test_llama_e2e.py "$@"

@@ -2,7 +2,7 @@
 
 The run is the test suite's scripted run A over the first six HotpotQA dev questions (``react-cli
 eval`` in-process against the fake model and MediaWiki servers of ``tests/``); the browser is
-Debian's ``chromium`` driven by Playwright, as in ``tests/test_share_browser.py``. Needs a
+Debian's ``chromium`` driven by Playwright, as in ``tests/share/test_share_browser.py``. Needs a
 development install (``pip install -e '.[test]'``).
 
     python scripts/report_screenshot.py [OUT.png]

@@ -1,0 +1,2 @@
+"""The vocabulary every layer shares: records, the trajectory, methods and tasks, errors,
+wording."""

@@ -1,0 +1,1 @@
+"""The terminal: the renderer of runs (live, replayed, paced) and text fit for a terminal."""

@@ -1,0 +1,2 @@
+"""Settings: the type, its resolution (flag > environment > config file > default), validation,
+URLs, environment variables."""

@@ -1,0 +1,1 @@
+"""Traces: the format, how a run was made, the store, new traces, replay and forks."""

@@ -1,6 +1,6 @@
 """What only a process of its own can show: exit codes through the console script (2 for usage,
 1 on a full disk, 130 on Ctrl-C), Ctrl-C as a real SIGINT, a full disk on stdout. Every other
-CLI test runs in-process (``inproc.py``)."""
+CLI test runs in-process (``support/inproc.py``)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,8 @@
 Each fault has one expected behaviour: retried and the run succeeds, or exit 1 with a one-line
 ``Error: ...``, a trace whose ``stop_reason`` says why, and no traceback. Retries are bounded in
 count (``retries`` in the config) and in time (asserted per test). The fake server speaks real
-HTTP on loopback (``fake_openai.py``); the wiki is the recorded fake (``fake_mediawiki.py``).
+HTTP on loopback (``support/fake_openai.py``); the wiki is the recorded fake
+(``support/fake_mediawiki.py``).
 """
 
 from __future__ import annotations

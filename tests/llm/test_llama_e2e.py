@@ -1,6 +1,6 @@
 """End to end against a real OpenAI-compatible server (llama.cpp), skipped unless asked for.
 
-    REACT_CLI_TEST_LLAMA_URL=http://127.0.0.1:8765/v1 pytest -s tests/test_llama_e2e.py
+    REACT_CLI_TEST_LLAMA_URL=http://127.0.0.1:8765/v1 pytest -s tests/llm/test_llama_e2e.py
     scripts/e2e-llama.sh            # the same, checking the server first
 
 The model answers for real (``REACT_CLI_TEST_LLAMA_MODEL``, default ``gemma-3-270m``, a tiny

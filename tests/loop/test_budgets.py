@@ -1,6 +1,6 @@
 """Budgets and loop guards at the loop, with scripted models: the time limit, the forced answer,
 the token budget, repeated actions and the consecutive-error caps; and the run's deadline.
-``test_budgets_cli.py`` has the same budgets through ``react-cli ask``."""
+``cli/test_budgets_cli.py`` has the same budgets through ``react-cli ask``."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Starting ``python -m react_cli`` costs about half a second a call; this runs the same entry point
 in the test process with a clean environment and captured output, in milliseconds. Only what
-needs a process of its own (a signal, a full disk) runs one, in ``test_cli_process.py``.
+needs a process of its own (a signal, a full disk) runs one, in ``cli/test_cli_process.py``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Data for the share tests: hostile text, hand-made traces, and real eval folders.
 
-The eval folders themselves are made by the session fixtures of ``share_evals.py``.
+The eval folders themselves are made by the session fixtures of ``support/share_evals.py``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """`react-cli replay`: a recorded run shown, re-run and compared, end to end in-process.
 
 Traces are made by real `ask` runs against the local fake servers; replays and re-runs then run
-with those servers stopped, to prove they need no network and no key. ``test_traces.py`` has
+with those servers stopped, to prove they need no network and no key. ``traces/test_traces.py`` has
 forks, broken and old trace files and the listing.
 """
 

@@ -1,0 +1,1 @@
+"""The paper's text protocol: Thought/Action/Observation prompts, their parser and cutter."""
