@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import tempfile
 import unicodedata
 import uuid
@@ -152,15 +153,27 @@ def _umask() -> int:
 _FILE_MODE = 0o666 & ~_umask()  # read once, at import: changing the umask is not thread-safe
 
 
+def replacing_mode(path: Path) -> int:
+    """The permissions of a file written to ``path``: those of the regular file it replaces
+    (a 0600 trace stays 0600), else those a plain ``open`` would give a new one."""
+    try:
+        mode = path.lstat().st_mode
+    except OSError:
+        return _FILE_MODE
+    return mode & 0o777 if stat.S_ISREG(mode) else _FILE_MODE
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Replace ``path`` in one step, so a crash or Ctrl-C mid-write never leaves half a file.
 
-    The file gets the permissions a plain ``open`` would give it (mkstemp's are 0600)."""
+    The file keeps the permissions of the one it replaces (see :func:`replacing_mode`;
+    mkstemp's are 0600). A symbolic link at ``path`` is itself replaced, never written
+    through (:func:`trace_target` resolves the paths users name first)."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
-            os.fchmod(handle.fileno(), _FILE_MODE)
+            os.fchmod(handle.fileno(), replacing_mode(path))
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -6,7 +6,12 @@
   and reported, any other line that is not a row is an error naming the line (or, for
   ``eval show``, skipped and counted); an append that fails (disk full, file-size limit) is
   undone, so the rows on disk are always whole rows;
-- ``summary.json``: read with the same JSON bounds as every local file, checked field by field.
+- ``summary.json``: read with the same JSON bounds as every local file, checked field by field;
+- every file an eval writes there (rows rewritten, summary, traces) follows the folder's one
+  policy: written in one step (``trace.write_atomic``, its mode kept), a symbolic link at its
+  name (or at ``traces/``, see :func:`write_json_file`) replaced, never written through, so a
+  link planted in the folder cannot make the eval overwrite a file outside it; rows are
+  appended with ``O_NOFOLLOW``.
 """
 
 from __future__ import annotations
@@ -14,11 +19,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from react_cli.errors import UsageError
 from react_cli.eval.rows import BadRow, Row
 from react_cli.eval.summary import BadSummary, Summary
+from react_cli.trace import write_json_atomic
 from react_cli.untrusted import BadInput, not_regular, parse_json, read_bytes, read_text, utf8
 
 LOCK = ".lock"
@@ -119,6 +125,19 @@ def read_summary(path: Path) -> Summary | None:
         return Summary.from_json(document)
     except BadSummary as exc:
         raise UsageError(f"{path}: not a react-cli eval summary ({exc})") from None
+
+
+def write_json_file(folder: Path, name: str, document: dict[str, Any]) -> None:
+    """Write the JSON document ``folder/name`` (``traces/00001-….json``) in one step, by the
+    folder's policy: a symbolic link at ``name``, or at a folder on the way there, is replaced
+    (by the file, or by an empty folder), never followed. OSError when the disk refuses."""
+    parent = folder
+    for part in Path(name).parent.parts:
+        parent = parent / part
+        if parent.is_symlink():
+            parent.unlink(missing_ok=True)
+        parent.mkdir(exist_ok=True)
+    write_json_atomic(folder / name, document)
 
 
 class RowFile:

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from react_cli.datasets import Example, Format
-from react_cli.errors import LLMConfigError, ReactCliError
-from react_cli.eval.files import TRACES
+from react_cli.errors import LLMConfigError, ReactCliError, TraceError
+from react_cli.eval.files import TRACES, write_json_file
 from react_cli.eval.plan import EvalPlan
 from react_cli.eval.rows import FeverLabel, MethodResult, Row
 from react_cli.eval.stop import CallRefused
@@ -111,15 +111,21 @@ def _scored(plan: EvalPlan, example: Example, outcome: Outcome, created: datetim
     single = plan.methods == (Method.REACT,)
     name = trace_name(example, None if single else outcome.method)
     run = outcome.whole_run(example.question)
-    method_trace(
+    trace = method_trace(
         outcome,
         run,
         settings=plan.settings,
         prompts=plan.prompts,
         task=plan.task,
         created=created,
-        trace_path=plan.folder / name,
+        trace_path=None,  # written below by the folder's policy, not the one of --trace
     )
+    try:
+        write_json_file(plan.folder, name, trace.to_json())
+    except OSError as exc:
+        raise TraceError(
+            f"cannot write trace {plan.folder / name}: {exc.strerror or exc}"
+        ) from None
     em, f1, label = score(example, run.answer, plan.dataset.format is Format.FEVER)
     prices = plan.settings.prices()
     return MethodResult(
