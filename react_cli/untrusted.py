@@ -11,8 +11,10 @@ takes, their shape checked by the code that reads them.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
+import os
 import re
 import stat
 from collections.abc import Iterable, Iterator
@@ -73,26 +75,53 @@ def not_regular(path: Path, *, follow_symlinks: bool) -> str | None:
     """
     try:
         mode = path.stat().st_mode if follow_symlinks else path.lstat().st_mode
-    except FileNotFoundError:
+    except OSError:  # missing, or unreachable: what uses the path next says why
         return None
     return None if stat.S_ISREG(mode) else _KINDS.get(stat.S_IFMT(mode), "not a regular file")
 
 
 def read_at_most(stream: BinaryIO, limit: int) -> bytes:
     """All of ``stream`` if it holds at most ``limit`` bytes; BadInput (never a full memory)
-    if it holds more, as ``/dev/zero`` does."""
+    if it holds more (stdin may be an endless pipe)."""
     data = stream.read(limit + 1)
     if len(data) > limit:
         raise BadInput(f"larger than {size_text(limit)}")
     return data
 
 
-def read_bytes(path: Path, limit: int) -> bytes:
-    """At most ``limit`` bytes of a file, FIFO or device (see ``read_at_most``).
+def open_regular(path: Path) -> BinaryIO:
+    """``path`` opened for reading if it is a regular file (a symbolic link to one too).
 
-    OSError (missing file, directory, no permission) is left to the caller, who names the file.
+    Anything else is refused before a byte is read, and without ever blocking: opening a FIFO
+    waits for a writer and reading it may never end, a device may be endless (``/dev/zero``)
+    or answer only when it likes. The path is opened non-blocking and the open file itself is
+    checked, so nothing put in its place between a check and the open is read either.
+    IsADirectoryError for a directory, BadInput for another kind of file; other OSErrors
+    (missing file, no permission) are left to the caller, who names the file.
     """
-    with path.open("rb") as handle:
+    _check_regular(path.stat().st_mode, path)  # a FIFO is not even opened (its writer waits)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        _check_regular(os.fstat(fd).st_mode, path)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _check_regular(mode: int, path: Path) -> None:
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    if not stat.S_ISREG(mode):
+        kind = _KINDS.get(stat.S_IFMT(mode))
+        raise BadInput(f"is {kind}, not a regular file" if kind else "is not a regular file")
+
+
+def read_bytes(path: Path, limit: int) -> bytes:
+    """At most ``limit`` bytes of a regular file (see :func:`open_regular`); BadInput if it
+    holds more, or is not a regular file."""
+    with open_regular(path) as handle:
         return read_at_most(handle, limit)
 
 
@@ -135,7 +164,8 @@ def is_json_list(text: str) -> bool:
 
 def json_records(text: str, source: str) -> Iterator[tuple[str, Any]]:
     """``(where, record)`` for each record of one JSON list (``"<source> item 3"``, from 1) or
-    of JSON Lines (``"<source> line 7"``, blank lines skipped), parsed by :func:`parse_json`.
+    of JSON Lines (``"<source> line 7"``, split by :func:`lines`, blank lines skipped), parsed
+    by :func:`parse_json`.
 
     BadInput names where the text is not JSON: ``"<source> line 7: truncated JSON"``.
     """
@@ -147,13 +177,19 @@ def json_records(text: str, source: str) -> Iterator[tuple[str, Any]]:
         for number, item in enumerate(items, 1):
             yield f"{source} item {number}", item
         return
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(lines(text), 1):
         if line.strip():
             try:
                 record = parse_json(line)
             except BadInput as exc:
                 raise BadInput(f"{source} line {number}: {exc}") from None
             yield f"{source} line {number}", record
+
+
+def lines(text: str) -> list[str]:
+    """The lines of a JSON Lines text, split at ``\\n`` (and ``\\r\\n``) alone: JSON allows
+    U+2028, U+2029, U+0085 and the other breaks ``str.splitlines`` knows raw inside strings."""
+    return [line.removesuffix("\r") for line in text.split("\n")]
 
 
 def loads(data: bytes | str) -> Any:

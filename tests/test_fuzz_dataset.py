@@ -114,11 +114,21 @@ def test_depth_and_numbers_are_named(
     assert result.code == 2 and problem in result.stderr
 
 
-def test_a_dataset_that_never_ends_is_refused(cli: Runner, llm: FakeOpenAI) -> None:
-    """``/dev/zero`` (or a runaway pipe) is read up to the size limit, not into all memory."""
+def test_a_dataset_that_never_ends_or_is_too_large_is_refused(
+    cli: Runner, llm: FakeOpenAI, tmp_path: Path
+) -> None:
+    """``/dev/zero`` is no regular file: refused before a byte is read; a file is read up to
+    the size limit, not into all memory."""
     from react_cli import datasets
 
-    cli.monkeypatch.setattr(datasets, "MAX_DATASET_BYTES", 1 << 20)
     result = cli(["eval", "/dev/zero", "-m", "m", "--base-url", llm.url])
     assert result.code == 2
-    assert result.stderr == "Error: cannot read dataset /dev/zero: larger than 1 MiB\n"
+    assert result.stderr == (
+        "Error: cannot read dataset /dev/zero: is a character device, not a regular file\n"
+    )
+    cli.monkeypatch.setattr(datasets, "MAX_DATASET_BYTES", 1 << 10)
+    big = tmp_path / "big.jsonl"
+    big.write_text('{"question": "' + "q" * 2000 + '", "answer": "a"}\n', encoding="utf-8")
+    result = cli(["eval", str(big), "-m", "m", "--base-url", llm.url])
+    assert result.code == 2
+    assert result.stderr == f"Error: cannot read dataset {big}: larger than 1 KiB\n"

@@ -23,7 +23,7 @@ from urllib.parse import unquote, urlsplit
 from react_cli.deadline import Deadline
 from react_cli.errors import UsageError, WikiError
 from react_cli.sizelimit import TooLarge, check_size
-from react_cli.untrusted import decode
+from react_cli.untrusted import decode, not_regular
 from react_cli.wiki.base import MAX_ANSWER_BYTES, REQUEST_FAILED, Article, SearchResult
 from react_cli.wiki.html import article_text
 from react_cli.wiki.titles import case_variants, title_query
@@ -62,6 +62,9 @@ Converter = Callable[[str], str]
 def open_zim(path: str, variant: str | None = None) -> ZimBackend:
     """A backend on the archive at ``path``; UsageError when it cannot be used."""
     file = Path(path).expanduser()
+    kind = not_regular(file, follow_symlinks=True)  # libzim would block on a FIFO
+    if kind is not None:
+        raise UsageError(f"ZIM file {str(file)!r} is {kind}, not a regular file")
     if not file.is_file():
         raise UsageError(f"ZIM file not found: {str(file)!r}")
     try:
