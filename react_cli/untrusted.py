@@ -6,7 +6,9 @@ quotes it; JSON nested 10^5 levels deep, ``1e400``, ``NaN`` or a 5,000-digit int
 surface as RecursionError, OverflowError or ValueError far from the file that held them. Text is
 cleaned here, once, where it enters; JSON is refused here with a message saying what is wrong.
 Answers from servers go through :func:`loads`: cleaned the same way, any depth the parser
-takes, their shape checked by the code that reads them.
+takes, a number no reader of ours would take (``NaN``, ``1e400``, 300 digits) read as null,
+their shape checked by the code that reads them. Whatever react-cli writes goes through
+:func:`dump_json`, which refuses what these readers refuse, so it always reads back.
 """
 
 from __future__ import annotations
@@ -194,18 +196,72 @@ def lines(text: str) -> list[str]:
 
 def loads(data: bytes | str) -> Any:
     """JSON from a server (the model endpoint, Wikipedia): ``ValueError`` for anything
-    malformed, nesting too deep to parse too; strings (keys too) free of lone surrogates."""
+    malformed, nesting too deep to parse too; strings (keys too) free of lone surrogates; a
+    number :func:`parse_json` would refuse (``NaN``, ``1e400``, more than
+    :data:`MAX_NUMBER_CHARS` characters) read as None, so what a server said can always be
+    written again (``models --json``) and a reader of its fields sees it as missing."""
     text = decode(data) if isinstance(data, bytes) else data
     try:
-        value = json.loads(text)
+        value = json.loads(
+            text, parse_constant=_no_number, parse_float=_server_float, parse_int=_server_int
+        )
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
     return _checked(value, clean=_SURROGATE_ESCAPE.search(text) is not None, max_depth=None)
 
 
 def dump_json(data: Any, indent: int | None = None) -> str:
-    """JSON text that can always be written as UTF-8 (lone surrogates become U+FFFD)."""
-    return clean_text(json.dumps(data, ensure_ascii=False, indent=indent))
+    """Strict JSON text that can always be written as UTF-8 (lone surrogates become U+FFFD)
+    and that :func:`parse_json` reads back: the one JSON writer (files and stdout alike).
+
+    A number parse_json would refuse (not finite, more than :data:`MAX_NUMBER_CHARS`
+    characters) is a ValueError naming where it is: every number from outside is bounded
+    where it enters, so one reaching here is a bug that must not write a file its own readers
+    refuse (a trace ``replay`` rejects, a summary that loses the eval).
+    """
+    _check_numbers(data)
+    return clean_text(json.dumps(data, ensure_ascii=False, indent=indent, allow_nan=False))
+
+
+def _check_numbers(data: Any) -> None:
+    """ValueError for the first number of ``data`` (walked without recursion) that is not
+    finite or is written in more than :data:`MAX_NUMBER_CHARS` characters."""
+    stack: list[tuple[Any, str]] = [(data, "")]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, dict):
+            stack.extend((item, f"{where}.{key}") for key, item in value.items())
+        elif isinstance(value, (list, tuple)):
+            stack.extend((item, f"{where}[{n}]") for n, item in enumerate(value))
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"refusing to write {value} at {where or 'the top'}: not JSON")
+        elif isinstance(value, int) and not _short_int(value):
+            raise ValueError(
+                f"refusing to write a number of more than {MAX_NUMBER_CHARS} digits at "
+                f"{where or 'the top'}: react-cli would not read it back"
+            )
+
+
+_LARGEST_INT: int = 10**MAX_NUMBER_CHARS  # a whole number below it fits (with its sign: one less)
+
+
+def _short_int(value: int) -> bool:
+    return -(_LARGEST_INT // 10) < value < _LARGEST_INT
+
+
+def _no_number(name: str) -> None:
+    return None
+
+
+def _server_float(literal: str) -> float | None:
+    if len(literal) > MAX_NUMBER_CHARS:
+        return None
+    value = float(literal)
+    return value if math.isfinite(value) else None
+
+
+def _server_int(literal: str) -> int | None:
+    return int(literal) if len(literal) <= MAX_NUMBER_CHARS else None
 
 
 def _too_deep() -> str:

@@ -32,6 +32,8 @@ MAX_COUNTS = {
     "sample_concurrency": 16,  # the HTTP session's connection pool
 }
 """The largest meaningful value of each count; beyond it a value is a typo, not a setting."""
+MAX_PRICE = 1e9
+"""The highest price per million tokens, in any currency (a finite cost for any usage)."""
 _DURATIONS = (
     "timeout_s",
     "wiki_timeout_s",
@@ -89,6 +91,10 @@ def validate(settings: Settings, api_source: str) -> None:
         (
             all(p is None or p >= 0 for p in (settings.price_input, settings.price_output)),
             "prices must be ≥ 0",
+        ),
+        (
+            all(p is None or p <= MAX_PRICE for p in (settings.price_input, settings.price_output)),
+            f"prices must be at most {MAX_PRICE:,.0f} per million tokens",
         ),
     ]
     for ok, message in checks:
