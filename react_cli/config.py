@@ -21,7 +21,7 @@ from react_cli.errors import UsageError
 from react_cli.untrusted import BadInput, clean_text, not_regular, read_text
 from react_cli.urls import default_variant, wiki_root
 from react_cli.validation import validate
-from react_cli.wording import did_you_mean
+from react_cli.wording import clipped, did_you_mean, quoted
 
 if TYPE_CHECKING:
     from react_cli.records import Prices
@@ -162,8 +162,8 @@ def _model_prices(table: Any, model: str | None, path: Path) -> dict[str, float]
     unknown = sorted(set(entry) - {"input", "output"})
     if unknown:
         raise UsageError(
-            f"config file {path}: [{PRICES_TABLE}] {model!r}: unknown key(s) "
-            f"{', '.join(unknown)} (use input and output)"
+            f"config file {path}: [{PRICES_TABLE}] {quoted(model)}: unknown key(s) "
+            f"{', '.join(map(clipped, unknown))} (use input and output)"
         )
     return {f"price_{key}": value for key, value in entry.items()}
 
@@ -194,7 +194,7 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
         text = str(value)
         return text if name in _PATHS else clean_text(text)
     except (TypeError, ValueError):
-        shown = "" if name == "api_key" else f" {value!r:.80}"
+        shown = "" if name == "api_key" else f" {quoted(value)}"
         raise UsageError(f"{origin}: invalid value{shown} for {name}") from None
 
 

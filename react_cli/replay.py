@@ -30,6 +30,7 @@ from react_cli.parser import Action, ActionKind, parse_action
 from react_cli.records import Completion, Model, StopReason, TextSink, ToolResult, Tools, Usage
 from react_cli.trace import Trace
 from react_cli.trajectory import Run, Step
+from react_cli.wording import quoted
 
 # The cue a prompt ends with names the call: "Thought k:", "Action k:", or the forced
 # "Action k: Finish[" of --force-answer.
@@ -171,7 +172,8 @@ def rerun(
     run, record, config = trace.run, trace.record, trace.config
     recorded = record.method
     if not isinstance(recorded, Method):
-        raise TraceError(f"{trace.path}: this react-cli does not know the method {recorded!r}")
+        shown = quoted(recorded)
+        raise TraceError(f"{trace.path}: this react-cli does not know the method {shown}")
     method = method or recorded
     loop = next((part for part in recorded.parts if part.loop), None)
     wanted = next((part for part in method.parts if part.loop), None)

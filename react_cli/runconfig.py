@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from react_cli.methods.method import Method, Task
+from react_cli.wording import quoted
 
 
 @dataclass(frozen=True)
@@ -156,7 +157,7 @@ def _count(data: dict[str, Any], key: str, default: int | None) -> Any:
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"config {key} is {value!r}, not a count ≥ 1")
+        raise ValueError(f"config {key} is {quoted(value)}, not a count ≥ 1")
     return value
 
 
@@ -165,7 +166,7 @@ def _number(data: dict[str, Any], key: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ValueError(f"config {key} is {value!r}, not a number")
+        raise ValueError(f"config {key} is {quoted(value)}, not a number")
     return float(value)
 
 

@@ -28,6 +28,7 @@ from react_cli.prompts import PromptTemplate
 from react_cli.runconfig import RunConfig
 from react_cli.trajectory import Run, optional_text
 from react_cli.untrusted import BadInput, dump_json, not_regular, parse_json, read_text
+from react_cli.wording import quoted
 
 TRACE_VERSION = 2
 
@@ -248,7 +249,7 @@ def load_trace(path: Path) -> dict[str, Any]:
         or version not in READABLE_VERSIONS
     ):
         raise TraceError(
-            f"{path}: unsupported trace version {version!r} "
+            f"{path}: unsupported trace version {quoted(version)} "
             f"(this react-cli reads {', '.join(map(str, sorted(READABLE_VERSIONS)))})"
         )
     while document["version"] != TRACE_VERSION:

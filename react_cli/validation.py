@@ -12,6 +12,7 @@ from react_cli.errors import UsageError
 from react_cli.methods.method import Method
 from react_cli.records import Api
 from react_cli.urls import VARIANT_CODE, check_url
+from react_cli.wording import quoted
 
 if TYPE_CHECKING:
     from react_cli.config import Settings
@@ -119,7 +120,7 @@ def _shown(value: str) -> str:
     information or query (a password typed into the wrong setting is still a password)."""
     from react_cli.redaction import redact_url
 
-    return repr(redact_url(value) if "://" in value or "@" in value else value)
+    return quoted(redact_url(value) if "://" in value or "@" in value else value)
 
 
 def _check_bounds(settings: Settings) -> None:

@@ -100,9 +100,10 @@ def eval_compare(
     """
     from react_cli.share.compare import compare_evals, comparison_view, flips_view
     from react_cli.terminal import make_console
+    from react_cli.wording import quoted
 
     if listing is not None and listing not in LISTS:
-        raise UsageError(f"--list must be one of {', '.join(LISTS)}, not {listing!r}")
+        raise UsageError(f"--list must be one of {', '.join(LISTS)}, not {quoted(listing)}")
     from react_cli.methods.method import parse_method
 
     names = [

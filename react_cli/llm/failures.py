@@ -25,7 +25,7 @@ from react_cli.llm.stream import Malformed
 from react_cli.redaction import Redactor
 from react_cli.retry import RETRY_STATUSES, GiveUp, Retryable
 from react_cli.untrusted import decode, loads
-from react_cli.wording import plural
+from react_cli.wording import plural, quoted
 
 MAX_MESSAGE_CHARS = 300
 ERROR_BODY_BYTES = 65_536  # of an error answer, only this much is read (its message is cut)
@@ -87,9 +87,8 @@ class Failures:
         what = str(exc)
         if exc.excerpt is not None:  # quoted with secrets masked before it is cut
             what += f": {self.redact(exc.excerpt)[:EXCERPT_CHARS]!r}"
-        return LLMResponseError(
-            f"{self.shown_url} (model {self.model!r}) answered HTTP 200 with {self.clean(what)}"
-        )
+        where = f"{self.shown_url} (model {quoted(self.model)})"
+        return LLMResponseError(f"{where} answered HTTP 200 with {self.clean(what)}")
 
     def reason(self, exc: requests.RequestException, dog: Watchdog) -> str:
         """Why a request failed, in a few words (the watchdog's cut is a timeout)."""

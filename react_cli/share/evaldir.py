@@ -23,6 +23,7 @@ from react_cli.eval.summary import ScoreKind, Summary
 from react_cli.records import StopReason
 from react_cli.share.text import one_line, shown
 from react_cli.share.view import TraceView, load_view
+from react_cli.wording import quoted
 
 
 def metric_label(metric: str) -> str:
@@ -171,7 +172,7 @@ def load_eval(path: Path, method: str | None = None) -> EvalFolder:
             rows.append(ShownRow.of(row, chosen, path))
     if method is not None and not rows and method not in summary.config.methods:
         ran = ", ".join(one_line(name) for name in summary.config.methods)
-        raise UsageError(f"{path} holds no results of the method {method!r} (it ran {ran})")
+        raise UsageError(f"{path} holds no results of the method {quoted(method)} (it ran {ran})")
     ordered = tuple(sorted(rows, key=lambda row: row.key))
     return EvalFolder(path, _cleaned(summary), ordered, read.skipped, method)
 

@@ -27,6 +27,7 @@ from react_cli.untrusted import decode, not_regular
 from react_cli.wiki.base import MAX_ANSWER_BYTES, REQUEST_FAILED, Article, SearchResult
 from react_cli.wiki.html import article_text
 from react_cli.wiki.titles import case_variants, title_query
+from react_cli.wording import quoted
 
 if TYPE_CHECKING:
     from libzim.reader import Archive, Entry
@@ -105,7 +106,7 @@ def _converters(variant: str | None) -> tuple[Converter | None, list[Converter]]
     config = OPENCC_CONFIGS.get(variant.lower())
     if config is None:
         known = ", ".join(OPENCC_CONFIGS)
-        raise UsageError(f"unknown --variant {variant!r} for a ZIM archive: expected {known}")
+        raise UsageError(f"unknown --variant {quoted(variant)} for a ZIM archive: expected {known}")
     try:
         import opencc
     except ImportError:
