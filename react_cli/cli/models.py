@@ -9,6 +9,8 @@ import typer
 from react_cli.cli.app import app, debug_enabled, print_json
 from react_cli.cli.options import ApiKeyOpt, BaseUrlOpt, DebugOpt, run_settings
 
+MAX_NAME_CHARS = 1000  # a longer name is cut (saying so): no one types it after -m
+
 
 @app.command(short_help="List the endpoint's models (the names -m takes).")
 def models(
@@ -24,7 +26,7 @@ def models(
     Exit codes: 0 listed; 1 the endpoint failed (after retries); 2 usage or configuration
     error (no key for OpenAI, a rejected key, a base URL with no model list).
     """
-    from react_cli.terminal import plain
+    from react_cli.share.text import one_line
     from react_cli.wiring import model_client, stderr_debug_log, stderr_retry_notice
 
     settings = run_settings(base_url=base_url, api_key=api_key)
@@ -33,5 +35,5 @@ def models(
     if as_json:
         print_json(found, indent=2)
         return
-    for model in found:
-        print(plain(str(model.get("id", "?"))))
+    for model in found:  # one line each: a name holding a line break is not two models
+        print(one_line(str(model.get("id", "?")), limit=MAX_NAME_CHARS))

@@ -45,12 +45,14 @@ from react_cli.redaction import Redactor, redact_url, url_secrets
 from react_cli.retry import Retryable, RetryPolicy
 from react_cli.sizelimit import TooLarge, read_capped
 from react_cli.untrusted import loads
+from react_cli.wording import quoted
 
 MODEL_HINT = "check the model name ('react-cli models' lists them) and the base URL"
 URL_HINT = "check the base URL (an OpenAI-compatible one usually ends in /v1)"
 LENGTH_SLACK = 4  # an answer is cut at 4x its estimated length: no honest answer reaches it
 DEFAULT_MAX_CHARS = 100_000  # when no max_tokens is set (long <think> blocks fit)
 BODY_OVERHEAD_BYTES = 64_000  # JSON around the text of a non-streamed answer
+MAX_MODELS_BYTES = 32 << 20  # aggregators list thousands of models, with descriptions (~2 MB)
 _MENTIONS_STOP = re.compile(r"\bstop(?:_sequences?)?\b", re.IGNORECASE)
 _MENTIONS_N = re.compile(r"\bn\b|\bchoices?\b", re.IGNORECASE)  # llama.cpp: "one ... choice"
 T = TypeVar("T")
@@ -80,7 +82,7 @@ class OpenAIClient:
         try:
             self.api = Api(api)
         except ValueError:
-            raise UsageError(f"unknown API {api!r}: use one of {', '.join(Api)}") from None
+            raise UsageError(f"unknown API {quoted(api)}: use one of {', '.join(Api)}") from None
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.temperature = temperature
@@ -181,7 +183,7 @@ class OpenAIClient:
                         message = self._say.error_message(response)
                         raise self._say.refusal(response, message, shown, URL_HINT)
                     try:
-                        return read_capped(response.iter_content(65536), self._body_limit())
+                        return read_capped(response.iter_content(65536), MAX_MODELS_BYTES)
                     except requests.RequestException as exc:
                         reason = self._say.reason(exc, dog)
                         raise LLMConnectionError(f"cannot reach {shown}: {reason}") from None
@@ -293,7 +295,7 @@ class OpenAIClient:
             self.stop_supported = False
             self._log("endpoint rejected stop; retrying without it (cutting client-side)")
             return
-        where = f"{self.shown_url} (model {self.model!r})"
+        where = f"{self.shown_url} (model {quoted(self.model)})"
         raise self._say.refusal(response, message, where, MODEL_HINT)
 
     def _body_limit(self) -> int:
