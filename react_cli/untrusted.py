@@ -237,7 +237,7 @@ def _check_numbers(data: Any) -> None:
             raise ValueError(f"refusing to write {value} at {where or 'the top'}: not JSON")
         elif isinstance(value, int) and not _short_int(value):
             raise ValueError(
-                f"refusing to write a number of more than {MAX_NUMBER_CHARS} digits at "
+                f"refusing to write a number of more than {MAX_NUMBER_CHARS} characters at "
                 f"{where or 'the top'}: react-cli would not read it back"
             )
 

@@ -67,7 +67,7 @@ def check_eval(cli: Runner, llm: FakeOpenAI, path: Path, out: Path) -> CliResult
         return result
     assert result.code in (0, 1), result
     assert len(errors) == result.code  # exit 1: one line saying which questions failed
-    rows = (out / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    rows = (out / "results.jsonl").read_text(encoding="utf-8").split("\n")[:-1]  # JSON Lines
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert summary["n"] == len(rows) and summary["status"] == "finished"
     return result

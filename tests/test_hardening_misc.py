@@ -138,10 +138,6 @@ def test_the_summary_of_several_methods_says_whose_figures_it_shows(
     for screen in (result.stderr, shown.stdout):
         assert "│ EM (Standard)" in screen and "│ avg steps (Standard)" in screen
         assert "│ stop reasons (Standard)" in screen and "│ questions  " in screen
-    page = tmp_path / "report.html"
-    pytest.importorskip("matplotlib")
-    assert cli(["eval", "report", str(out), "-o", str(page)]).code == 0
-    assert "EM (Standard)" in page.read_text(encoding="utf-8")
 
 
 def test_the_summary_of_a_react_eval_needs_no_label(

@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -145,8 +146,13 @@ class RowFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-        self._fd = os.open(path, flags, 0o644)
+        # O_NONBLOCK: a FIFO put there since the rows were read fails at once (no reader),
+        # never blocks; it changes nothing for a regular file.
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
+        self._fd = os.open(path, flags | os.O_CLOEXEC, 0o644)
+        if not stat.S_ISREG(os.fstat(self._fd).st_mode):
+            os.close(self._fd)
+            raise OSError(f"{path} is not a regular file")
         self._size = os.fstat(self._fd).st_size
         self._last = self._size
 
