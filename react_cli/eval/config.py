@@ -100,9 +100,8 @@ class EvalConfig:
         methods (where it lists them) by their names."""
         if not isinstance(data, dict) or not isinstance(data.get("prompt"), dict):
             return None
-        if not isinstance(data.get("model"), str) or not isinstance(
-            data["prompt"].get("name"), str
-        ):
+        named = (data.get("model"), data["prompt"].get("name"))
+        if not all(isinstance(name, str) for name in named):
             return None
         run = {key: value for key, value in data.items() if key not in _OWN}
         methods = data.get("methods")
