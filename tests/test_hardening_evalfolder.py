@@ -152,7 +152,7 @@ def test_a_fifo_at_a_trace_s_name_is_shown_as_such_by_report_and_compare(
 # --- wrong types anywhere -----------------------------------------------------------------------
 
 COMMANDS = ("show", "compare", "resume")
-FUZZ = cli_fuzz(30)
+FUZZ = cli_fuzz(20)
 
 
 def run(cli: Runner, command: str, folder: Path, env: dict[str, str]) -> CliResult:

@@ -56,7 +56,7 @@ def rows(out: Path) -> list[dict[str, Any]]:
 with_breaks = st.lists(st.one_of(text, st.sampled_from(SEPARATORS)), max_size=8).map("".join)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(texts=st.lists(with_breaks, min_size=1, max_size=4), crlf=st.booleans())
 def test_json_lines_are_split_at_newlines_alone(texts: list[str], crlf: bool) -> None:
     records = [{"question": t, "n": n} for n, t in enumerate(texts)]

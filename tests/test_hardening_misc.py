@@ -44,7 +44,7 @@ line_breaks = st.sampled_from(["\n", "\r\n", "\r", "\u2028", "\u2029", "\x85", "
 model_names = st.lists(st.one_of(text, line_breaks), min_size=1).map(lambda p: "m" + "".join(p))
 
 
-@cli_fuzz(20)
+@cli_fuzz(12)
 @given(names=st.lists(model_names, min_size=1, max_size=4))
 def test_a_model_name_holding_line_breaks_is_listed_as_one_model(
     cli: Runner, names: list[str]

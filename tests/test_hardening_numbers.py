@@ -19,7 +19,7 @@ from eval_fakes import HOTPOT
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, Reply
 from hostile import cli_fuzz, number_literal
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from inproc import Runner, one_error_line, servers_env
 
@@ -72,7 +72,10 @@ counts = st.one_of(
 )
 
 
-@cli_fuzz(25)
+@cli_fuzz(15)
+@example(prompt="1e300", completion="1e300", stream=False)  # seen: a 301-digit count stored
+@example(prompt="12", completion="-5", stream=True)
+@example(prompt=str(MAX_TOKEN_COUNT), completion="0", stream=False)
 @given(prompt=counts, completion=counts, stream=st.booleans())
 def test_any_reported_usage_gives_a_trace_and_json_the_readers_take(
     cli: Runner, wiki: FakeMediaWiki, prompt: str, completion: str, stream: bool
