@@ -98,11 +98,12 @@ def eval_compare(
 
     Exit codes: 0 compared; 2 a folder is not an eval, or the two share no question.
     """
+    from react_cli.core.wording import quoted
     from react_cli.display.terminal import make_console
     from react_cli.share.compare import compare_evals, comparison_view, flips_view
 
     if listing is not None and listing not in LISTS:
-        raise UsageError(f"--list must be one of {', '.join(LISTS)}, not {listing!r}")
+        raise UsageError(f"--list must be one of {', '.join(LISTS)}, not {quoted(listing)}")
     from react_cli.core.method import parse_method
 
     names = [

@@ -9,6 +9,8 @@ import typer
 from react_cli.cli.app import app, debug_enabled, print_json
 from react_cli.cli.options import ApiKeyOpt, BaseUrlOpt, DebugOpt, run_settings
 
+MAX_NAME_CHARS = 1000  # a longer name is cut (saying so): no one types it after -m
+
 
 @app.command(short_help="List the endpoint's models (the names -m takes).")
 def models(
@@ -25,8 +27,8 @@ def models(
     error (no key for OpenAI, a rejected key, a base URL with no model list).
     """
     from react_cli.cli.notices import stderr_debug_log, stderr_retry_notice
-    from react_cli.display.terminal import plain
     from react_cli.session import model_client
+    from react_cli.share.text import one_line
 
     settings = run_settings(base_url=base_url, api_key=api_key)
     debug_log = stderr_debug_log if debug or debug_enabled() else None
@@ -34,5 +36,5 @@ def models(
     if as_json:
         print_json(found, indent=2)
         return
-    for model in found:
-        print(plain(str(model.get("id", "?"))))
+    for model in found:  # one line each: a name holding a line break is not two models
+        print(one_line(str(model.get("id", "?")), limit=MAX_NAME_CHARS))

@@ -136,6 +136,7 @@ def replay(
 def _export_format(name: str, output: Path | None, other_mode: bool) -> ExportFormat | None:
     """The export ``--format`` asks for (None: the terminal rendering); UsageError for a
     format that does not exist or options that do not go with it."""
+    from react_cli.core.wording import quoted
     from react_cli.share.export import ExportFormat
 
     if name == "terminal":
@@ -145,7 +146,8 @@ def _export_format(name: str, output: Path | None, other_mode: bool) -> ExportFo
     try:
         export = ExportFormat(name)
     except ValueError:
-        raise UsageError(f"--format must be terminal, markdown or html, not {name!r}") from None
+        shown = quoted(name)
+        raise UsageError(f"--format must be terminal, markdown or html, not {shown}") from None
     if other_mode:
         raise UsageError("--format markdown/html goes with none of --json, --rerun, --step-delay")
     return export

@@ -150,10 +150,13 @@ def wiki_build_zim(
     force: Annotated[bool, typer.Option("--force", help="Replace OUT if it exists.")] = False,
 ) -> None:
     """Build a ZIM archive with a full-text index, for --wiki zim:OUT."""
-    from react_cli.infra.untrusted import clean_text
+    from react_cli.infra.untrusted import clean_text, not_regular
     from react_cli.wiki.zimbuild import build_zim
 
     language, title = clean_text(language), title and clean_text(title)
+    kind = not_regular(corpus, follow_symlinks=True)
+    if kind is not None:
+        raise UsageError(f"corpus {str(corpus)!r} is {kind}, not a regular file")
     if not corpus.is_file():
         raise UsageError(f"corpus not found: {str(corpus)!r}")
     report = build_zim(corpus, out, language=language, name=title or "", force=force)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from react_cli.core.errors import UsageError
 from react_cli.core.records import StrEnum
+from react_cli.core.wording import quoted
 
 
 class Task(StrEnum):
@@ -110,7 +111,7 @@ def parse_method(text: str, where: str = "--method") -> Method:
         return Method(text.strip().lower())
     except ValueError:
         names = ", ".join(Method)
-        raise UsageError(f"{where} must be one of {names}, not {text!r}") from None
+        raise UsageError(f"{where} must be one of {names}, not {quoted(text)}") from None
 
 
 def parse_methods(text: str) -> tuple[Method, ...]:
@@ -121,5 +122,5 @@ def parse_methods(text: str) -> tuple[Method, ...]:
     if not methods:
         raise UsageError(f"--methods needs method names or {ALL}")
     if len(set(methods)) != len(methods):
-        raise UsageError(f"--methods names a method twice: {text!r}")
+        raise UsageError(f"--methods names a method twice: {quoted(text)}")
     return tuple(methods)

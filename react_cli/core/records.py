@@ -6,7 +6,6 @@ Plain values only: what a model or a tool is asked and answers lives with its se
 
 from __future__ import annotations
 
-import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -87,25 +86,51 @@ class Usage:
 
     @classmethod
     def from_json(cls, data: dict[str, Any] | None) -> Usage:
-        """Recorded or reported usage; anything but a finite count ≥ 0 counts 0 (a server's
-        odd usage field must never end a run), and traces written before ``estimated``
-        existed hold reported counts."""
+        """Recorded usage (of a call, or summed over a run); anything but a count from 0 to
+        :data:`MAX_RECORDED_TOKENS` counts 0 (an edited trace still replays), and traces
+        written before ``estimated`` existed hold reported counts."""
         data = data or {}
         return cls(
-            _count(data.get("prompt_tokens")),
-            _count(data.get("completion_tokens")),
+            _count(data.get("prompt_tokens"), MAX_RECORDED_TOKENS) or 0,
+            _count(data.get("completion_tokens"), MAX_RECORDED_TOKENS) or 0,
             data.get("estimated") is True,
         )
+
+    @classmethod
+    def reported(cls, data: object) -> Usage | None:
+        """The usage a server reported (its ``usage`` object), or None when it reported none
+        worth keeping: nothing counted, or a count missing or not a whole number from 0 to
+        :data:`MAX_TOKEN_COUNT` (``1e300``, ``-5``, ``"12"``, null). Such a count is not
+        trusted for its neighbour either: the call's usage is then estimated, as for a server
+        that reports none, and an odd usage field never ends a run."""
+        if not isinstance(data, dict):
+            return None
+        prompt = _count(data.get("prompt_tokens"), MAX_TOKEN_COUNT)
+        completion = _count(data.get("completion_tokens"), MAX_TOKEN_COUNT)
+        if prompt is None or completion is None or not prompt + completion:
+            return None
+        return cls(prompt, completion)
+
+
+MAX_TOKEN_COUNT = 10**10
+"""The most tokens a server may report for one call (a thousand samples of ten million tokens
+each): a larger count is no count. Bounded counts keep every sum react-cli writes short enough
+for its readers (a reported 1e300 was stored as a 301-digit number no reader took back)."""
+MAX_RECORDED_TOKENS = 10**15
+"""The most tokens a recorded usage may count (a run's, an eval row's): 10^5 calls at most."""
 
 
 def _tokens_in(text: str) -> int:
     return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
 
 
-def _count(value: Any) -> int:
+def _count(value: object, limit: int) -> int | None:
+    """A token count: a whole number from 0 to ``limit`` (``12.0`` too); else None."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return 0
-    return int(value) if math.isfinite(value) and value >= 0 else 0
+        return None
+    if not 0 <= value <= limit or (isinstance(value, float) and not value.is_integer()):
+        return None
+    return int(value)
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,12 @@ importing the loop's vocabulary.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import IO
 
 from rich.console import Console
+
+from react_cli.infra.untrusted import dump_json
 
 # CSI sequences, OSC sequences with their terminator (BEL or ST), other two-byte escapes. An
 # OSC without a terminator is not swallowed to the end of the text: its ESC alone is removed.
@@ -25,12 +26,13 @@ def plain(text: str) -> str:
 
 
 def safe_json(data: object, *, indent: int | None = None) -> str:
-    """JSON safe for a terminal: control characters JSON-escapes cannot miss.
+    """Strict JSON (``untrusted.dump_json``, the one writer) safe for a terminal: control
+    characters JSON-escapes cannot miss.
 
     ``json.dumps`` escapes C0 controls but leaves C1 ones (U+009B is an 8-bit CSI) and
     bidirectional overrides raw; they are written as ``\\uXXXX`` escapes, still valid JSON.
     """
-    text = json.dumps(data, ensure_ascii=False, indent=indent)
+    text = dump_json(data, indent=indent)
     return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 

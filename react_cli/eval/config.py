@@ -44,7 +44,7 @@ class EvalConfig:
 
     @property
     def model(self) -> str:
-        return str(self.run["model"])
+        return str(self.run["model"])  # text, as from_json checks
 
     @property
     def prompt_name(self) -> str:
@@ -96,17 +96,21 @@ class EvalConfig:
 
     @classmethod
     def from_json(cls, data: object) -> EvalConfig | None:
-        """The config ``data`` holds; None unless it names a model and a prompt."""
+        """The config ``data`` holds; None unless it names a model and a prompt, and its
+        methods (where it lists them) by their names."""
         if not isinstance(data, dict) or not isinstance(data.get("prompt"), dict):
             return None
-        if data.get("model") is None or not isinstance(data["prompt"].get("name"), str):
+        named = (data.get("model"), data["prompt"].get("name"))
+        if not all(isinstance(name, str) for name in named):
             return None
         run = {key: value for key, value in data.items() if key not in _OWN}
         methods = data.get("methods")
         if not isinstance(methods, list) or not methods:
             method = run.get("method")
             methods = [method if isinstance(method, str) else "react"]
-        names = tuple(dict.fromkeys(str(name) for name in methods))
+        if not all(isinstance(name, str) for name in methods):
+            return None
+        names = tuple(dict.fromkeys(methods))
         workers = (_count(data.get("concurrency")), _count(data.get("wiki_concurrency")))
         return cls(run, *workers, names)
 

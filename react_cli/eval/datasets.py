@@ -19,6 +19,7 @@ from typing import Any
 
 from react_cli.core.errors import UsageError
 from react_cli.core.records import StrEnum
+from react_cli.core.wording import quoted
 from react_cli.infra.untrusted import BadInput, is_json_list, json_records, read_text
 from react_cli.methods.scoring import fever_label
 
@@ -109,7 +110,7 @@ def _example(index: int, record: Any, form: Format, path: Path) -> Example:
     if fever:
         label = fever_label(texts[0])
         if label is None:
-            raise UsageError(f"{where}: unknown FEVER label {texts[0]!r}")
+            raise UsageError(f"{where}: unknown FEVER label {quoted(texts[0])}")
         texts = [label]
     ident = record.get("_id", record.get("id"))
     ident = ident if isinstance(ident, (str, int)) and not isinstance(ident, bool) else None
@@ -119,7 +120,7 @@ def _example(index: int, record: Any, form: Format, path: Path) -> Example:
 def load_dataset(path: Path, form: str | None = None) -> Dataset:
     """Read and validate the whole file; ``form`` forces a format."""
     if form is not None and form not in FORMATS:
-        raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not {form!r}")
+        raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not {quoted(form)}")
     records, is_list = _read_records(path)
     if not records:
         raise UsageError(f"dataset {path} holds no rows")

@@ -6,12 +6,19 @@
   and reported, any other line that is not a row is an error naming the line (or, for
   ``eval show``, skipped and counted); an append that fails (disk full, file-size limit) is
   undone, so the rows on disk are always whole rows;
-- ``summary.json``: read with the same JSON bounds as every local file, checked field by field.
+- ``summary.json``: read with the same JSON bounds as every local file, checked field by field;
+- every file an eval writes there (rows rewritten, summary, traces) follows the folder's one
+  policy: written in one step (``infra.files.write_atomic``, its mode kept), a symbolic link at
+  its name (or at ``traces/``, see ``infra.files.write_json_in``) replaced, never written
+  through, so a link planted in the folder cannot make the eval overwrite a file outside it;
+  rows are
+  appended with ``O_NOFOLLOW``.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -126,8 +133,13 @@ class RowFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-        self._fd = os.open(path, flags, 0o644)
+        # O_NONBLOCK: a FIFO put there since the rows were read fails at once (no reader),
+        # never blocks; it changes nothing for a regular file.
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
+        self._fd = os.open(path, flags | os.O_CLOEXEC, 0o644)
+        if not stat.S_ISREG(os.fstat(self._fd).st_mode):
+            os.close(self._fd)
+            raise OSError(f"{path} is not a regular file")
         self._size = os.fstat(self._fd).st_size
         self._last = self._size
 

@@ -104,7 +104,7 @@ def _scored(
     single = plan.methods == (Method.REACT,)
     name = trace_name(example, None if single else outcome.method)
     run = outcome.whole_run(example.question)
-    trace_of(session, outcome, run, created=created).write(plan.folder / name)
+    trace_of(session, outcome, run, created=created).write_in(plan.folder, name)
     em, f1, label = score(example, run.answer, plan.dataset.format is Format.FEVER)
     prices = plan.settings.prices()
     return MethodResult(

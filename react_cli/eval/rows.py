@@ -13,11 +13,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from react_cli.core.records import StopReason, Usage
+from react_cli.core.records import MAX_RECORDED_TOKENS, StopReason, Usage
 
 HARD_FAILURES = frozenset({StopReason.LLM_ERROR, StopReason.ERROR})
 """Stop reasons of questions that failed rather than were answered badly; resume retries them."""
-_FRACTION, _SECONDS, _STEPS, _TOKENS = 1.0, 1e9, 10**6, 10**15
+_FRACTION, _SECONDS, _STEPS, _TOKENS = 1.0, 1e9, 10**6, MAX_RECORDED_TOKENS
 
 
 class BadRow(ValueError):

@@ -236,11 +236,13 @@ def _enum(kind: type[E], value: object, name: str) -> E:
 
 def _methods(value: object) -> Methods:
     """A ``methods`` table, ``{name: {field: value}}`` or ``[{"method": name, …}]``; only its
-    numbers and texts are kept, anything else is left out."""
+    numbers and texts are kept, anything else is left out; BadSummary if a name is not text."""
     if isinstance(value, list):
-        value = {
-            item.get("method", item.get("name")): item for item in value if isinstance(item, dict)
-        }
+        items = [item for item in value if isinstance(item, dict)]
+        names = [item.get("method", item.get("name")) for item in items]
+        if not all(isinstance(name, str) for name in names):
+            raise BadSummary("methods")
+        value = dict(zip(names, items, strict=True))
     if not isinstance(value, dict):
         return ()
     return tuple(

@@ -31,14 +31,18 @@ from react_cli.eval.rows import Row
 from react_cli.eval.summary import Figures, ScoreKind, Summary
 
 
-def score_text(figures: Figures) -> str:
-    """``EM 0.420 F1 0.515`` or ``acc 0.610``, plus failures when there are any (it is shown
-    once a question has finished)."""
+def score_text(summary: Summary) -> str:
+    """``EM 0.420 F1 0.515`` or ``acc 0.610`` (``(Standard) EM ...``: whose, in an eval of
+    several methods), plus failures when there are any (it is shown once a question has
+    finished)."""
+    figures = summary.figures
     if figures.kind is ScoreKind.ACCURACY:
         text = f"acc {figures.em or 0:.3f}"
     else:
         text = f"EM {figures.em or 0:.3f} F1 {figures.f1 or 0:.3f}"
-    return text + (f" · {figures.failed} failed" if figures.failed else "")
+    whose = whose_figures(summary).strip()
+    failed = f" · {figures.failed} failed" if figures.failed else ""
+    return f"{whose} {text}{failed}" if whose else text + failed
 
 
 class ProgressView(EvalObserver):
@@ -64,12 +68,12 @@ class ProgressView(EvalObserver):
         self.console.print(Text(str(wait), style="dim"))
 
     def started(self, total: int, done: int, summary: Summary) -> None:
-        scores = score_text(summary.figures) if summary.figures.n else ""
+        scores = score_text(summary) if summary.figures.n else ""
         self.progress.update(self.task, total=total, completed=done, scores=scores)
         self.progress.start()
 
     def result(self, row: Row, summary: Summary) -> None:
-        self.progress.update(self.task, advance=1, scores=score_text(summary.figures))
+        self.progress.update(self.task, advance=1, scores=score_text(summary))
 
     def finished(self, summary: Summary) -> None:
         self.progress.stop()
@@ -100,12 +104,25 @@ def _line(text: str) -> str:
     return " ".join(plain(text).split())
 
 
+def whose_figures(summary: Summary) -> str:
+    """``" (Standard)"``: whose the summary's figures are in an eval with a methods table,
+    where they are its first method's (every row's own fields are; each method's own are in
+    the table); ``""`` in a ReAct eval, where they are the eval's."""
+    if not summary.methods:
+        return ""
+    first = summary.config.methods[0]
+    known = {str(method): method for method in Method}
+    return f" ({known[first].label if first in known else _line(first)})"
+
+
 def summary_table(summary: Summary) -> Table:
-    """The final numbers of an eval, one per line."""
+    """The final numbers of an eval, one per line (the scores, steps, tokens, cost, latency
+    and stop reasons labelled with their method's name where there are several)."""
     table = Table(title="react-cli eval", show_header=False, title_justify="left")
     table.add_column("what", style="bold")
     table.add_column("value")
     figures, dataset, config = summary.figures, summary.dataset, summary.config
+    whose = whose_figures(summary)
     rows = [
         ("dataset", f"{_line(dataset.path)} ({dataset.format.value})"),
         ("model", _line(config.model)),
@@ -114,17 +131,17 @@ def summary_table(summary: Summary) -> Table:
         ("questions", str(figures.n)),
     ]
     scores = ["accuracy"] if figures.kind is ScoreKind.ACCURACY else ["EM", "F1"]
-    rows += [(name, figure_text(figures.score(name.lower()), "{:.4f}")) for name in scores]
+    rows += [(name + whose, figure_text(figures.score(name.lower()), "{:.4f}")) for name in scores]
     stops = ", ".join(f"{reason.value} {count}" for reason, count in figures.stop_reasons.items())
     total = figures.total_cost
     cost = Cost(total, figures.tokens_estimated) if total is not None else None
     rows += [
-        ("failed", str(figures.failed)),
-        ("avg steps", figure_text(figures.avg_steps, "{:.2f}")),
-        ("avg tokens", _tokens(figures)),
-        *([("cost", cost_text(cost).removeprefix("cost "))] if cost else []),
-        ("avg latency", figure_text(figures.avg_latency_s, format_seconds)),
-        ("stop reasons", stops or NONE),
+        ("failed", str(figures.failed)),  # questions any method failed: the eval's own
+        ("avg steps" + whose, figure_text(figures.avg_steps, "{:.2f}")),
+        ("avg tokens" + whose, _tokens(figures)),
+        *([("cost" + whose, cost_text(cost).removeprefix("cost "))] if cost else []),
+        ("avg latency" + whose, figure_text(figures.avg_latency_s, format_seconds)),
+        ("stop reasons" + whose, stops or NONE),
         ("wall time", format_seconds(summary.wall_s)),
     ]
     for name, value in rows:

@@ -1,8 +1,11 @@
-"""Files replaced in one step: a crash or Ctrl-C mid-write never leaves half a file."""
+"""Files replaced in one step: a crash or Ctrl-C mid-write never leaves half a file, a replaced
+file keeps its permissions, and a folder's own files follow its policy: a symbolic link planted
+there is replaced, never written through."""
 
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -19,15 +22,25 @@ def _umask() -> int:
 _FILE_MODE = 0o666 & ~_umask()  # read once, at import: changing the umask is not thread-safe
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` in one step, so a crash or Ctrl-C mid-write never leaves half a file.
+def replacing_mode(path: Path) -> int:
+    """The permissions of a file written to ``path``: those of the regular file it replaces
+    (a 0600 trace stays 0600), else those a plain ``open`` would give a new one."""
+    try:
+        mode = path.lstat().st_mode
+    except OSError:
+        return _FILE_MODE
+    return mode & 0o777 if stat.S_ISREG(mode) else _FILE_MODE
 
-    The file gets the permissions a plain ``open`` would give it (mkstemp's are 0600)."""
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace ``path`` in one step (see the module docstring; mkstemp's mode is 0600, the
+    file gets :func:`replacing_mode`'s). A symbolic link at ``path`` is itself replaced, never
+    written through (the paths users name are resolved first, by ``traces.trace.trace_target``)."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
-            os.fchmod(handle.fileno(), _FILE_MODE)
+            os.fchmod(handle.fileno(), replacing_mode(path))
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -37,3 +50,16 @@ def write_atomic(path: Path, text: str) -> None:
 def write_json_atomic(path: Path, document: dict[str, Any]) -> None:
     """Write a JSON document atomically; any text in it can be written (see ``dump_json``)."""
     write_atomic(path, dump_json(document, indent=2) + "\n")
+
+
+def write_json_in(folder: Path, name: str, document: dict[str, Any]) -> None:
+    """Write the JSON document ``folder/name`` (``traces/00001-….json``) in one step, by the
+    folder's policy: a symbolic link at ``name``, or at a folder on the way there, is replaced
+    (by the file, or by an empty folder), never followed. OSError when the disk refuses."""
+    parent = folder
+    for part in Path(name).parent.parts:
+        parent = parent / part
+        if parent.is_symlink():
+            parent.unlink(missing_ok=True)
+        parent.mkdir(exist_ok=True)
+    write_json_atomic(folder / name, document)

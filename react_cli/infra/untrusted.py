@@ -6,13 +6,17 @@ quotes it; JSON nested 10^5 levels deep, ``1e400``, ``NaN`` or a 5,000-digit int
 surface as RecursionError, OverflowError or ValueError far from the file that held them. Text is
 cleaned here, once, where it enters; JSON is refused here with a message saying what is wrong.
 Answers from servers go through :func:`loads`: cleaned the same way, any depth the parser
-takes, their shape checked by the code that reads them.
+takes, a number no reader of ours would take (``NaN``, ``1e400``, 300 digits) read as null,
+their shape checked by the code that reads them. Whatever react-cli writes goes through
+:func:`dump_json`, which refuses what these readers refuse, so it always reads back.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import math
+import os
 import re
 import stat
 from collections.abc import Iterable, Iterator
@@ -73,26 +77,53 @@ def not_regular(path: Path, *, follow_symlinks: bool) -> str | None:
     """
     try:
         mode = path.stat().st_mode if follow_symlinks else path.lstat().st_mode
-    except FileNotFoundError:
+    except OSError:  # missing, or unreachable: what uses the path next says why
         return None
     return None if stat.S_ISREG(mode) else _KINDS.get(stat.S_IFMT(mode), "not a regular file")
 
 
 def read_at_most(stream: BinaryIO, limit: int) -> bytes:
     """All of ``stream`` if it holds at most ``limit`` bytes; BadInput (never a full memory)
-    if it holds more, as ``/dev/zero`` does."""
+    if it holds more (stdin may be an endless pipe)."""
     data = stream.read(limit + 1)
     if len(data) > limit:
         raise BadInput(f"larger than {size_text(limit)}")
     return data
 
 
-def read_bytes(path: Path, limit: int) -> bytes:
-    """At most ``limit`` bytes of a file, FIFO or device (see ``read_at_most``).
+def open_regular(path: Path) -> BinaryIO:
+    """``path`` opened for reading if it is a regular file (a symbolic link to one too).
 
-    OSError (missing file, directory, no permission) is left to the caller, who names the file.
+    Anything else is refused before a byte is read, and without ever blocking: opening a FIFO
+    waits for a writer and reading it may never end, a device may be endless (``/dev/zero``)
+    or answer only when it likes. The path is opened non-blocking and the open file itself is
+    checked, so nothing put in its place between a check and the open is read either.
+    IsADirectoryError for a directory, BadInput for another kind of file; other OSErrors
+    (missing file, no permission) are left to the caller, who names the file.
     """
-    with path.open("rb") as handle:
+    _check_regular(path.stat().st_mode, path)  # a FIFO is not even opened (its writer waits)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        _check_regular(os.fstat(fd).st_mode, path)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _check_regular(mode: int, path: Path) -> None:
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    if not stat.S_ISREG(mode):
+        kind = _KINDS.get(stat.S_IFMT(mode))
+        raise BadInput(f"is {kind}, not a regular file" if kind else "is not a regular file")
+
+
+def read_bytes(path: Path, limit: int) -> bytes:
+    """At most ``limit`` bytes of a regular file (see :func:`open_regular`); BadInput if it
+    holds more, or is not a regular file."""
+    with open_regular(path) as handle:
         return read_at_most(handle, limit)
 
 
@@ -135,7 +166,8 @@ def is_json_list(text: str) -> bool:
 
 def json_records(text: str, source: str) -> Iterator[tuple[str, Any]]:
     """``(where, record)`` for each record of one JSON list (``"<source> item 3"``, from 1) or
-    of JSON Lines (``"<source> line 7"``, blank lines skipped), parsed by :func:`parse_json`.
+    of JSON Lines (``"<source> line 7"``, split by :func:`lines`, blank lines skipped), parsed
+    by :func:`parse_json`.
 
     BadInput names where the text is not JSON: ``"<source> line 7: truncated JSON"``.
     """
@@ -147,7 +179,7 @@ def json_records(text: str, source: str) -> Iterator[tuple[str, Any]]:
         for number, item in enumerate(items, 1):
             yield f"{source} item {number}", item
         return
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(lines(text), 1):
         if line.strip():
             try:
                 record = parse_json(line)
@@ -156,20 +188,80 @@ def json_records(text: str, source: str) -> Iterator[tuple[str, Any]]:
             yield f"{source} line {number}", record
 
 
+def lines(text: str) -> list[str]:
+    """The lines of a JSON Lines text, split at ``\\n`` (and ``\\r\\n``) alone: JSON allows
+    U+2028, U+2029, U+0085 and the other breaks ``str.splitlines`` knows raw inside strings."""
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
 def loads(data: bytes | str) -> Any:
     """JSON from a server (the model endpoint, Wikipedia): ``ValueError`` for anything
-    malformed, nesting too deep to parse too; strings (keys too) free of lone surrogates."""
+    malformed, nesting too deep to parse too; strings (keys too) free of lone surrogates; a
+    number :func:`parse_json` would refuse (``NaN``, ``1e400``, more than
+    :data:`MAX_NUMBER_CHARS` characters) read as None, so what a server said can always be
+    written again (``models --json``) and a reader of its fields sees it as missing."""
     text = decode(data) if isinstance(data, bytes) else data
     try:
-        value = json.loads(text)
+        value = json.loads(
+            text, parse_constant=_no_number, parse_float=_server_float, parse_int=_server_int
+        )
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
     return _checked(value, clean=_SURROGATE_ESCAPE.search(text) is not None, max_depth=None)
 
 
 def dump_json(data: Any, indent: int | None = None) -> str:
-    """JSON text that can always be written as UTF-8 (lone surrogates become U+FFFD)."""
-    return clean_text(json.dumps(data, ensure_ascii=False, indent=indent))
+    """Strict JSON text that can always be written as UTF-8 (lone surrogates become U+FFFD)
+    and that :func:`parse_json` reads back: the one JSON writer (files and stdout alike).
+
+    A number parse_json would refuse (not finite, more than :data:`MAX_NUMBER_CHARS`
+    characters) is a ValueError naming where it is: every number from outside is bounded
+    where it enters, so one reaching here is a bug that must not write a file its own readers
+    refuse (a trace ``replay`` rejects, a summary that loses the eval).
+    """
+    _check_numbers(data)
+    return clean_text(json.dumps(data, ensure_ascii=False, indent=indent, allow_nan=False))
+
+
+def _check_numbers(data: Any) -> None:
+    """ValueError for the first number of ``data`` (walked without recursion) that is not
+    finite or is written in more than :data:`MAX_NUMBER_CHARS` characters."""
+    stack: list[tuple[Any, str]] = [(data, "")]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, dict):
+            stack.extend((item, f"{where}.{key}") for key, item in value.items())
+        elif isinstance(value, (list, tuple)):
+            stack.extend((item, f"{where}[{n}]") for n, item in enumerate(value))
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"refusing to write {value} at {where or 'the top'}: not JSON")
+        elif isinstance(value, int) and not _short_int(value):
+            raise ValueError(
+                f"refusing to write a number of more than {MAX_NUMBER_CHARS} characters at "
+                f"{where or 'the top'}: react-cli would not read it back"
+            )
+
+
+_LARGEST_INT: int = 10**MAX_NUMBER_CHARS  # a whole number below it fits (with its sign: one less)
+
+
+def _short_int(value: int) -> bool:
+    return -(_LARGEST_INT // 10) < value < _LARGEST_INT
+
+
+def _no_number(name: str) -> None:
+    return None
+
+
+def _server_float(literal: str) -> float | None:
+    if len(literal) > MAX_NUMBER_CHARS:
+        return None
+    value = float(literal)
+    return value if math.isfinite(value) else None
+
+
+def _server_int(literal: str) -> int | None:
+    return int(literal) if len(literal) <= MAX_NUMBER_CHARS else None
 
 
 def _too_deep() -> str:

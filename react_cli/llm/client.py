@@ -21,6 +21,7 @@ import requests
 
 from react_cli.core.errors import LLMConnectionError, LLMResponseError, UsageError
 from react_cli.core.records import CHARS_PER_TOKEN, Api, RetryObserver, Usage
+from react_cli.core.wording import quoted
 from react_cli.infra.deadline import NO_DEADLINE, Deadline, Watchdog
 from react_cli.infra.http import (
     TIMED_OUT,
@@ -44,6 +45,7 @@ URL_HINT = "check the base URL (an OpenAI-compatible one usually ends in /v1)"
 LENGTH_SLACK = 4  # an answer is cut at 4x its estimated length: no honest answer reaches it
 DEFAULT_MAX_CHARS = 100_000  # when no max_tokens is set (long <think> blocks fit)
 BODY_OVERHEAD_BYTES = 64_000  # JSON around the text of a non-streamed answer
+MAX_MODELS_BYTES = 32 << 20  # aggregators list thousands of models, with descriptions (~2 MB)
 _MENTIONS_STOP = re.compile(r"\bstop(?:_sequences?)?\b", re.IGNORECASE)
 _MENTIONS_N = re.compile(r"\bn\b|\bchoices?\b", re.IGNORECASE)  # llama.cpp: "one ... choice"
 T = TypeVar("T")
@@ -73,7 +75,7 @@ class OpenAIClient:
         try:
             self.api = Api(api)
         except ValueError:
-            raise UsageError(f"unknown API {api!r}: use one of {', '.join(Api)}") from None
+            raise UsageError(f"unknown API {quoted(api)}: use one of {', '.join(Api)}") from None
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.temperature = temperature
@@ -177,7 +179,7 @@ class OpenAIClient:
                         message = self._say.error_message(response)
                         raise self._say.refusal(response, message, shown, URL_HINT)
                     try:
-                        return read_capped(response.iter_content(65536), self._body_limit())
+                        return read_capped(response.iter_content(65536), MAX_MODELS_BYTES)
                     except requests.RequestException as exc:
                         reason = self._say.reason(exc, dog)
                         raise LLMConnectionError(f"cannot reach {shown}: {reason}") from None
@@ -290,7 +292,7 @@ class OpenAIClient:
             self.stop_supported = False
             self._log("endpoint rejected stop; retrying without it (cutting client-side)")
             return
-        where = f"{self.shown_url} (model {self.model!r})"
+        where = f"{self.shown_url} (model {quoted(self.model)})"
         raise self._say.refusal(response, message, where, MODEL_HINT)
 
     def _body_limit(self) -> int:

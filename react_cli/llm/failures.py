@@ -19,7 +19,7 @@ from react_cli.core.errors import (
     LLMRequestError,
     LLMResponseError,
 )
-from react_cli.core.wording import plural
+from react_cli.core.wording import plural, quoted
 from react_cli.infra.deadline import Watchdog
 from react_cli.infra.http import TIMED_OUT, failure_reason
 from react_cli.infra.redaction import Redactor
@@ -87,9 +87,8 @@ class Failures:
         what = str(exc)
         if exc.excerpt is not None:  # quoted with secrets masked before it is cut
             what += f": {self.redact(exc.excerpt)[:EXCERPT_CHARS]!r}"
-        return LLMResponseError(
-            f"{self.shown_url} (model {self.model!r}) answered HTTP 200 with {self.clean(what)}"
-        )
+        where = f"{self.shown_url} (model {quoted(self.model)})"
+        return LLMResponseError(f"{where} answered HTTP 200 with {self.clean(what)}")
 
     def reason(self, exc: requests.RequestException, dog: Watchdog) -> str:
         """Why a request failed, in a few words (the watchdog's cut is a timeout)."""

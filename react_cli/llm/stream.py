@@ -245,9 +245,8 @@ def _finish_reason(choice: dict[str, Any]) -> str | None:
 
 
 def _usage(data: dict[str, Any]) -> Usage | None:
-    """The reported usage; None when there is none (or it counts nothing)."""
-    usage = Usage.from_json(data["usage"]) if isinstance(data.get("usage"), dict) else None
-    return usage if usage is not None and usage.total_tokens else None
+    """The reported usage; None when there is none worth keeping (see ``Usage.reported``)."""
+    return Usage.reported(data.get("usage"))
 
 
 def _sse_data(line: bytes) -> str | None:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from react_cli.core.errors import UsageError
 from react_cli.core.method import PROMPT_KINDS, Method, Task
+from react_cli.core.wording import PATH_CHARS, quoted
 from react_cli.infra.untrusted import read_text
 
 QUESTION_MARKER = "{question}"
@@ -89,10 +90,8 @@ def load_prompt(name_or_path: str) -> PromptTemplate:
     try:
         text = read_text(path, MAX_PROMPT_BYTES)
     except FileNotFoundError:
-        names = ", ".join(shipped_names())
-        raise UsageError(
-            f"no prompt named {name_or_path!r} (shipped: {names}) and no such file"
-        ) from None
+        names, named = ", ".join(shipped_names()), quoted(name_or_path, PATH_CHARS)
+        raise UsageError(f"no prompt named {named} (shipped: {names}) and no such file") from None
     except (OSError, ValueError) as exc:  # BadInput, or a NUL byte in the path
         raise UsageError(f"cannot read prompt file {str(path)!r}: {exc}") from None
     name = name_or_path if path == shipped else str(path)
@@ -121,7 +120,7 @@ def _front_matter(text: str, name: str) -> tuple[Method, Task, str]:
         if not colon or key not in ("method", "task") or key in fields:
             raise UsageError(
                 f"prompt {name}: front matter lines are 'method: NAME' and 'task: NAME' "
-                f"(each once), not {line.strip()[:60]!r}"
+                f"(each once), not {quoted(line.strip())}"
             )
         fields[key] = value.strip().lower()
     method, task = fields.get("method", "react"), fields.get("task", "hotpotqa")
@@ -131,9 +130,10 @@ def _front_matter(text: str, name: str) -> tuple[Method, Task, str]:
     except ValueError:
         kind = None
     if kind not in PROMPT_KINDS:
-        raise UsageError(f"prompt {name}: method must be one of {kinds}, not {method!r}")
+        raise UsageError(f"prompt {name}: method must be one of {kinds}, not {quoted(method)}")
     if task not in set(Task):
-        raise UsageError(f"prompt {name}: task must be one of {', '.join(Task)}, not {task!r}")
+        tasks = ", ".join(Task)
+        raise UsageError(f"prompt {name}: task must be one of {tasks}, not {quoted(task)}")
     assert kind is not None
     return kind, Task(task), "\n".join(lines[end + 2 :])
 
@@ -168,7 +168,7 @@ def prompt_set(setting: str, methods: Iterable[Method]) -> PromptSet:
     if not whole_task and named.method not in kinds:
         wanted = " or ".join(str(kind) for kind in kinds)
         raise UsageError(
-            f"the prompt {named.name!r} is a {named.method} prompt; --method "
+            f"the prompt {quoted(named.name)} is a {named.method} prompt; --method "
             f"{','.join(asked)} sends {wanted} prompts "
             "(a prompt file says which in its front matter: see 'react-cli prompts')"
         )

@@ -13,6 +13,7 @@ from typing import Any
 from react_cli.core.method import Method
 from react_cli.core.records import Usage
 from react_cli.core.trajectory import Run, optional_text, seconds
+from react_cli.core.wording import quoted
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ class Sample:
             raise TypeError("a sample's raw text or answer is not text")
         retries = data.get("retries") or 0
         if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
-            raise ValueError(f"a sample's retries are {retries!r}, not a count")
+            raise ValueError(f"a sample's retries are {quoted(retries)}, not a count")
         return cls(
             raw=raw,
             answer=answer,
@@ -98,7 +99,7 @@ class MethodRecord:
         if calls is None:
             calls = loop_calls(run) + len(samples or [])
         if isinstance(calls, bool) or not isinstance(calls, int) or calls < 0:
-            raise ValueError(f"calls is {calls!r}, not a count")
+            raise ValueError(f"calls is {quoted(calls)}, not a count")
         return cls(
             method=method,
             branch=branch,
@@ -126,5 +127,5 @@ def _votes(value: Any) -> dict[str, int] | None:
         raise TypeError(f"votes are {type(value).__name__}, not an object")
     for count in value.values():
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise ValueError(f"a vote count is {count!r}, not a count")
+            raise ValueError(f"a vote count is {quoted(count)}, not a count")
     return {str(answer): count for answer, count in value.items()}

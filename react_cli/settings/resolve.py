@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from react_cli.core.errors import UsageError
-from react_cli.core.wording import did_you_mean
-from react_cli.infra.untrusted import BadInput, clean_text, not_regular, read_text
+from react_cli.core.wording import clipped, did_you_mean, quoted
+from react_cli.infra.untrusted import BadInput, clean_text, read_text
 from react_cli.settings.environment import ENV_VARS, HOME_ENV
 from react_cli.settings.settings import Settings
 from react_cli.settings.urls import default_variant, wiki_root
@@ -84,10 +84,7 @@ def load_config_file(path: Path) -> dict[str, Any]:
     else:  # pragma: no cover - exercised on 3.10 only
         import tomli as tomllib
     try:
-        kind = not_regular(path, follow_symlinks=True)
-        if kind is not None:
-            raise BadInput(f"is {kind}, not a regular file")
-        data = tomllib.loads(read_text(path, MAX_CONFIG_BYTES))
+        data = tomllib.loads(read_text(path, MAX_CONFIG_BYTES))  # a regular file, or BadInput
     except FileNotFoundError:
         return {}
     except OSError as exc:
@@ -118,8 +115,8 @@ def _model_prices(table: Any, model: str | None, path: Path) -> dict[str, float]
     unknown = sorted(set(entry) - {"input", "output"})
     if unknown:
         raise UsageError(
-            f"config file {path}: [{PRICES_TABLE}] {model!r}: unknown key(s) "
-            f"{', '.join(unknown)} (use input and output)"
+            f"config file {path}: [{PRICES_TABLE}] {quoted(model)}: unknown key(s) "
+            f"{', '.join(map(clipped, unknown))} (use input and output)"
         )
     return {f"price_{key}": value for key, value in entry.items()}
 
@@ -150,7 +147,7 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
         text = str(value)
         return text if name in _PATHS else clean_text(text)
     except (TypeError, ValueError):
-        shown = "" if name == "api_key" else f" {value!r:.80}"
+        shown = "" if name == "api_key" else f" {quoted(value)}"
         raise UsageError(f"{origin}: invalid value{shown} for {name}") from None
 
 

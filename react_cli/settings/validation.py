@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from react_cli.core.errors import UsageError
 from react_cli.core.method import Method
 from react_cli.core.records import Api
+from react_cli.core.wording import quoted
 from react_cli.settings.urls import VARIANT_CODE, check_url
 
 if TYPE_CHECKING:
@@ -32,6 +33,8 @@ MAX_COUNTS = {
     "sample_concurrency": 16,  # the HTTP session's connection pool
 }
 """The largest meaningful value of each count; beyond it a value is a typo, not a setting."""
+MAX_PRICE = 1e9
+"""The highest price per million tokens, in any currency (a finite cost for any usage)."""
 _DURATIONS = (
     "timeout_s",
     "wiki_timeout_s",
@@ -90,6 +93,10 @@ def validate(settings: Settings, api_source: str) -> None:
             all(p is None or p >= 0 for p in (settings.price_input, settings.price_output)),
             "prices must be ≥ 0",
         ),
+        (
+            all(p is None or p <= MAX_PRICE for p in (settings.price_input, settings.price_output)),
+            f"prices must be at most {MAX_PRICE:,.0f} per million tokens",
+        ),
     ]
     for ok, message in checks:
         if not ok:
@@ -113,7 +120,7 @@ def _shown(value: str) -> str:
     information or query (a password typed into the wrong setting is still a password)."""
     from react_cli.infra.redaction import redact_url
 
-    return repr(redact_url(value) if "://" in value or "@" in value else value)
+    return quoted(redact_url(value) if "://" in value or "@" in value else value)
 
 
 def _check_bounds(settings: Settings) -> None:

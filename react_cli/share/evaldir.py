@@ -4,9 +4,10 @@ The folder is read by the eval package's one reader (``eval.files``), as untrust
 every text is cleaned for display. Only ``ShownRow.key`` keeps the recorded question text
 exactly, because two evals are paired on it. A line of ``results.jsonl`` that is not a valid
 row (cut short by a crash, edited, hostile) is skipped and counted, not fatal; of the rows of
-one question the last counts (a resumed eval appends a question's row with methods added),
-the others are counted as skipped. In an eval of several methods, the rows are one method's
-results (its first method's unless another is chosen).
+one question the last counts (a resumed eval appends a question's row with methods added,
+which replaces the earlier one: a valid row, neither shown nor counted as skipped). In an eval
+of several methods, the rows are one method's results (its first method's unless another is
+chosen).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from react_cli.core.errors import TraceError, UsageError
 from react_cli.core.records import StopReason
+from react_cli.core.wording import quoted
 from react_cli.eval.files import RESULTS, SUMMARY, read_rows, read_summary
 from react_cli.eval.rows import MethodResult, Row
 from react_cli.eval.summary import ScoreKind, Summary
@@ -119,7 +121,7 @@ class EvalFolder:
     path: Path
     summary: Summary
     rows: tuple[ShownRow, ...]  # in dataset order
-    skipped: int  # lines of results.jsonl that are no valid row, or were replaced
+    skipped: int  # lines of results.jsonl that are no valid row
     method: str | None = None  # the method the rows show, when one was chosen
 
     @property
@@ -170,10 +172,9 @@ def load_eval(path: Path, method: str | None = None) -> EvalFolder:
             rows.append(ShownRow.of(row, chosen, path))
     if method is not None and not rows and method not in summary.config.methods:
         ran = ", ".join(one_line(name) for name in summary.config.methods)
-        raise UsageError(f"{path} holds no results of the method {method!r} (it ran {ran})")
-    skipped = read.skipped + len(read.rows) - len(last)
+        raise UsageError(f"{path} holds no results of the method {quoted(method)} (it ran {ran})")
     ordered = tuple(sorted(rows, key=lambda row: row.key))
-    return EvalFolder(path, _cleaned(summary), ordered, skipped, method)
+    return EvalFolder(path, _cleaned(summary), ordered, read.skipped, method)
 
 
 def _cleaned(summary: Summary) -> Summary:

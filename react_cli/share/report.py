@@ -11,7 +11,7 @@ from pathlib import Path
 
 from react_cli.display.terminal import format_seconds
 from react_cli.eval.summary import ScoreKind
-from react_cli.eval.view import figure_text, table_1
+from react_cli.eval.view import figure_text, table_1, whose_figures
 from react_cli.share.charts import Chart, charts, require_matplotlib
 from react_cli.share.evaldir import EvalFolder, ShownRow, load_eval, metric_label
 from react_cli.share.html import facts, trace_body
@@ -46,18 +46,19 @@ def _card(name: str, value: str) -> Html:
 
 def _header(folder: EvalFolder) -> Html:
     summary, figures = folder.summary, folder.summary.figures
+    whose = whose_figures(summary)  # an eval of several methods: its first method's figures
     scores = [
-        _card(metric_label(name), figure_text(figures.score(name), "{:.4f}"))
+        _card(metric_label(name) + whose, figure_text(figures.score(name), "{:.4f}"))
         for name in folder.kind.metrics
     ]
     cards = [
         *scores,
         _card("questions", f"{figures.n:,}"),
         _card("failed", f"{figures.failed:,}"),
-        _card("avg steps", figure_text(figures.avg_steps, "{:.2f}")),
-        _card("avg tokens", figure_text(figures.avg_tokens, "{:,.0f}")),
-        _card("total tokens", f"{figures.total_tokens:,}"),
-        _card("avg latency", figure_text(figures.avg_latency_s, format_seconds)),
+        _card("avg steps" + whose, figure_text(figures.avg_steps, "{:.2f}")),
+        _card("avg tokens" + whose, figure_text(figures.avg_tokens, "{:,.0f}")),
+        _card("total tokens" + whose, f"{figures.total_tokens:,}"),
+        _card("avg latency" + whose, figure_text(figures.avg_latency_s, format_seconds)),
         _card("wall time", format_seconds(summary.wall_s)),
     ]
     notes = [el("p", f"status: {summary.status.value}", class_="muted")]

@@ -23,6 +23,7 @@ from react_cli.core.errors import LLMError, ReactCliError, TraceError, UsageErro
 from react_cli.core.method import Method, Task
 from react_cli.core.records import StopReason, ToolCall, Usage
 from react_cli.core.trajectory import ErrorKind, Run, Step
+from react_cli.core.wording import quoted
 from react_cli.infra.deadline import Deadline
 from react_cli.llm.base import CallKind, Completion, Model, ModelRequest, TextSink
 from react_cli.loop.events import Observer, RunStarted
@@ -211,7 +212,8 @@ def rerun(
     run, record = trace.run, trace.record
     recorded = record.method
     if not isinstance(recorded, Method):
-        raise TraceError(f"{trace.path}: this react-cli does not know the method {recorded!r}")
+        shown = quoted(recorded)
+        raise TraceError(f"{trace.path}: this react-cli does not know the method {shown}")
     method = method or recorded
     loop = next((part for part in recorded.parts if part.loop), None)
     wanted = next((part for part in method.parts if part.loop), None)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from react_cli.core.method import Method, Task
+from react_cli.core.wording import quoted
 from react_cli.infra.redaction import redact_url
 from react_cli.loop.limits import Limits
 from react_cli.loop.prompts import PromptTemplate
@@ -161,7 +162,7 @@ def _count(data: dict[str, Any], key: str, default: int | None) -> Any:
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"config {key} is {value!r}, not a count ≥ 1")
+        raise ValueError(f"config {key} is {quoted(value)}, not a count ≥ 1")
     return value
 
 
@@ -170,7 +171,7 @@ def _number(data: dict[str, Any], key: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ValueError(f"config {key} is {value!r}, not a number")
+        raise ValueError(f"config {key} is {quoted(value)}, not a number")
     return float(value)
 
 

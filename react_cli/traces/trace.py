@@ -23,7 +23,8 @@ from typing import Any
 from react_cli.core.errors import TraceError, UsageError
 from react_cli.core.method import Method, Task
 from react_cli.core.trajectory import Run, optional_text
-from react_cli.infra.files import write_json_atomic
+from react_cli.core.wording import quoted
+from react_cli.infra.files import write_json_atomic, write_json_in
 from react_cli.infra.untrusted import BadInput, not_regular, parse_json, read_text
 from react_cli.loop.prompts import PromptTemplate
 from react_cli.methods.record import MethodRecord
@@ -131,8 +132,9 @@ class Trace:
         return cls(run, config, record, **fields, extra=extra, path=path)
 
     def write(self, path: Path) -> None:
-        """Write the trace to ``path`` atomically (the one writer of traces); TraceError names
-        the file when that is impossible."""
+        """Write the trace to ``path`` (a path the user named: a link there is followed to
+        the file it names, see :func:`trace_target`) in one step; TraceError names the file
+        when that is impossible. This and :meth:`write_in` are the one writer of traces."""
         try:
             target = trace_target(path)
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -140,6 +142,15 @@ class Trace:
         except OSError as exc:
             raise TraceError(f"cannot write trace {path}: {exc.strerror or exc}") from None
         self.path = path
+
+    def write_in(self, folder: Path, name: str) -> None:
+        """Write the trace as ``folder/name`` by the folder's policy (an eval folder's: a
+        link planted there is replaced, never written through)."""
+        try:
+            write_json_in(folder, name, self.to_json())
+        except OSError as exc:
+            raise TraceError(f"cannot write trace {folder / name}: {exc.strerror or exc}") from None
+        self.path = folder / name
 
     @classmethod
     def read(cls, path: Path) -> Trace:
@@ -215,7 +226,7 @@ def load_trace(path: Path) -> dict[str, Any]:
         or version not in READABLE_VERSIONS
     ):
         raise TraceError(
-            f"{path}: unsupported trace version {version!r} "
+            f"{path}: unsupported trace version {quoted(version)} "
             f"(this react-cli reads {', '.join(map(str, sorted(READABLE_VERSIONS)))})"
         )
     while document["version"] != TRACE_VERSION:

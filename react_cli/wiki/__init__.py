@@ -36,6 +36,7 @@ def open_backend(
     For a MediaWiki host, ``contact`` goes into the User-Agent, ``debug_log`` receives one
     line per HTTP request and answer (``--debug``), ``on_retry`` each retry wait as it starts.
     """
+    from react_cli.core.wording import quoted
     from react_cli.infra.redaction import Redactor, redact_url, url_secrets
 
     scheme = spec.split(":", 1)[0].lower() if ":" in spec else ""
@@ -48,8 +49,8 @@ def open_backend(
         return open_zim(path, variant)
     if scheme not in ("http", "https"):
         raise UsageError(
-            f"unknown Wikipedia backend {redact_url(spec)!r}: expected the URL of a MediaWiki "
-            "host, e.g. https://en.wikipedia.org, or zim:PATH for a Kiwix ZIM archive"
+            f"unknown Wikipedia backend {quoted(redact_url(spec))}: expected the URL of a "
+            "MediaWiki host, e.g. https://en.wikipedia.org, or zim:PATH for a Kiwix ZIM archive"
         )
     try:
         host = urlsplit(spec).hostname
@@ -57,7 +58,7 @@ def open_backend(
         host = None
     if not host:
         raise UsageError(
-            f"Wikipedia URL {redact_url(spec)!r} has no valid host, e.g. https://en.wikipedia.org"
+            f"Wikipedia URL {quoted(redact_url(spec))} has no valid host, e.g. https://en.wikipedia.org"
         )
     from react_cli.infra.http import make_session, user_agent
     from react_cli.wiki.mediawiki import MediaWikiBackend

@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 from react_cli.core.errors import UsageError, WikiError
+from react_cli.core.wording import quoted
 from react_cli.infra.deadline import Deadline
 from react_cli.infra.sizelimit import TooLarge, check_size
-from react_cli.infra.untrusted import decode
+from react_cli.infra.untrusted import decode, not_regular
 from react_cli.wiki.base import MAX_ANSWER_BYTES, REQUEST_FAILED, Article, SearchResult
 from react_cli.wiki.html import article_text
 from react_cli.wiki.titles import case_variants, title_query
@@ -62,6 +63,9 @@ Converter = Callable[[str], str]
 def open_zim(path: str, variant: str | None = None) -> ZimBackend:
     """A backend on the archive at ``path``; UsageError when it cannot be used."""
     file = Path(path).expanduser()
+    kind = not_regular(file, follow_symlinks=True)  # libzim would block on a FIFO
+    if kind is not None:
+        raise UsageError(f"ZIM file {str(file)!r} is {kind}, not a regular file")
     if not file.is_file():
         raise UsageError(f"ZIM file not found: {str(file)!r}")
     try:
@@ -102,7 +106,7 @@ def _converters(variant: str | None) -> tuple[Converter | None, list[Converter]]
     config = OPENCC_CONFIGS.get(variant.lower())
     if config is None:
         known = ", ".join(OPENCC_CONFIGS)
-        raise UsageError(f"unknown --variant {variant!r} for a ZIM archive: expected {known}")
+        raise UsageError(f"unknown --variant {quoted(variant)} for a ZIM archive: expected {known}")
     try:
         import opencc
     except ImportError:

@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import quote
 
 from react_cli.core.errors import UsageError
+from react_cli.infra.files import replacing_mode
 from react_cli.infra.untrusted import BadInput, json_records, read_text
 from react_cli.wiki.zim import INSTALL_ZIM, silenced
 
@@ -188,6 +189,7 @@ def build_zim(
                 creator.add_metadata(key, value)
         if interrupted.is_set():
             raise KeyboardInterrupt
+        os.chmod(partial, replacing_mode(out))  # a replaced archive keeps its permissions
         os.replace(partial, out)
     except (RuntimeError, OSError) as exc:
         _remove(leftovers)

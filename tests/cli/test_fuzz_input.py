@@ -54,7 +54,8 @@ def asked(cli: Runner, llm: FakeOpenAI, replay: bool = False) -> tuple[str, str]
 @given(question=any_text)
 def test_any_question_in_argv(cli: Runner, llm: FakeOpenAI, question: str) -> None:
     expected = " ".join(clean_text(question).split())
-    code, error = ask(cli, llm, [question] if question != "-" else ["--", question])
+    # after "--": a question starting with "-" ("-0") is no option, as for any command
+    code, error = ask(cli, llm, ["--", question] if question.startswith("-") else [question])
     if not expected or question == "-":
         assert (code == 2 and error in ("Error: the question is empty", "")) or "stdin" in error
         return

@@ -67,7 +67,7 @@ def check_eval(cli: Runner, llm: FakeOpenAI, path: Path, out: Path) -> CliResult
         return result
     assert result.code in (0, 1), result
     assert len(errors) == result.code  # exit 1: one line saying which questions failed
-    rows = (out / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    rows = (out / "results.jsonl").read_text(encoding="utf-8").split("\n")[:-1]  # JSON Lines
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert summary["n"] == len(rows) and summary["status"] == "finished"
     return result
@@ -114,11 +114,21 @@ def test_depth_and_numbers_are_named(
     assert result.code == 2 and problem in result.stderr
 
 
-def test_a_dataset_that_never_ends_is_refused(cli: Runner, llm: FakeOpenAI) -> None:
-    """``/dev/zero`` (or a runaway pipe) is read up to the size limit, not into all memory."""
+def test_a_dataset_that_never_ends_or_is_too_large_is_refused(
+    cli: Runner, llm: FakeOpenAI, tmp_path: Path
+) -> None:
+    """``/dev/zero`` is no regular file: refused before a byte is read; a file is read up to
+    the size limit, not into all memory."""
     from react_cli.eval import datasets
 
-    cli.monkeypatch.setattr(datasets, "MAX_DATASET_BYTES", 1 << 20)
     result = cli(["eval", "/dev/zero", "-m", "m", "--base-url", llm.url])
     assert result.code == 2
-    assert result.stderr == "Error: cannot read dataset /dev/zero: larger than 1 MiB\n"
+    assert result.stderr == (
+        "Error: cannot read dataset /dev/zero: is a character device, not a regular file\n"
+    )
+    cli.monkeypatch.setattr(datasets, "MAX_DATASET_BYTES", 1 << 10)
+    big = tmp_path / "big.jsonl"
+    big.write_text('{"question": "' + "q" * 2000 + '", "answer": "a"}\n', encoding="utf-8")
+    result = cli(["eval", str(big), "-m", "m", "--base-url", llm.url])
+    assert result.code == 2
+    assert result.stderr == f"Error: cannot read dataset {big}: larger than 1 KiB\n"

@@ -163,7 +163,7 @@ def test_values_that_would_break_later_are_named_now(
         (["--max-steps", "100000"], "--max-steps must be at most 1,000"),
         (["--base-url", "http://[::1"], "--base-url is not a usable URL"),
         (["--wiki", "https://[v1.x"], "--wiki is not a usable URL"),
-        (["--prompt", "/dev/zero"], "cannot read prompt file '/dev/zero': larger than 1 MiB"),
+        (["--prompt", "/dev/zero"], "prompt file '/dev/zero': is a character device, not a"),
     ],
 )
 def test_options_that_would_break_later_are_named_now(

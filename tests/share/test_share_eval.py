@@ -81,7 +81,7 @@ def test_recorded_calls_win_over_counting(eval_a: Path, tmp_path: Path) -> None:
 def test_hostile_rows_are_skipped_and_traces_stay_inside(eval_hostile: Path) -> None:
     folder = load_eval(eval_hostile)
     invalid = sum(not valid for _, valid in EXTRA_LINES)
-    assert folder.skipped == invalid + 1  # and the repeated first row
+    assert folder.skipped == invalid  # the repeated first row replaces the first: valid
     by_index = {row.index: row for row in folder.rows}
     assert sorted(by_index) == [0, 1, 20, 21, 22, 23]
     assert by_index[20].trace is None and by_index[21].trace is None
@@ -135,7 +135,7 @@ def test_show_of_a_hostile_eval_prints_plain_text(eval_hostile: Path) -> None:
         assert escape not in out
     assert "[link](javascript:alert(3))" in out  # shown literally, not as markup
     assert "llm_error: HTTP 401 from the endpoint" in out
-    skipped = sum(not valid for _, valid in EXTRA_LINES) + 1  # and the repeated first row
+    skipped = sum(not valid for _, valid in EXTRA_LINES)  # a repeated row replaces, is valid
     assert f"{skipped} line(s) of results.jsonl skipped" in out
 
 

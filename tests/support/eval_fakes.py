@@ -79,7 +79,7 @@ HOTPOT_SCRIPTS: dict[str, list[str | Reply]] = {
 
 def rows_of(out: Path) -> list[dict[str, Any]]:
     """The rows of an eval folder's ``results.jsonl``, in question order."""
-    lines = (out / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    lines = (out / "results.jsonl").read_text(encoding="utf-8").split("\n")[:-1]  # JSON Lines
     return sorted((json.loads(line) for line in lines), key=lambda row: row["index"])
 
 

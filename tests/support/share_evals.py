@@ -104,7 +104,7 @@ def eval_hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = run_eval(root / "hostile", PerQuestion(HOSTILE_SCRIPTS), dataset)
     (folder / "traces" / "broken.json").write_text("{", encoding="utf-8")
     first = (folder / "results.jsonl").read_text(encoding="utf-8").splitlines()[0]
-    extra = [line for line, _ in EXTRA_LINES] + [first]  # a repeated question is skipped too
+    extra = [line for line, _ in EXTRA_LINES] + [first]  # a repeated question: the last counts
     with (folder / "results.jsonl").open("a", encoding="utf-8") as handle:
         handle.write("\n".join(extra) + "\n")
     return folder
