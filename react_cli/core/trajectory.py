@@ -8,11 +8,11 @@ flags of a forced or length-stopped step are in ``details`` too.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from react_cli.core import fields
 from react_cli.core.errors import ReactCliError
 from react_cli.core.records import StopReason, ToolCall, Usage
 
@@ -120,7 +120,7 @@ class Step:
             error = None
         usage = data.get("usage")
         return cls(
-            index=int(data.get("index", 0)),
+            index=fields.whole(data.get("index"), "index") or 0,
             thought=optional_text(data, "thought") or "",
             action=optional_text(data, "action"),
             call=_call(data.get("call")),
@@ -130,8 +130,8 @@ class Step:
             usage=Usage.from_json(usage if isinstance(usage, dict) else None),
             latency_s=seconds(data.get("latency_s"), "latency_s"),
             tool_latency_s=seconds(data.get("tool_latency_s"), "tool_latency_s"),
-            retries=int(data.get("retries") or 0),
-            tool_retries=int(data.get("tool_retries") or 0),
+            retries=fields.whole(data.get("retries"), "retries") or 0,
+            tool_retries=fields.whole(data.get("tool_retries"), "tool_retries") or 0,
             error=error,
             details=details,
             **flags,
@@ -216,19 +216,10 @@ def _stop_reason(text: str) -> StopReason | str:
 
 
 def optional_text(data: dict[str, Any], key: str) -> str | None:
-    """A recorded text field: absent or null is None; anything but text is a TypeError."""
-    value = data.get(key)
-    if value is not None and not isinstance(value, str):
-        raise TypeError(f"{key} is {type(value).__name__}, not text")
-    return value
+    """A recorded text field: absent or null is None; anything but text is a FieldError."""
+    return fields.text(data.get(key), key)
 
 
 def seconds(value: Any, name: str) -> float:
     """A recorded duration: a finite number ≥ 0 (missing = 0)."""
-    if value is None:
-        return 0.0
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} is {type(value).__name__}, not a number")
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"{name} is {value}, not a duration")
-    return float(value)
+    return fields.seconds(value, name)

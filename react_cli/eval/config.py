@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from react_cli.core import fields
+
 # Settings a summary records, by the name ``config.Settings`` gives them.
 _RECORDED_SETTINGS = {
     "model": "model",
@@ -117,6 +119,7 @@ class EvalConfig:
 
 def _count(value: object) -> int | None:
     """A recorded number of workers (anything but a whole number ≥ 1: not recorded)."""
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
-        return value
-    return None
+    try:
+        return fields.whole(value, "workers", low=1)
+    except fields.FieldError:
+        return None

@@ -9,10 +9,10 @@ bounded so that sums over thousands of rows stay finite and short enough to be r
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
+from react_cli.core import fields
 from react_cli.core.records import MAX_RECORDED_TOKENS, StopReason, Usage
 
 HARD_FAILURES = frozenset({StopReason.LLM_ERROR, StopReason.ERROR})
@@ -78,6 +78,13 @@ class MethodResult:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> MethodResult:
         """The result ``data`` holds; BadRow says what is wrong with it."""
+        try:
+            return cls._read(data)
+        except fields.FieldError as exc:
+            raise BadRow(str(exc)) from None
+
+    @classmethod
+    def _read(cls, data: dict[str, Any]) -> MethodResult:
         stop_reason = data.get("stop_reason")
         if not isinstance(stop_reason, str):
             raise BadRow("no stop_reason text")
@@ -89,20 +96,22 @@ class MethodResult:
         if usage is not None and not isinstance(usage, dict):
             raise BadRow("usage is not an object")
         return cls(
-            answer=_text(data, "answer"),
+            answer=fields.text(data.get("answer"), "answer"),
             em=_number(data, "em", _FRACTION),
             f1=_number(data, "f1", _FRACTION),
             stop_reason=reason,
-            error=_text(data, "error"),
-            steps=_whole(data, "steps", _STEPS),
-            tokens=_whole(data, "tokens", _TOKENS),
+            error=fields.text(data.get("error"), "error"),
+            steps=fields.needed(fields.whole(data.get("steps"), "steps", high=_STEPS), "steps"),
+            tokens=fields.needed(
+                fields.whole(data.get("tokens"), "tokens", high=_TOKENS), "tokens"
+            ),
             usage=None if usage is None else Usage.from_json(usage),
-            cost=None if data.get("cost") is None else _number(data, "cost", math.inf),
+            cost=fields.number(data.get("cost"), "cost"),
             latency_s=_number(data, "latency_s", _SECONDS),
-            trace=_text(data, "trace"),
-            label=FeverLabel(_text(data, "label")) if "label" in data else None,
-            calls=_count(data, "calls"),
-            branch=_text(data, "branch"),
+            trace=fields.text(data.get("trace"), "trace"),
+            label=FeverLabel(fields.text(data.get("label"), "label")) if "label" in data else None,
+            calls=fields.whole(data.get("calls"), "calls", high=_STEPS),
+            branch=fields.text(data.get("branch"), "branch"),
         )
 
 
@@ -154,6 +163,13 @@ class Row:
     @classmethod
     def from_json(cls, data: object) -> Row:
         """The row ``data`` holds; BadRow says what is wrong with it."""
+        try:
+            return cls._read(data)
+        except fields.FieldError as exc:
+            raise BadRow(str(exc)) from None
+
+    @classmethod
+    def _read(cls, data: object) -> Row:
         if not isinstance(data, dict):
             raise BadRow("not a JSON object")
         question = data.get("question")
@@ -168,9 +184,9 @@ class Row:
             question=question,
             golds=_golds(data.get("gold")),
             result=MethodResult.from_json(data),
-            method=_text(data, "method"),
+            method=fields.text(data.get("method"), "method"),
             methods=_methods(data.get("methods")),
-            calls_made=_count(data, "calls_made"),
+            calls_made=fields.whole(data.get("calls_made"), "calls_made", high=_STEPS),
         )
 
 
@@ -185,31 +201,8 @@ def _methods(value: object) -> dict[str, MethodResult] | None:
 
 
 def _number(data: dict[str, Any], name: str, limit: float) -> float:
-    value = data.get(name)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise BadRow(f"{name} is not a number")
-    if not 0 <= value <= limit:
-        raise BadRow(f"{name} is out of range")
-    return value
-
-
-def _count(data: dict[str, Any], name: str) -> int | None:
-    """A count of calls, where one is recorded."""
-    return None if data.get(name) is None else _whole(data, name, _STEPS)
-
-
-def _whole(data: dict[str, Any], name: str, limit: int) -> int:
-    value = _number(data, name, limit)
-    if type(value) is not int:
-        raise BadRow(f"{name} is not a whole number")
-    return value
-
-
-def _text(data: dict[str, Any], name: str) -> str | None:
-    value = data.get(name)
-    if value is not None and not isinstance(value, str):
-        raise BadRow(f"{name} is not text")
-    return value
+    """A number the row must hold, from 0 to ``limit``."""
+    return fields.needed(fields.number(data.get(name), name, high=limit), name)
 
 
 def _id(value: object) -> str | int | None:

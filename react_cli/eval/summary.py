@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from react_cli.core import fields
 from react_cli.core.records import StopReason, StrEnum
 from react_cli.eval.config import EvalConfig
 from react_cli.eval.datasets import Format, Selection
@@ -183,6 +184,13 @@ class Summary:
     @classmethod
     def from_json(cls, data: object) -> Summary:
         """The summary ``data`` holds; BadSummary names the first field that is wrong."""
+        try:
+            return cls._read(data)
+        except fields.FieldError as exc:
+            raise BadSummary(exc.name) from None
+
+    @classmethod
+    def _read(cls, data: object) -> Summary:
         if not isinstance(data, dict):
             raise BadSummary("not an object")
         dataset = DatasetRef.from_json(data.get("dataset"))
@@ -208,22 +216,17 @@ class Summary:
 
 
 def _number(value: object, name: str, limit: float = math.inf) -> float:
-    """A number from 0 to ``limit`` (JSON numbers read here are finite); else BadSummary."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= limit:
-        raise BadSummary(name)
-    return value
+    """A number the summary must hold, from 0 to ``limit``."""
+    return fields.needed(fields.number(value, name, high=limit), name)
 
 
 def _figure(data: dict[str, Any], name: str, limit: float = math.inf) -> float | None:
     """A number, or None where the eval has none yet."""
-    value = data.get(name)
-    return None if value is None else _number(value, name, limit)
+    return fields.number(data.get(name), name, high=limit)
 
 
 def _whole(value: object, name: str) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise BadSummary(name)
-    return value
+    return fields.needed(fields.whole(value, name), name)
 
 
 def _enum(kind: type[E], value: object, name: str) -> E:

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from react_cli.core import fields
 from react_cli.core.method import Method
 from react_cli.core.records import Usage
-from react_cli.core.trajectory import Run, optional_text, seconds
-from react_cli.core.wording import quoted
+from react_cli.core.trajectory import Run, optional_text
 
 
 @dataclass(frozen=True)
@@ -40,18 +40,13 @@ class Sample:
         """A recorded sample; TypeError/ValueError naming what is wrong."""
         if not isinstance(data, dict):
             raise TypeError(f"a sample is {type(data).__name__}, not an object")
-        raw, answer, usage = data.get("raw"), data.get("answer"), data.get("usage")
-        if not isinstance(raw, str) or not (answer is None or isinstance(answer, str)):
-            raise TypeError("a sample's raw text or answer is not text")
-        retries = data.get("retries") or 0
-        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
-            raise ValueError(f"a sample's retries are {quoted(retries)}, not a count")
+        usage = data.get("usage")
         return cls(
-            raw=raw,
-            answer=answer,
+            raw=fields.needed(fields.text(data.get("raw"), "a sample's raw"), "a sample's raw"),
+            answer=fields.text(data.get("answer"), "a sample's answer"),
             usage=Usage.from_json(usage if isinstance(usage, dict) else None),
-            latency_s=seconds(data.get("latency_s"), "a sample's latency_s"),
-            retries=retries,
+            latency_s=fields.seconds(data.get("latency_s"), "a sample's latency_s"),
+            retries=fields.whole(data.get("retries"), "a sample's retries") or 0,
         )
 
 
@@ -95,11 +90,9 @@ class MethodRecord:
         method = _name(data, "method") or Method.REACT
         default = Method.REACT if run.answer is not None and method == Method.REACT else None
         branch = _name(data, "branch") if "branch" in data else default
-        calls = data.get("calls")
+        calls = fields.whole(data.get("calls"), "calls")
         if calls is None:
             calls = loop_calls(run) + len(samples or [])
-        if isinstance(calls, bool) or not isinstance(calls, int) or calls < 0:
-            raise ValueError(f"calls is {quoted(calls)}, not a count")
         return cls(
             method=method,
             branch=branch,
@@ -125,7 +118,7 @@ def _votes(value: Any) -> dict[str, int] | None:
         return None
     if not isinstance(value, dict):
         raise TypeError(f"votes are {type(value).__name__}, not an object")
-    for count in value.values():
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise ValueError(f"a vote count is {quoted(count)}, not a count")
-    return {str(answer): count for answer, count in value.items()}
+    return {
+        str(answer): fields.needed(fields.whole(count, "a vote count"), "a vote count")
+        for answer, count in value.items()
+    }

@@ -12,8 +12,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from react_cli.core import fields
 from react_cli.core.method import Method, Task
-from react_cli.core.wording import quoted
 from react_cli.infra.redaction import redact_url
 from react_cli.loop.limits import Limits
 from react_cli.loop.prompts import PromptTemplate
@@ -151,35 +151,22 @@ def _tools(data: Any) -> tuple[ToolSpec, ...]:
 
 
 def _text(data: dict[str, Any], key: str) -> str | None:
-    value = data.get(key)
-    if value is not None and not isinstance(value, str):
-        raise TypeError(f"config {key} is {type(value).__name__}, not text")
-    return value
+    return fields.text(data.get(key), f"config {key}")
 
 
 def _count(data: dict[str, Any], key: str, default: int | None) -> Any:
-    value = data.get(key)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"config {key} is {quoted(value)}, not a count ≥ 1")
-    return value
+    """A recorded count ≥ 1 (missing: ``default``)."""
+    found = fields.whole(data.get(key), f"config {key}", low=1)
+    return default if found is None else found
 
 
 def _number(data: dict[str, Any], key: str) -> float | None:
-    value = data.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ValueError(f"config {key} is {quoted(value)}, not a number")
-    return float(value)
+    found = fields.number(data.get(key), f"config {key}", low=-math.inf)
+    return None if found is None else float(found)
 
 
 def _flag(data: dict[str, Any], key: str) -> bool | None:
-    value = data.get(key)
-    if value is not None and not isinstance(value, bool):
-        raise TypeError(f"config {key} is {type(value).__name__}, not true or false")
-    return value
+    return fields.flag(data.get(key), f"config {key}")
 
 
 def run_config(
