@@ -19,6 +19,7 @@ import requests
 from react_cli.cutter import ObservationCutter, cut_at_observation
 from react_cli.deadline import Watchdog
 from react_cli.records import Api, TextSink, Usage
+from react_cli.redaction import Redactor
 from react_cli.sizelimit import TooLarge, capped_lines, read_capped
 from react_cli.untrusted import decode, loads
 
@@ -89,7 +90,9 @@ class Answer:
 @dataclass
 class AnswerReader:
     """Reads one answer of ``api`` of at most ``max_chars`` characters and ``limit_bytes``
-    bytes (per stream event), showing its text to ``sink``; ``log`` hears of cuts."""
+    bytes (per stream event), showing its text to ``sink``; ``log`` hears of cuts. What the
+    answer says is masked by ``redact`` (an endpoint may echo its request: the API key), the
+    text shown as it streams too."""
 
     api: Api
     max_chars: int
@@ -97,6 +100,7 @@ class AnswerReader:
     watchdog: Watchdog
     sink: ShownOnce | None
     log: Callable[[str], None]
+    redact: Redactor
 
     def read(self, response: requests.Response) -> Answer:
         """The answer, whatever shape the server chose (some answer a stream request with one
@@ -156,7 +160,7 @@ class AnswerReader:
         if len(text) > self.max_chars:
             text, finish = text[: self.max_chars], "length"
             self.log(f"answer longer than {self.max_chars} characters; cut there")
-        return Answer(text, usage, finish)
+        return Answer(self.redact(text), usage, finish and self.redact(finish))
 
     def _read_stream(self, response: requests.Response) -> Answer:
         """Read SSE until [DONE] or until the cutter sees an invented Observation line.
@@ -165,6 +169,7 @@ class AnswerReader:
         watchdog ends a stream that sends only those, or one byte at a time, when its time is up.
         """
         cutter = ObservationCutter()
+        show = self.redact.stream(self.sink) if self.sink else None
         usage: Usage | None = None
         finish, done, saw_choice = None, False, False
         received = shown = 0
@@ -193,8 +198,8 @@ class AnswerReader:
                 received += len(piece)
                 released = cutter.feed(piece)[: max(0, self.max_chars - shown)]
                 shown += len(released)
-                if self.sink and released:
-                    self.sink(released)
+                if show and released:
+                    show(released)
                 if cutter.done:  # the rest is invented; closing the response stops generation
                     finish, done = "stop", True
                     break
@@ -211,9 +216,10 @@ class AnswerReader:
         if not saw_choice:
             raise Malformed("a stream without choices")
         tail = cutter.flush()[: max(0, self.max_chars - shown)]
-        if self.sink and tail:
-            self.sink(tail)
-        return Answer(cutter.text[: self.max_chars], usage, finish)
+        if show:
+            show(tail)
+            show.flush()
+        return Answer(self.redact(cutter.text[: self.max_chars]), usage, self.redact(finish))
 
     def _piece(self, choice: dict[str, Any]) -> str:
         """The visible text of one chunk; reasoning_content/reasoning fields are ignored."""
