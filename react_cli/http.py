@@ -23,7 +23,7 @@ import ssl
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
-from urllib.parse import unquote_to_bytes, urlsplit
+from urllib.parse import quote, unquote_to_bytes, urlsplit
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -91,9 +91,18 @@ def is_transient(exc: requests.RequestException) -> bool:
 
 def user_agent(contact: str | None = None) -> str:
     """A Wikimedia-policy User-Agent: tool/version (contact) library/version. The project has
-    no web page to name, so without the user's ``contact`` there is none (never a made-up URL)."""
-    where = f" ({contact})" if contact else ""
+    no web page to name, so without the user's ``contact`` there is none (never a made-up URL).
+
+    A header is ASCII (RFC 9110 keeps other bytes opaque; requests fails on what is not
+    Latin-1), so every character of the contact outside ASCII is percent-encoded in UTF-8, as
+    RFC 3987 maps an IRI to a URI: ``Łukasz`` is sent as ``%C5%81ukasz``, and an address or
+    URL of ASCII stays as it is. (``validation`` has refused control characters.)"""
+    where = f" ({_ascii(contact)})" if contact else ""
     return f"react-cli/{__version__}{where} requests/{requests.__version__}"
+
+
+def _ascii(text: str) -> str:
+    return "".join(char if char.isascii() else quote(char, safe="") for char in text)
 
 
 class _WatchedTimeout(Timeout):

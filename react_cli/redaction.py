@@ -325,12 +325,12 @@ def check_api_key(key: str | None) -> None:
     hint = "; a CRLF .env file?" if first == "\r" else ""
     raise UsageError(
         f"the API key (--api-key, OPENAI_API_KEY or api_key in the config file) has "
-        f"{_describe(first)} at character {bad[0] + 1} of {len(key)}{more}{hint}: API keys "
-        "are printable ASCII without spaces"
+        f"{describe_character(first)} at character {bad[0] + 1} of {len(key)}{more}{hint}: "
+        "API keys are printable ASCII without spaces"
     )
 
 
-def _describe(char: str) -> str:
+def describe_character(char: str) -> str:
     """What a stray character is, by its code point and Unicode name, never by itself."""
     code = f"U+{ord(char):04X}"
     if char in _CONTROL_NAMES:
