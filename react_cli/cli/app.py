@@ -7,6 +7,7 @@ else is printed on failure unless ``REACT_CLI_DEBUG=1`` asks for the traceback.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from typing import Annotated, Any
 
@@ -18,6 +19,7 @@ from react_cli.environment import DEBUG_ENV, ENV_VARS, HOME_ENV
 from react_cli.errors import EXIT_INTERRUPTED, EXIT_NO_ANSWER, EXIT_OK, ReactCliError
 
 HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
+_NOT_A_SPACE = re.compile(r"[^\S ]")  # white space other than the space: tabs, line breaks
 
 
 def _argument_metavar_only(self: TyperArgument, ctx: object) -> None:
@@ -140,9 +142,13 @@ def print_warning(message: str) -> None:
 
 
 def _one_line(message: str) -> str:
+    """``message`` cleaned onto one line: each line break (and white space around it) one
+    space. Runs of spaces stay: a command printed for pasting (``terminal.shell_word``) may
+    quote a name holding two."""
     from react_cli.terminal import plain
 
-    return " ".join(plain(message).split())
+    lines = _NOT_A_SPACE.sub("\n", plain(message)).split("\n")
+    return " ".join(line.strip(" ") for line in lines if line.strip(" "))
 
 
 def main(argv: list[str] | None = None) -> None:

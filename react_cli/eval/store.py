@@ -11,7 +11,6 @@ the file without the ones replaced).
 
 from __future__ import annotations
 
-import shlex
 import threading
 import time
 from collections.abc import Callable
@@ -33,6 +32,7 @@ from react_cli.eval.files import (
 from react_cli.eval.rows import Row
 from react_cli.eval.summary import DatasetRef, EvalStatus, ScoreKind, Summary
 from react_cli.eval.tally import Tally
+from react_cli.terminal import shell_word
 from react_cli.trace import now_utc, write_atomic, write_json_atomic
 from react_cli.untrusted import dump_json
 
@@ -41,7 +41,7 @@ T = TypeVar("T")
 
 def resume_command(folder: Path) -> str:
     """The command that continues an eval, as the user can paste it."""
-    return f"react-cli eval --resume {shlex.quote(str(folder))}"
+    return f"react-cli eval --resume {shell_word(str(folder))}"
 
 
 def claim_folder(folder: Path, resuming: bool) -> IO[bytes]:
