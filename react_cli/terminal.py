@@ -67,10 +67,20 @@ def _ansi_c(char: str) -> str:
     return "".join(f"\\x{byte:02x}" for byte in raw)
 
 
+MIN_WIDTH, MAX_WIDTH = 40, 10_000
+"""The widths a console lays text out in: ``COLUMNS=0`` made rich print nothing at all, and a
+table narrower than its borders cuts every cell; a wider layout a narrow terminal wraps."""
+
+
 def make_console(file: IO[str] | None = None, *, stderr: bool = True) -> Console:
-    return Console(
+    """The one way a console is made: no markup, highlighting or emoji codes, and a width
+    (``COLUMNS``, else the terminal's) kept between ``MIN_WIDTH`` and ``MAX_WIDTH``, so no width
+    loses output. Tables fold what does not fit (``Column(overflow="fold")``), never cut it."""
+    console = Console(
         file=file, stderr=stderr, highlight=False, markup=False, emoji=False, soft_wrap=True
     )
+    console.width = min(max(console.width, MIN_WIDTH), MAX_WIDTH)
+    return console
 
 
 def format_seconds(seconds: float) -> str:

@@ -14,6 +14,7 @@ import os
 import re
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -183,3 +184,16 @@ def one_error_line(stderr: str) -> str:
     assert len(lines) == 1 and lines[0].startswith("Error: "), stderr
     assert "Traceback" not in stderr
     return lines[0]
+
+
+ODD_WIDTHS = ("0", "1", "7", "39", "1000000", "-5", "wide")
+"""``COLUMNS`` values no layout is made for; the widest layout (``MAX_WIDTH``) is the reference."""
+
+
+def glyphs(text: str) -> Counter[str]:
+    """The characters ``text`` shows, however it is laid out: white space and the lines of
+    boxes dropped, so text wrapped or folded at any width has the same glyphs, and text cut
+    (or never printed) has fewer."""
+    return Counter(
+        char for char in text if not char.isspace() and not 0x2500 <= ord(char) <= 0x257F
+    )

@@ -1,5 +1,7 @@
 """Output that is not lost and says what it means (issue 18, classes 13-15), through the real
-CLI in-process: a command printed for pasting is the shell's exact quoting of what it names.
+CLI in-process: ``ask -v`` shows its whole trajectory at any width (``eval show``, ``compare``
+and ``replay``: ``test_share_cli``), and a command printed for pasting is the shell's exact
+quoting of what it names.
 """
 
 from __future__ import annotations
@@ -9,11 +11,23 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from eval_fakes import HOTPOT
+from eval_fakes import HOTPOT, PerQuestion
+from fake_mediawiki import FakeMediaWiki
+from fake_openai import FakeOpenAI
 from hostile import cli_fuzz
 from hypothesis import example, given
 from hypothesis import strategies as st
-from inproc import Runner, one_error_line
+from inproc import (
+    GOOD_RUN,
+    ODD_WIDTHS,
+    QUESTION,
+    Runner,
+    glyphs,
+    one_error_line,
+    servers_env,
+)
+
+from react_cli.terminal import MAX_WIDTH
 
 # Pieces of folder names that quoting gets wrong: white space of every kind (runs of it too),
 # quotes, shell syntax, escape sequences, bytes that are not UTF-8, letters of other scripts.
@@ -69,3 +83,23 @@ def test_the_build_zim_hint_names_the_archive_exactly(cli: Runner, tmp_path: Pat
     assert "\x1b" not in built.stdout
     command = built.stdout.rstrip("\n").partition("; use ")[2]
     assert shell_words(command) == [b"--wiki", b"zim:" + os.fsencode(out)]
+
+
+def trajectory(stderr: str) -> str:
+    """``ask -v``'s trajectory without the lines of timings, which differ from run to run."""
+    lines = stderr.splitlines()
+    return "\n".join(line for line in lines if not line.startswith(("  (", "stop: ")))
+
+
+@pytest.mark.parametrize("width", ODD_WIDTHS)
+def test_ask_shows_its_trajectory_at_any_width(
+    cli: Runner, wiki: FakeMediaWiki, width: str
+) -> None:
+    """``COLUMNS=0`` made ``ask -v`` show no trajectory at all (issue 18, class 14)."""
+    with FakeOpenAI(PerQuestion({QUESTION: list(GOOD_RUN)})) as llm:
+        reference = cli(["ask", "-v", QUESTION], COLUMNS=str(MAX_WIDTH), **servers_env(llm, wiki))
+        shown = cli(["ask", "-v", QUESTION], COLUMNS=width, **servers_env(llm, wiki))
+    assert (reference.code, shown.code) == (0, 0), shown.stderr
+    assert shown.stdout == "Arthur's Magazine\n"
+    assert "Observation 2: First for Women" in shown.stderr
+    assert glyphs(trajectory(shown.stderr)) == glyphs(trajectory(reference.stderr))

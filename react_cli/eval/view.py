@@ -103,8 +103,8 @@ def _line(text: str) -> str:
 def summary_table(summary: Summary) -> Table:
     """The final numbers of an eval, one per line."""
     table = Table(title="react-cli eval", show_header=False, title_justify="left")
-    table.add_column("what", style="bold")
-    table.add_column("value")
+    table.add_column("what", style="bold", overflow="fold")
+    table.add_column("value", overflow="fold")
     figures, dataset, config = summary.figures, summary.dataset, summary.config
     rows = [
         ("dataset", f"{_line(dataset.path)} ({dataset.format.value})"),
@@ -169,7 +169,7 @@ def methods_table(summary: Summary) -> Table:
     title, headers, rows = table_1(summary)
     table = Table(title=title, title_justify="left")
     for header in headers:
-        table.add_column(header, justify="left" if header == "method" else "right")
+        table.add_column(header, justify="left" if header == "method" else "right", overflow="fold")
     for row in rows:
         table.add_row(*(Text(cell) for cell in row))
     return table
