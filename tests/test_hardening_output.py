@@ -1,19 +1,26 @@
 """Output that is not lost and says what it means (issue 18, classes 13-15), through the real
-CLI in-process: ``ask -v`` shows its whole trajectory at any width (``eval show``, ``compare``
-and ``replay``: ``test_share_cli``), and a command printed for pasting is the shell's exact
-quoting of what it names.
+CLI in-process: whatever happens to stdout and stderr (a full disk, an encoding that cannot
+hold the text, a reader that went away) the trace is written and every command ends cleanly;
+``ask -v`` shows its whole trajectory at any width (``eval show``, ``compare`` and ``replay``:
+``test_share_cli``); a command printed for pasting is the shell's exact quoting of what it
+names. (A full disk on a real process's stdout: ``test_cli_process``.)
 """
 
 from __future__ import annotations
 
+import errno
+import io
+import json
 import os
 import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from eval_fakes import HOTPOT, PerQuestion
 from fake_mediawiki import FakeMediaWiki
-from fake_openai import FakeOpenAI
+from fake_openai import FakeOpenAI, scripted
 from hostile import cli_fuzz
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -24,6 +31,7 @@ from inproc import (
     Runner,
     glyphs,
     one_error_line,
+    only_trace,
     servers_env,
 )
 
@@ -103,3 +111,124 @@ def test_ask_shows_its_trajectory_at_any_width(
     assert shown.stdout == "Arthur's Magazine\n"
     assert "Observation 2: First for Women" in shown.stderr
     assert glyphs(trajectory(shown.stderr)) == glyphs(trajectory(reference.stderr))
+
+
+class _Failing(io.RawIOBase):
+    """A file every write to fails with ``error``: a full disk, a reader that went away."""
+
+    def __init__(self, error: OSError) -> None:
+        self.error = error
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: object) -> int:
+        raise self.error
+
+
+def full_disk() -> io.TextIOWrapper:
+    return io.TextIOWrapper(_Failing(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))))
+
+
+def closed_pipe() -> io.TextIOWrapper:
+    return io.TextIOWrapper(_Failing(BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))))
+
+
+def ascii_only() -> io.TextIOWrapper:
+    """A terminal whose encoding holds ASCII alone (``LANG=C`` on an old system)."""
+    return io.TextIOWrapper(io.BytesIO(), encoding="ascii", errors="strict", line_buffering=True)
+
+
+def written(stream: io.TextIOWrapper) -> str:
+    stream.flush()
+    buffer = stream.buffer
+    assert isinstance(buffer, io.BytesIO)
+    return buffer.getvalue().decode("ascii")
+
+
+ANSWER = "Łódź 张伟 😀"
+STREAMS: dict[str, Callable[[], io.TextIOWrapper]] = {
+    "full": full_disk,
+    "closed": closed_pipe,
+    "ascii": ascii_only,
+}
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+@pytest.mark.parametrize("kind", STREAMS)
+def test_ask_writes_its_trace_whatever_happens_to_its_output(
+    cli: Runner, wiki: FakeMediaWiki, monkeypatch: pytest.MonkeyPatch, kind: str, verbose: bool
+) -> None:
+    """``ask`` printed before it wrote the trace: a full disk or a closed pipe on stdout lost
+    the trace, and an encoding without the answer's characters was an internal error (with
+    ``-v`` mid-run, stderr's). Now the trace is always written; a full disk is one ``Error:``
+    line and exit 1, a closed pipe (``ask -v … 2>&1 | head -c 1``: stderr too) ends quietly
+    with exit 1, and characters the encoding lacks are replaced (exit 0)."""
+    stdout = STREAMS[kind]()
+    stderr = stdout if kind == "closed" else ascii_only() if kind == "ascii" else None
+    monkeypatch.setattr(sys, "stdout", stdout)
+    if stderr is not None:
+        monkeypatch.setattr(sys, "stderr", stderr)
+    args = ["ask", f"{QUESTION} ({ANSWER})", "--json" if not verbose else "-v"]
+    with FakeOpenAI(scripted(GOOD_RUN[0], f" Found.\nAction 2: Finish[{ANSWER}]")) as llm:
+        result = cli(args, **servers_env(llm, wiki))
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+    assert only_trace(cli.home)["answer"] == ANSWER
+    if kind == "full":
+        assert result.code == 1
+        assert result.stderr.splitlines()[-1] == "Error: cannot write the output: " + (
+            "No space left on device"
+        )
+    elif kind == "closed":
+        assert (result.code, result.stderr) == (1, "")
+    else:
+        assert result.code == 0
+        shown = written(stdout)
+        if verbose:
+            assert shown == "??d? ?? ?\n"
+            assert "Observation 1: Arthur's Magazine (1844" in written(stderr)
+        else:
+            assert json.loads(shown)["answer"] == ANSWER  # escaped, not replaced
+
+
+@pytest.mark.parametrize("kind", STREAMS)
+def test_every_command_that_prints_ends_cleanly_whatever_its_stdout(
+    cli: Runner, wiki: FakeMediaWiki, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """``wiki search`` crashed on a stdout that cannot hold its text; every command that
+    prints ends as ``ask`` does: one ``Error:`` line for a full disk, quietly for a closed
+    pipe, with replacement characters for an encoding that lacks some."""
+    page = wiki.pages["Arthur's Magazine"]
+    wiki.pages["Arthur's Magazine"] = f"{page} {ANSWER}"
+    trace = cli.record(wiki, GOOD_RUN[0], f" Found.\nAction 2: Finish[{ANSWER}]")
+    examples = Path(__file__).resolve().parent.parent / "examples" / "traces"
+    commands = [
+        ["wiki", "search", "Arthur's Magazine"],
+        ["wiki", "lookup", "Arthur's Magazine", "1844"],
+        ["replay", str(trace)],
+        ["replay", str(trace), "--json"],
+        ["replay", str(trace), "--format", "markdown"],
+        ["replay", str(examples / "kiss-and-tell-cot-sc-react.json")],
+        ["traces"],
+        ["traces", "--json"],
+        ["prompts"],
+        ["prompts", "show", "hotpotqa"],
+        ["config"],
+        ["config", "path"],
+    ]
+    try:
+        for args in commands:
+            stdout = STREAMS[kind]()
+            monkeypatch.setattr(sys, "stdout", stdout)
+            result = cli(args, REACT_CLI_WIKI=wiki.url, REACT_CLI_CONTACT=ANSWER)
+            assert "Traceback" not in result.stderr, args
+            if kind == "full":
+                assert result.code == 1, (args, result.stderr)
+                assert one_error_line(result.stderr).startswith("Error: cannot write the output")
+            elif kind == "closed":
+                assert (result.code, result.stderr) == (1, ""), args
+            else:
+                assert (result.code, result.stderr) == (0, ""), args
+                assert written(stdout), args
+    finally:
+        wiki.pages["Arthur's Magazine"] = page
