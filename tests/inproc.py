@@ -130,7 +130,7 @@ class Runner:
     def config(self, **values: object) -> None:
         """Write the config file: ``FAST_CONFIG`` updated with ``values``."""
         settings = {**FAST_CONFIG, **values}
-        self.config_text("".join(f"{key} = {json.dumps(v)}\n" for key, v in settings.items()))
+        self.config_text("".join(f"{key} = {toml_value(v)}\n" for key, v in settings.items()))
 
     def config_text(self, text: str) -> None:
         """Write the config file as given (``""``: the defaults a new user has)."""
@@ -142,6 +142,15 @@ class Runner:
         data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
         path.unlink()
         return data
+
+
+def toml_value(value: object) -> str:
+    """``value`` in TOML: a string with every character but printable ASCII escaped (so it may
+    hold any character TOML allows: control characters, DEL, beyond the BMP), else as JSON."""
+    if not isinstance(value, str):
+        return json.dumps(value)
+    escaped = (c if " " <= c <= "~" and c not in '"\\' else f"\\U{ord(c):08X}" for c in value)
+    return '"' + "".join(escaped) + '"'
 
 
 def servers_env(llm: Server, wiki: Server, model: str = "test-model") -> dict[str, str]:

@@ -22,7 +22,7 @@ from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, Reply
 from hostile import cli_fuzz, text
 from hypothesis import example, given
-from inproc import FAST_CONFIG, GOOD_RUN, Runner, one_error_line
+from inproc import GOOD_RUN, Runner, one_error_line
 
 
 def _reply(body: dict[str, Any]) -> Reply:
@@ -37,11 +37,6 @@ def model() -> Iterator[FakeOpenAI]:
         yield server
 
 
-def toml_string(value: str) -> str:
-    """``value`` as a TOML basic string that can hold any character (each one escaped)."""
-    return '"' + "".join(f"\\U{ord(char):08X}" for char in value) + '"'
-
-
 @cli_fuzz(15)
 @given(contact=text)
 @example(contact="Łukasz")
@@ -51,8 +46,7 @@ def toml_string(value: str) -> str:
 def test_any_contact_is_sent_encoded_or_refused(
     cli: Runner, wiki: FakeMediaWiki, model: FakeOpenAI, contact: str
 ) -> None:
-    settings = "".join(f"{key} = {json.dumps(value)}\n" for key, value in FAST_CONFIG.items())
-    cli.config_text(settings + f"contact = {toml_string(contact)}\n")
+    cli.config(contact=contact)
     wiki.requests.clear()
     asked = len(model.requests)
     result = cli.ask(model, wiki, "--json", "--no-trace")

@@ -60,10 +60,10 @@ def eval_report(
     """
     from react_cli.share.export import write_output
     from react_cli.share.report import eval_report as build_report
-    from react_cli.untrusted import clean_text
+    from react_cli.terminal import plain
 
     write_output(output, build_report(directory))
-    print(clean_text(str(output)))
+    print(plain(str(output)))
 
 
 @eval_app.command("compare", short_help="Compare two evals over the same questions.")

@@ -183,7 +183,6 @@ def _rerun(
     from react_cli.replay import compare, compare_records
     from react_cli.replay import rerun as rerun_run
     from react_cli.terminal import make_console, plain
-    from react_cli.untrusted import clean_text
     from react_cli.wording import plural
 
     observer = Renderer(make_console()) if verbose else None
@@ -217,9 +216,9 @@ def _rerun(
             done = f"{outcome.method} from the recording" if derived else "the recorded run"
             print(f"reproduced {done}: no answer ({reason}) after {steps}", file=sys.stderr)
     else:
-        print(f"The re-run differs from {plain(clean_text(str(recorded.path)))}:")
+        print(f"The re-run differs from {plain(str(recorded.path))}:")
         for difference in differences:
-            print(f"{difference.where}:")
+            print(f"{plain(difference.where)}:")
             print(f"  - {plain(difference.recorded)}")
             print(f"  + {plain(difference.now)}")
     if differences:
@@ -246,7 +245,9 @@ def traces(
         print_json(rows, indent=2)
         return
     if not rows:
-        print(f"no traces in {home_dir() / 'traces'} yet", file=sys.stderr)
+        from react_cli.terminal import plain
+
+        print(f"no traces in {plain(str(home_dir() / 'traces'))} yet", file=sys.stderr)
         return
     _print_traces(rows)
 
@@ -255,10 +256,9 @@ def _print_traces(rows: list[dict[str, Any]]) -> None:
     """One line per run, fixed columns, untrusted text cleaned and shortened."""
     from react_cli.terminal import plain
     from react_cli.trace_store import local_time
-    from react_cli.untrusted import clean_text
 
     def short(text: str, width: int) -> str:
-        text = " ".join(plain(clean_text(text)).split())  # file names may hold any bytes
+        text = " ".join(plain(text).split())  # file names may hold any bytes
         return text if len(text) <= width else text[: width - 1] + "…"
 
     print(

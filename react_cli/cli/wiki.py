@@ -165,5 +165,5 @@ def wiki_build_zim(
     skipped = f", {repeated} skipped" if report.duplicates else ""
     from react_cli.terminal import plain, shell_word
 
-    shown, option = plain(clean_text(str(out))), shell_word(f"zim:{out}")
+    shown, option = plain(str(out)), shell_word(f"zim:{out}")
     print(f"{shown}: {plural(report.articles, 'article')}{skipped}; use --wiki {option}")

@@ -61,7 +61,7 @@ class ProgressView(EvalObserver):
 
     def retry_waiting(self, wait: RetryWait) -> None:
         """A ``records.RetryObserver`` (called from worker threads): above the bar, dimmed."""
-        self.console.print(Text(str(wait), style="dim"))
+        self.console.print(Text(plain(str(wait)), style="dim"))
 
     def started(self, total: int, done: int, summary: Summary) -> None:
         scores = score_text(summary.figures) if summary.figures.n else ""
