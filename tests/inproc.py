@@ -195,7 +195,7 @@ def one_error_line(stderr: str) -> str:
     return lines[0]
 
 
-ODD_WIDTHS = ("0", "1", "7", "39", "1000000", "-5", "wide")
+ODD_WIDTHS = ("0", "1", "39", "1000000", "wide")
 """``COLUMNS`` values no layout is made for; the widest layout (``MAX_WIDTH``) is the reference."""
 
 

@@ -62,7 +62,7 @@ def model() -> Iterator[FakeOpenAI]:
         yield server
 
 
-@cli_fuzz(3)
+@cli_fuzz(2)
 @given(drawn=text)
 def test_no_command_shows_a_control_character_from_a_file_or_server(
     cli: Runner,

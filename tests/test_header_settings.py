@@ -37,7 +37,7 @@ def model() -> Iterator[FakeOpenAI]:
         yield server
 
 
-@cli_fuzz(15)
+@cli_fuzz(10)
 @given(contact=text)
 @example(contact="Łukasz")
 @example(contact="张伟 <zhang@例子.中国>")

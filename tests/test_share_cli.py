@@ -120,9 +120,8 @@ def test_eval_without_a_command_word_still_runs_a_dataset(cli: Runner) -> None:
     assert "Other 'react-cli eval' commands" in cli(["eval", "-h"]).stdout
 
 
-@pytest.mark.parametrize("width", ODD_WIDTHS)
 def test_any_width_shows_everything(
-    cli: Runner, eval_a: Path, eval_b: Path, tmp_path: Path, width: str
+    cli: Runner, eval_a: Path, eval_b: Path, tmp_path: Path
 ) -> None:
     """``COLUMNS=0`` made ``eval show`` and ``replay`` print nothing (exit 0), and a narrow
     table cut its cells with "…": at any width every character is shown (issue 18, class 14)."""
@@ -138,6 +137,8 @@ def test_any_width_shows_everything(
     ]
     for args in commands:
         reference = cli(args, COLUMNS=str(MAX_WIDTH))
-        shown = cli(args, COLUMNS=width)
-        assert (reference.code, shown.code) == (0, 0), shown.stderr
-        assert glyphs(shown.stdout) == glyphs(reference.stdout), args
+        assert reference.code == 0, reference.stderr
+        for width in ODD_WIDTHS:
+            shown = cli(args, COLUMNS=width)
+            assert shown.code == 0, shown.stderr
+            assert glyphs(shown.stdout) == glyphs(reference.stdout), (args, width)
