@@ -315,22 +315,33 @@ def check_api_key(key: str | None) -> None:
     trailing CR from a CRLF ``.env`` file, curly quotes, a zero-width space) that would
     otherwise fail inside the HTTP library, in a message quoting the key.
     """
-    if key is None:
-        return
-    bad = [i for i, char in enumerate(key) if char not in _KEY_CHARS]
-    if not bad:
-        return
-    first = key[bad[0]]
-    more = f" (and {len(bad) - 1} more such characters)" if len(bad) > 1 else ""
-    hint = "; a CRLF .env file?" if first == "\r" else ""
-    raise UsageError(
-        f"the API key (--api-key, OPENAI_API_KEY or api_key in the config file) has "
-        f"{describe_character(first)} at character {bad[0] + 1} of {len(key)}{more}{hint}: "
-        "API keys are printable ASCII without spaces"
+    check_characters(
+        key,
+        _KEY_CHARS.__contains__,
+        "the API key (--api-key, OPENAI_API_KEY or api_key in the config file)",
+        "API keys are printable ASCII without spaces",
     )
 
 
-def describe_character(char: str) -> str:
+def check_characters(
+    value: str | None, allowed: Callable[[str], bool], what: str, rule: str
+) -> None:
+    """UsageError naming the first character of ``value`` that is not ``allowed``, where it
+    is and how many more there are, by code point and name, never the value itself: ``what``
+    has it, ``rule`` says what is allowed."""
+    bad = [i for i, char in enumerate(value or "") if not allowed(char)]
+    if value is None or not bad:
+        return
+    first = value[bad[0]]
+    more = f" (and {len(bad) - 1} more such characters)" if len(bad) > 1 else ""
+    hint = "; a CRLF .env file?" if first == "\r" else ""
+    raise UsageError(
+        f"{what} has {_describe(first)} at character {bad[0] + 1} of {len(value)}{more}{hint}: "
+        f"{rule}"
+    )
+
+
+def _describe(char: str) -> str:
     """What a stray character is, by its code point and Unicode name, never by itself."""
     code = f"U+{ord(char):04X}"
     if char in _CONTROL_NAMES:

@@ -115,18 +115,13 @@ def _check_contact(contact: str | None) -> None:
     """Refuse a contact that cannot go into the User-Agent header: a control character (a
     trailing CR from a CRLF ``.env`` file) would make every Wikipedia request fail. Any other
     character is valid: ``http.user_agent`` percent-encodes what is not ASCII."""
-    from react_cli.redaction import describe_character
+    from react_cli.redaction import check_characters
 
-    bad = [i for i, char in enumerate(contact or "") if unicodedata.category(char) == "Cc"]
-    if contact is None or not bad:
-        return
-    first = contact[bad[0]]
-    more = f" (and {len(bad) - 1} more such characters)" if len(bad) > 1 else ""
-    hint = "; a CRLF .env file?" if first == "\r" else ""
-    raise UsageError(
-        f"the contact (REACT_CLI_CONTACT or contact in the config file) has "
-        f"{describe_character(first)} at character {bad[0] + 1} of {len(contact)}{more}{hint}: "
-        "it goes into the User-Agent header, which holds no control characters"
+    check_characters(
+        contact,
+        lambda char: unicodedata.category(char) != "Cc",
+        "the contact (REACT_CLI_CONTACT or contact in the config file)",
+        "it goes into the User-Agent header, which holds no control characters",
     )
 
 
