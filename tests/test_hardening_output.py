@@ -190,6 +190,19 @@ def test_ask_writes_its_trace_whatever_happens_to_its_output(
             assert json.loads(shown)["answer"] == ANSWER  # escaped, not replaced
 
 
+def test_ask_started_without_stdout_and_stderr_still_writes_its_trace(
+    cli: Runner, wiki: FakeMediaWiki, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``react-cli ask -v … >&- 2>&-``: Python starts with ``sys.stdout`` and ``sys.stderr``
+    None, and every write would be an internal error."""
+    monkeypatch.setattr(sys, "stdout", None)
+    monkeypatch.setattr(sys, "stderr", None)
+    with FakeOpenAI(scripted(*GOOD_RUN)) as llm:
+        result = cli(["ask", "-v", QUESTION], **servers_env(llm, wiki))
+    assert result.code == 0
+    assert only_trace(cli.home)["answer"] == "Arthur's Magazine"
+
+
 @pytest.mark.parametrize("kind", STREAMS)
 def test_every_command_that_prints_ends_cleanly_whatever_its_stdout(
     cli: Runner, wiki: FakeMediaWiki, monkeypatch: pytest.MonkeyPatch, kind: str

@@ -187,7 +187,7 @@ class _Output(io.TextIOBase):
         return len(text)
 
     def flush(self) -> None:
-        if self.failure is None:
+        if self.failure is None and not self.stream.closed:  # closed: at the interpreter's exit
             try:
                 self.stream.flush()
             except OSError as exc:
@@ -222,7 +222,7 @@ def main(argv: list[str] | None = None) -> None:
     reported once the command is done: one ``Error:`` line for a full disk, nothing for a
     reader that went away (``react-cli traces | head -1``), as Unix tools do.
     """
-    out, err = _Output(sys.stdout), _Output(sys.stderr)
+    out, err = _Output(sys.stdout or _nowhere()), _Output(sys.stderr or _nowhere())
     sys.stdout, sys.stderr = out, err
     try:
         code = _run(argv)
@@ -269,6 +269,11 @@ def _run(argv: list[str] | None) -> int:
         _print_error(f"internal error: {exc!r} (set {DEBUG_ENV}=1 for a traceback)")
         code = EXIT_NO_ANSWER
     return code if isinstance(code, int) else EXIT_OK
+
+
+def _nowhere() -> TextIO:
+    """Where a stream the command was started without (``2>&-``: Python's ``None``) writes."""
+    return open(os.devnull, "w", encoding="utf-8")
 
 
 def _silence(stream: TextIO) -> None:
