@@ -135,16 +135,24 @@ class Redactor:
         return _alternation(forms).sub(MASK, text)
 
     def json(self, value: Any) -> Any:
-        """A JSON value (a server's answer) with every string in it, keys too, redacted."""
+        """A JSON value (a server's answer) with every string in it, keys too, redacted: a
+        copy, made without recursion (a hostile answer may nest as deep as the parser went)."""
         if not self._known.by_length:
             return value
-        if isinstance(value, str):
-            return self(value)
-        if isinstance(value, dict):
-            return {self(str(key)): self.json(item) for key, item in value.items()}
-        if isinstance(value, list):
-            return [self.json(item) for item in value]
-        return value
+        root = [value]
+        todo: list[tuple[Any, Any]] = [(root, 0)]  # (container, key) of each value to redact
+        while todo:
+            container, key = todo.pop()
+            item = container[key]
+            if isinstance(item, str):
+                container[key] = self(item)
+            elif isinstance(item, list):
+                container[key] = items = list(item)
+                todo += [(items, index) for index in range(len(items))]
+            elif isinstance(item, dict):
+                container[key] = fields = {self(str(k)): v for k, v in item.items()}
+                todo += [(fields, k) for k in fields]
+        return root[0]
 
     def stream(self, sink: Callable[[str], None]) -> StreamRedactor:
         """A sink for text that arrives in pieces, passing it on to ``sink`` redacted."""

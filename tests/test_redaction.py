@@ -106,6 +106,18 @@ def test_text_redacted_as_it_streams_is_the_redacted_whole(
     assert "".join(shown) == redactor(text)
 
 
+def test_an_answer_is_redacted_however_deep_it_nests() -> None:
+    """A server's JSON is redacted in every string, keys too, without recursion."""
+    deep: list[object] = ["sk-0123456789"]
+    for _ in range(3_000):  # deeper than the recursion limit
+        deep = [deep, {"sk-0123456789": "x sk-0123456789"}]
+    redacted = Redactor(["sk-0123456789"]).json(deep)
+    for _ in range(3_000):  # deeper than the recursion limit
+        assert redacted[1] == {MASK: f"x {MASK}"}
+        redacted = redacted[0]
+    assert redacted == [MASK]
+
+
 def test_ordinary_text_streams_at_once() -> None:
     """Only what may be the start of a secret waits for the next piece."""
     shown: list[str] = []
