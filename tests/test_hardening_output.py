@@ -56,7 +56,7 @@ def shell_words(command: str) -> list[bytes]:
     return done.stdout.split(b"\0")[:-1]
 
 
-@cli_fuzz(10)
+@cli_fuzz(8)
 @given(name=folder_name)
 @example(name=b"two  spaces")
 @example(name=b"line\nbreak\ttab")

@@ -89,7 +89,7 @@ def streamed(draw: st.DrawFn) -> tuple[list[str], str, list[str]]:
     return secrets, text, [text[a:b] for a, b in itertools.pairwise(bounds)]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(streamed())
 def test_text_redacted_as_it_streams_is_the_redacted_whole(
     case: tuple[list[str], str, list[str]],
