@@ -6,9 +6,11 @@ else is printed on failure unless ``REACT_CLI_DEBUG=1`` asks for the traceback.
 
 from __future__ import annotations
 
+import io
 import os
+import re
 import sys
-from typing import Annotated, Any
+from typing import Annotated, Any, TextIO
 
 import typer
 from typer.core import TyperArgument, TyperGroup
@@ -18,6 +20,7 @@ from react_cli.core.errors import EXIT_INTERRUPTED, EXIT_NO_ANSWER, EXIT_OK, Rea
 from react_cli.settings.environment import DEBUG_ENV, ENV_VARS, HOME_ENV
 
 HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
+_NOT_A_SPACE = re.compile(r"[^\S ]")  # white space other than the space: tabs, line breaks
 
 
 def _argument_metavar_only(self: TyperArgument, ctx: object) -> None:
@@ -118,11 +121,19 @@ def _root(
 
 
 def print_json(data: object, indent: int | None = None) -> None:
-    """JSON on stdout with untrusted text made terminal-safe (and paths always printable)."""
+    """JSON on stdout with untrusted text made terminal-safe (and paths always printable);
+    on a stdout whose encoding cannot hold its text, the same JSON with ``\\uXXXX`` escapes."""
+    import json
+
     from react_cli.display.terminal import safe_json
     from react_cli.infra.untrusted import clean_text
 
-    print(clean_text(safe_json(data, indent=indent)))
+    text = clean_text(safe_json(data, indent=indent))
+    try:
+        text.encode(sys.stdout.encoding or "utf-8")
+    except (UnicodeEncodeError, LookupError):
+        text = json.dumps(json.loads(text), indent=indent)  # ASCII
+    print(text)
 
 
 def debug_enabled() -> bool:
@@ -140,17 +151,97 @@ def print_warning(message: str) -> None:
 
 
 def _one_line(message: str) -> str:
+    """``message`` cleaned onto one line: each line break (and white space around it) one
+    space. Runs of spaces stay: a command printed for pasting (``terminal.shell_word``) may
+    quote a name holding two."""
     from react_cli.display.terminal import plain
 
-    return " ".join(plain(message).split())
+    lines = _NOT_A_SPACE.sub("\n", plain(message)).split("\n")
+    return " ".join(line.strip(" ") for line in lines if line.strip(" "))
+
+
+class _Output(io.TextIOBase):
+    """stdout or stderr while a command runs: a write never fails the command.
+
+    A character the stream's encoding cannot hold is written as its replacement (``?``); once
+    a write fails (a full disk, a reader that went away), later ones are dropped and the
+    failure is kept for ``main`` to report when the command is done: what the command does
+    besides printing (writing a trace, an eval's rows) is never lost to its output.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        super().__init__()
+        self.stream = stream
+        self.failure: OSError | None = None
+
+    def write(self, text: str) -> int:
+        if self.failure is None:
+            try:
+                try:
+                    self.stream.write(text)
+                except UnicodeEncodeError:
+                    encoding = self.stream.encoding or "ascii"
+                    self.stream.write(text.encode(encoding, "replace").decode(encoding))
+            except OSError as exc:
+                self.failure = exc
+        return len(text)
+
+    def flush(self) -> None:
+        if self.failure is None and not self.stream.closed:  # closed: at the interpreter's exit
+            try:
+                self.stream.flush()
+            except OSError as exc:
+                self.failure = exc
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return self.stream.isatty()
+
+    def fileno(self) -> int:
+        return self.stream.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]  # TextIOBase says str | None
+        return self.stream.encoding or "utf-8"
+
+    @property
+    def errors(self) -> str | None:  # type: ignore[override]  # read-only here
+        return self.stream.errors
+
+    def __getattr__(self, name: str) -> Any:  # ``buffer`` and the like
+        return getattr(self.stream, name)
 
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app, turn every known failure into one line and an exit code.
 
     Commands report how they failed by raising a ``ReactCliError``; only this function prints
-    the ``Error:`` line and chooses the exit code.
+    the ``Error:`` line and chooses the exit code. Output that fails (see ``_Output``) is
+    reported once the command is done: one ``Error:`` line for a full disk, nothing for a
+    reader that went away (``react-cli traces | head -1``), as Unix tools do.
     """
+    out, err = _Output(sys.stdout or _nowhere()), _Output(sys.stderr or _nowhere())
+    sys.stdout, sys.stderr = out, err
+    try:
+        code = _run(argv)
+        out.flush()
+        if out.failure is not None:
+            if code == EXIT_OK and not isinstance(out.failure, BrokenPipeError):
+                _print_error(_os_error_message(out.failure))
+            code = code or EXIT_NO_ANSWER
+        err.flush()
+    finally:
+        sys.stdout, sys.stderr = out.stream, err.stream
+    for failed in (out, err):
+        if failed.failure is not None:
+            _silence(failed.stream)
+    sys.exit(code)
+
+
+def _run(argv: list[str] | None) -> int:
+    """The command's exit code, its failure (if any) said in one ``Error:`` line."""
     from typer.exceptions import Abort, TyperException
 
     try:
@@ -167,9 +258,9 @@ def main(argv: list[str] | None = None) -> None:
     except (KeyboardInterrupt, Abort):
         _print_error("interrupted")
         code = EXIT_INTERRUPTED
-    except BrokenPipeError:
-        code = _stdout_closed()
-    except OSError as exc:  # e.g. stdout on a full disk
+    except BrokenPipeError:  # a write that bypassed _Output (none of ours does)
+        code = EXIT_NO_ANSWER
+    except OSError as exc:
         _print_error(_os_error_message(exc))
         code = EXIT_NO_ANSWER
     except Exception as exc:
@@ -177,21 +268,24 @@ def main(argv: list[str] | None = None) -> None:
             raise
         _print_error(f"internal error: {exc!r} (set {DEBUG_ENV}=1 for a traceback)")
         code = EXIT_NO_ANSWER
+    return code if isinstance(code, int) else EXIT_OK
+
+
+def _nowhere() -> TextIO:
+    """Where a stream the command was started without (``2>&-``: Python's ``None``) writes."""
+    return open(os.devnull, "w", encoding="utf-8")
+
+
+def _silence(stream: TextIO) -> None:
+    """Point a stream that failed at /dev/null, so that the interpreter's flush at exit finds
+    nothing to fail on (and prints no "Exception ignored")."""
     try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        code = _stdout_closed()
-    except OSError as exc:
-        _print_error(_os_error_message(exc))
-        code = EXIT_NO_ANSWER
-    sys.exit(code if isinstance(code, int) else EXIT_OK)
-
-
-def _stdout_closed() -> int:
-    """The reader went away (``react-cli traces | head -1``): stop quietly, as Unix tools do."""
+        fd = stream.fileno()
+    except (OSError, ValueError):  # a stream without a file (an embedding program's)
+        return
     devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    return EXIT_NO_ANSWER
+    os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 def _os_error_message(exc: OSError) -> str:

@@ -61,16 +61,17 @@ def config_show(
     width = max(map(len, rows))
     print(f"{'setting':<{width}}  {'value':<32}  from")
     for name, (value, origin) in rows.items():
-        text = "-" if value is None else plain(str(value))
-        print(f"{name:<{width}}  {text:<32}  {origin}")
+        text = "-" if value is None else " ".join(plain(str(value)).split())
+        print(f"{name:<{width}}  {text:<32}  {plain(origin)}")
 
 
 @config_app.command("path")
 def config_path() -> None:
     """Print the config file's path (it may not exist yet)."""
+    from react_cli.display.terminal import plain
     from react_cli.settings.resolve import CONFIG_NAME, home_dir
 
-    print(home_dir() / CONFIG_NAME)
+    print(plain(str(home_dir() / CONFIG_NAME)))
 
 
 def _shown(name: str, value: object) -> object:

@@ -58,12 +58,12 @@ def eval_report(
     Exit codes: 0 written; 2 DIR is not an eval folder, PATH cannot be written, or the extra
     is missing.
     """
-    from react_cli.infra.untrusted import clean_text
+    from react_cli.display.terminal import plain
     from react_cli.share.export import write_output
     from react_cli.share.report import eval_report as build_report
 
     write_output(output, build_report(directory))
-    print(clean_text(str(output)))
+    print(plain(str(output)))
 
 
 @eval_app.command("compare", short_help="Compare two evals over the same questions.")

@@ -155,13 +155,13 @@ def eval_command(
 def _report(result: EvalResult, folder: Path, max_tokens: int, as_json: bool) -> None:
     """The summary (its path, or itself with --json), then the error the eval ended with."""
     from react_cli.cli.notices import max_tokens_warning
+    from react_cli.display.terminal import plain
     from react_cli.eval.files import SUMMARY
-    from react_cli.infra.untrusted import clean_text
 
     if as_json:
         print_json(result.summary.to_json())
     else:
-        print(clean_text(str(folder / SUMMARY)))
+        print(plain(str(folder / SUMMARY)))
     if result.max_tokens_reached:
         print_warning(max_tokens_warning(max_tokens, result.max_tokens_reached))
     error = ending_error(result, folder)

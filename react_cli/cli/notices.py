@@ -18,12 +18,17 @@ CONTACT_HINT_MARK = ".contact-hint-shown"
 
 
 def stderr_debug_log(line: str) -> None:
-    print(f"debug: {line}", file=sys.stderr, flush=True)
+    """One ``--debug`` line on stderr (it shows what servers answered: cleaned)."""
+    from react_cli.display.terminal import plain
+
+    print(f"debug: {plain(line)}", file=sys.stderr, flush=True)
 
 
 def stderr_retry_notice(wait: RetryWait) -> None:
     """Each retry wait on stderr as it starts, so a slow run never looks hung."""
-    print(wait, file=sys.stderr, flush=True)
+    from react_cli.display.terminal import plain
+
+    print(plain(str(wait)), file=sys.stderr, flush=True)
 
 
 def contact_hint(settings: Settings, home: Path) -> str | None:
@@ -47,9 +52,11 @@ def contact_hint(settings: Settings, home: Path) -> str | None:
 
 def show_contact_hint(settings: Settings) -> None:
     """On stderr, when a run is about to call Wikipedia: :func:`contact_hint`, if due."""
+    from react_cli.display.terminal import plain
+
     hint = contact_hint(settings, home_dir())
     if hint:
-        print(f"hint: {hint}", file=sys.stderr, flush=True)
+        print(f"hint: {plain(hint)}", file=sys.stderr, flush=True)
 
 
 def max_tokens_warning(max_tokens: int, questions: int | None = None) -> str:

@@ -26,6 +26,7 @@ def prompts_list(ctx: typer.Context) -> None:
     matter: a first line '---', then 'method: cot' and 'task: fever', then '---'."""
     if ctx.invoked_subcommand is not None:
         return
+    from react_cli.display.terminal import plain
     from react_cli.loop.prompts import load_prompt, shipped_names
     from react_cli.tools.wikipedia import cap  # the one word-boundary cut
 
@@ -33,7 +34,7 @@ def prompts_list(ctx: typer.Context) -> None:
         template = load_prompt(name)
         first = template.text.strip().splitlines()[0] if template.text.strip() else ""
         described = cap(first, DESCRIPTION_WIDTH)
-        print(f"{name}\t{template.method}\t{template.task}\t{described}")
+        print(f"{name}\t{template.method}\t{template.task}\t{plain(described)}")
 
 
 @prompts_app.command("show")
@@ -41,7 +42,10 @@ def prompts_show(
     name: Annotated[str, typer.Argument(metavar="NAME", help="Prompt name or file.")],
 ) -> None:
     """Print a prompt template exactly as it is sent (with its {question} marker, without the
-    front matter that says its method and task)."""
-    from react_cli.loop.prompts import load_prompt
+    front matter that says its method and task); a file of your own as plain text (without
+    the control characters or escape sequences it may hold)."""
+    from react_cli.display.terminal import plain
+    from react_cli.loop.prompts import load_prompt, shipped_names
 
-    sys.stdout.write(load_prompt(name).text)
+    text = load_prompt(name).text
+    sys.stdout.write(text if name in shipped_names() else plain(text))

@@ -181,7 +181,6 @@ def _rerun(
     from react_cli.core.wording import plural
     from react_cli.display.render import Renderer
     from react_cli.display.terminal import make_console, plain
-    from react_cli.infra.untrusted import clean_text
     from react_cli.traces.replay import compare, compare_records
     from react_cli.traces.replay import rerun as rerun_run
 
@@ -219,9 +218,9 @@ def _rerun(
             done = f"{outcome.method} from the recording" if derived else "the recorded run"
             print(f"reproduced {done}: no answer ({reason}) after {steps}", file=sys.stderr)
     else:
-        print(f"The re-run differs from {plain(clean_text(str(recorded.path)))}:")
+        print(f"The re-run differs from {plain(str(recorded.path))}:")
         for difference in differences:
-            print(f"{difference.where}:")
+            print(f"{plain(difference.where)}:")
             print(f"  - {plain(difference.recorded)}")
             print(f"  + {plain(difference.now)}")
     if differences:
@@ -248,7 +247,9 @@ def traces(
         print_json(rows, indent=2)
         return
     if not rows:
-        print(f"no traces in {home_dir() / 'traces'} yet", file=sys.stderr)
+        from react_cli.display.terminal import plain
+
+        print(f"no traces in {plain(str(home_dir() / 'traces'))} yet", file=sys.stderr)
         return
     _print_traces(rows)
 
@@ -256,11 +257,10 @@ def traces(
 def _print_traces(rows: list[dict[str, Any]]) -> None:
     """One line per run, fixed columns, untrusted text cleaned and shortened."""
     from react_cli.display.terminal import plain
-    from react_cli.infra.untrusted import clean_text
     from react_cli.traces.store import local_time
 
     def short(text: str, width: int) -> str:
-        text = " ".join(plain(clean_text(text)).split())  # file names may hold any bytes
+        text = " ".join(plain(text).split())  # file names may hold any bytes
         return text if len(text) <= width else text[: width - 1] + "…"
 
     print(

@@ -164,5 +164,7 @@ def wiki_build_zim(
 
     repeated = plural(report.duplicates, "repeated title")
     skipped = f", {repeated} skipped" if report.duplicates else ""
-    shown = clean_text(str(out))
-    print(f"{shown}: {plural(report.articles, 'article')}{skipped}; use --wiki zim:{shown}")
+    from react_cli.display.terminal import plain, shell_word
+
+    shown, option = plain(str(out)), shell_word(f"zim:{out}")
+    print(f"{shown}: {plural(report.articles, 'article')}{skipped}; use --wiki {option}")

@@ -160,7 +160,7 @@ class Renderer:
     def retry_waiting(self, wait: RetryWait) -> None:
         """A ``records.RetryObserver``: the wait on its own line, dimmed."""
         self._end_line()
-        self.console.print(Text(str(wait), style="dim"))
+        self.console.print(Text(plain(str(wait)), style="dim"))
 
     def _advance(self) -> None:
         """Print what is now certain to be kept: the first line as it streams, later lines

@@ -1,5 +1,6 @@
 """Text fit for a terminal: untrusted text without escape sequences or control characters,
-JSON likewise, the one way a console is made, and durations as people read them.
+JSON likewise, a word quoted for the shell exactly, the one way a console is made, and
+durations as people read them.
 
 Apart from the renderer so that error lines, listings and exports can clean text without
 importing the loop's vocabulary.
@@ -7,12 +8,14 @@ importing the loop's vocabulary.
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
 from typing import IO
 
 from rich.console import Console
 
-from react_cli.infra.untrusted import dump_json
+from react_cli.infra.untrusted import clean_text, dump_json
 
 # CSI sequences, OSC sequences with their terminator (BEL or ST), other two-byte escapes. An
 # OSC without a terminator is not swallowed to the end of the text: its ESC alone is removed.
@@ -21,8 +24,10 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u
 
 
 def plain(text: str) -> str:
-    """Text safe for a terminal: escape sequences and control characters removed (\\n, \\t kept)."""
-    return _CONTROL.sub("", _ANSI.sub("", text))
+    """Text safe for a terminal: escape sequences and control characters removed (\\n, \\t
+    kept), and lone surrogates (a file name's bytes that are not UTF-8) replaced by U+FFFD, as
+    no terminal can take them."""
+    return clean_text(_CONTROL.sub("", _ANSI.sub("", text)))
 
 
 def safe_json(data: object, *, indent: int | None = None) -> str:
@@ -36,10 +41,46 @@ def safe_json(data: object, *, indent: int | None = None) -> str:
     return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+def shell_word(word: str) -> str:
+    """``word`` quoted for the shell exactly, as one line of printable text that ``plain``
+    leaves as it is: a command printed for pasting names what it says.
+
+    In single quotes (``shlex.quote``) when every character is printable; else in bash's
+    ``$'...'`` (zsh and ksh read it too), each character that is not (a line break, an escape,
+    a byte of a file name that is not UTF-8) written as the ``\\xHH`` of its bytes.
+    """
+    if word.isprintable():
+        return shlex.quote(word)
+    return "$'" + "".join(map(_ansi_c, word)) + "'"
+
+
+def _ansi_c(char: str) -> str:
+    """One character inside ``$'...'``."""
+    if char in "\\'":
+        return "\\" + char
+    if char.isprintable():
+        return char
+    try:
+        raw = os.fsencode(char)  # a file name's undecodable byte is given back as it was
+    except UnicodeEncodeError:  # a lone surrogate no file name holds
+        raw = char.encode("utf-8", "surrogatepass")
+    return "".join(f"\\x{byte:02x}" for byte in raw)
+
+
+MIN_WIDTH, MAX_WIDTH = 40, 10_000
+"""The widths a console lays text out in: ``COLUMNS=0`` made rich print nothing at all, and a
+table narrower than its borders cuts every cell; a wider layout a narrow terminal wraps."""
+
+
 def make_console(file: IO[str] | None = None, *, stderr: bool = True) -> Console:
-    return Console(
+    """The one way a console is made: no markup, highlighting or emoji codes, and a width
+    (``COLUMNS``, else the terminal's) kept between ``MIN_WIDTH`` and ``MAX_WIDTH``, so no width
+    loses output. Tables fold what does not fit (``Column(overflow="fold")``), never cut it."""
+    console = Console(
         file=file, stderr=stderr, highlight=False, markup=False, emoji=False, soft_wrap=True
     )
+    console.width = min(max(console.width, MIN_WIDTH), MAX_WIDTH)
+    return console
 
 
 def format_seconds(seconds: float) -> str:

@@ -11,7 +11,6 @@ the file without the ones replaced).
 
 from __future__ import annotations
 
-import shlex
 import threading
 import time
 from collections.abc import Callable
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import IO, TypeVar
 
 from react_cli.core.errors import StoreError, UsageError
+from react_cli.display.terminal import shell_word
 from react_cli.eval.config import EvalConfig
 from react_cli.eval.datasets import Format
 from react_cli.eval.files import (
@@ -42,7 +42,7 @@ T = TypeVar("T")
 
 def resume_command(folder: Path) -> str:
     """The command that continues an eval, as the user can paste it."""
-    return f"react-cli eval --resume {shlex.quote(str(folder))}"
+    return f"react-cli eval --resume {shell_word(str(folder))}"
 
 
 def claim_folder(folder: Path, resuming: bool) -> IO[bytes]:

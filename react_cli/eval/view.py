@@ -65,7 +65,7 @@ class ProgressView(EvalObserver):
 
     def retry_waiting(self, wait: RetryWait) -> None:
         """A ``records.RetryObserver`` (called from worker threads): above the bar, dimmed."""
-        self.console.print(Text(str(wait), style="dim"))
+        self.console.print(Text(plain(str(wait)), style="dim"))
 
     def started(self, total: int, done: int, summary: Summary) -> None:
         scores = score_text(summary) if summary.figures.n else ""
@@ -119,8 +119,8 @@ def summary_table(summary: Summary) -> Table:
     """The final numbers of an eval, one per line (the scores, steps, tokens, cost, latency
     and stop reasons labelled with their method's name where there are several)."""
     table = Table(title="react-cli eval", show_header=False, title_justify="left")
-    table.add_column("what", style="bold")
-    table.add_column("value")
+    table.add_column("what", style="bold", overflow="fold")
+    table.add_column("value", overflow="fold")
     figures, dataset, config = summary.figures, summary.dataset, summary.config
     whose = whose_figures(summary)
     rows = [
@@ -186,7 +186,7 @@ def methods_table(summary: Summary) -> Table:
     title, headers, rows = table_1(summary)
     table = Table(title=title, title_justify="left")
     for header in headers:
-        table.add_column(header, justify="left" if header == "method" else "right")
+        table.add_column(header, justify="left" if header == "method" else "right", overflow="fold")
     for row in rows:
         table.add_row(*(Text(cell) for cell in row))
     return table

@@ -5,10 +5,17 @@ nothing itself (``retry.RetryPolicy`` does, around each request); each request o
 ``deadline.Watchdog`` that reaches its connection through ``watched_request``; with ``--debug``
 the session's adapter logs every request before it is sent and every answer, redacted.
 Failures are told apart by exception type (``failure_reason``), never by their text.
+
+The credentials a request carries are chosen here (``credentials``: the API key, else the
+URL's user information, else the host's ``~/.netrc`` entry), never left to requests, which
+would encode a password outside Latin-1 as an internal error; and whatever credentials a
+request still carries when it is sent (a proxy's too) are taught to the session's redactor
+before it goes, so an answer echoing them is masked.
 """
 
 from __future__ import annotations
 
+import base64
 import http.client
 import json
 import socket
@@ -16,6 +23,7 @@ import ssl
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
+from urllib.parse import quote, unquote_to_bytes, urlsplit
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -27,7 +35,13 @@ from urllib3.util.timeout import Timeout
 
 from react_cli import __version__
 from react_cli.infra.deadline import Watchdog
-from react_cli.infra.redaction import Redactor, redact_headers, redact_url
+from react_cli.infra.redaction import (
+    Redactor,
+    header_secrets,
+    redact_headers,
+    redact_url,
+    url_secrets,
+)
 
 CONNECT_TIMEOUT_S = 10.0
 TIMED_OUT = "timed out waiting for the answer"
@@ -83,9 +97,18 @@ def is_transient(exc: requests.RequestException) -> bool:
 
 def user_agent(contact: str | None = None) -> str:
     """A Wikimedia-policy User-Agent: tool/version (contact) library/version. The project has
-    no web page to name, so without the user's ``contact`` there is none (never a made-up URL)."""
-    where = f" ({contact})" if contact else ""
+    no web page to name, so without the user's ``contact`` there is none (never a made-up URL).
+
+    A header is ASCII (RFC 9110 keeps other bytes opaque; requests fails on what is not
+    Latin-1), so every character of the contact outside ASCII is percent-encoded in UTF-8, as
+    RFC 3987 maps an IRI to a URI: ``Łukasz`` is sent as ``%C5%81ukasz``, and an address or
+    URL of ASCII stays as it is. (``validation`` has refused control characters.)"""
+    where = f" ({_ascii(contact)})" if contact else ""
     return f"react-cli/{__version__}{where} requests/{requests.__version__}"
+
+
+def _ascii(text: str) -> str:
+    return "".join(char if char.isascii() else quote(char, safe="") for char in text)
 
 
 class _WatchedTimeout(Timeout):
@@ -113,6 +136,42 @@ class BearerAuth(requests.auth.AuthBase):
     def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
         request.headers["Authorization"] = f"Bearer {self.key}"
         return request
+
+
+class BasicAuth(requests.auth.AuthBase):
+    """``Authorization: Basic`` of a user and password in UTF-8, the one charset RFC 7617
+    names (requests encodes them in Latin-1 and fails on any other character)."""
+
+    def __init__(self, user: bytes, password: bytes) -> None:
+        self.user = user
+        self.password = password
+
+    def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
+        token = base64.b64encode(self.user + b":" + self.password).decode("ascii")
+        request.headers["Authorization"] = f"Basic {token}"
+        return request
+
+
+def credentials(url: str, api_key: str | None = None) -> requests.auth.AuthBase | None:
+    """The credentials requests to ``url`` carry: ``api_key`` as Bearer auth, else the URL's
+    user information, else the ``~/.netrc`` entry of its host (``$NETRC`` names another file),
+    as Basic auth; None for none. Given to requests as the request's auth, so it adds none of
+    its own."""
+    if api_key:
+        return BearerAuth(api_key)
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    userinfo = parts.netloc.rpartition("@")[0]
+    if userinfo:
+        user, _, password = userinfo.partition(":")
+        return BasicAuth(unquote_to_bytes(user), unquote_to_bytes(password))
+    netrc = requests.utils.get_netrc_auth(url)
+    if netrc is None:
+        return None
+    user, password = netrc
+    return BasicAuth(user.encode("utf-8"), password.encode("utf-8"))
 
 
 def watched_request(
@@ -175,18 +234,21 @@ _WATCHED_POOLS = {"http": _WatchedPool, "https": _WatchedHTTPSPool}
 
 
 class _Adapter(HTTPAdapter):
-    """Connections (direct or through an HTTP proxy) that obey the watchdog; with ``log``,
-    each request is logged as it is sent and each answer as it arrives."""
+    """Connections (direct or through an HTTP proxy) that obey the watchdog and teach
+    ``redactor`` the credentials each request carries before it is sent; with ``log``, each
+    request is logged as it is sent and each answer as it arrives (redacted)."""
 
-    def __init__(self, log: Callable[[str], None] | None) -> None:
+    def __init__(self, redactor: Redactor, log: Callable[[str], None] | None) -> None:
         super().__init__(pool_maxsize=16)  # max_retries=0: retry.RetryPolicy retries
-        self._log = log
+        self._redactor = redactor
+        self._log = redactor.log(log)
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
         super().init_poolmanager(*args, **kwargs)
         self.poolmanager.pool_classes_by_scheme = dict(_WATCHED_POOLS)
 
     def proxy_manager_for(self, proxy: str, **kwargs: Any) -> PoolManager:
+        self._redactor.learn(url_secrets(proxy))  # HTTP_PROXY=http://user:password@host
         manager: PoolManager = super().proxy_manager_for(proxy, **kwargs)
         manager.pool_classes_by_scheme = dict(_WATCHED_POOLS)
         return manager
@@ -194,6 +256,7 @@ class _Adapter(HTTPAdapter):
     def send(
         self, request: requests.PreparedRequest, *args: Any, **kwargs: Any
     ) -> requests.Response:
+        self._redactor.learn(header_secrets(request.headers))
         if self._log is None:
             return super().send(request, *args, **kwargs)
         url = redact_url(str(request.url), keep_query=True)
@@ -226,10 +289,11 @@ def make_session(
 
     With ``debug_log``, every request and its answer are logged in one line each (credential
     headers and URL user information masked, and whatever ``redactor`` knows: the secrets of
-    the URL the session serves, the API key).
+    the URL the session serves, the API key). ``redactor`` learns every credential the
+    session's requests carry: whoever masks what its answers hold should use the same one.
     """
     session = requests.Session()
-    adapter = _Adapter((redactor or Redactor()).log(debug_log))
+    adapter = _Adapter(redactor or Redactor(), debug_log)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     session.headers["User-Agent"] = agent

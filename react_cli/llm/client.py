@@ -25,7 +25,7 @@ from react_cli.core.wording import quoted
 from react_cli.infra.deadline import NO_DEADLINE, Deadline, Watchdog
 from react_cli.infra.http import (
     TIMED_OUT,
-    BearerAuth,
+    credentials,
     is_transient,
     make_session,
     user_agent,
@@ -90,7 +90,9 @@ class OpenAIClient:
         self.stop_supported = True
         self.stream_options_supported = True
         self._api_key = api_key or None
+        self._auth = credentials(self.url, self._api_key)
         redact = Redactor([self._api_key, *url_secrets(self.url)])
+        self._redact = redact  # what the endpoint answers is masked too: it may echo the key
         self._say = Failures(self.shown_url, model, self._api_key is not None, redact)
         self._policy = policy or RetryPolicy()
         self._session = make_session(user_agent(), debug_log, redact)
@@ -196,7 +198,7 @@ class OpenAIClient:
         models = data.get("data") if isinstance(data, dict) else None
         if not isinstance(models, list):
             raise LLMResponseError(f"{shown} answered HTTP 200 without a list of models")
-        return [model for model in models if isinstance(model, dict)]
+        return [self._redact.json(model) for model in models if isinstance(model, dict)]
 
     def _body(
         self, request: ModelRequest, *, temperature: float | None = None, n: int = 0
@@ -239,12 +241,18 @@ class OpenAIClient:
             "Content-Type": "application/json",
             "Accept": accept or ("text/event-stream" if self.stream else "application/json"),
         }
-        auth = BearerAuth(self._api_key) if self._api_key else None
         method = "GET" if json is None else "POST"
         timeout_s = deadline.bound(self.timeout_s)
         try:
             return watched_request(
-                self._session, method, url, dog, timeout_s, json=json, headers=headers, auth=auth
+                self._session,
+                method,
+                url,
+                dog,
+                timeout_s,
+                json=json,
+                headers=headers,
+                auth=self._auth,
             )
         except requests.RequestException as exc:
             reason = self._say.reason(exc, dog)
@@ -265,7 +273,9 @@ class OpenAIClient:
         """The answer of a 200 (of ``choices`` completions), cut as ``request`` says; a cut or
         broken one is retryable (and never shown twice)."""
         limit = self._body_limit() * choices
-        reader = AnswerReader(self.api, self.max_chars, limit, dog, sink, self._log, request.cutter)
+        reader = AnswerReader(
+            self.api, self.max_chars, limit, dog, sink, self._log, self._redact, request.cutter
+        )
         try:
             return read(reader)
         except CutOff as exc:

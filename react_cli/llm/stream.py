@@ -19,6 +19,7 @@ import requests
 
 from react_cli.core.records import Api, Usage
 from react_cli.infra.deadline import Watchdog
+from react_cli.infra.redaction import Redactor
 from react_cli.infra.sizelimit import TooLarge, capped_lines, read_capped
 from react_cli.infra.untrusted import decode, loads
 from react_cli.llm.base import KeepAll, TextCutter, TextSink, cut_whole
@@ -91,7 +92,8 @@ class Answer:
 class AnswerReader:
     """Reads one answer of ``api`` of at most ``max_chars`` characters and ``limit_bytes``
     bytes (per stream event), cut by a ``cutter`` of its request, showing its text to
-    ``sink``; ``log`` hears of cuts."""
+    ``sink``; ``log`` hears of cuts. What the answer says is masked by ``redact`` (an endpoint
+    may echo its request: the API key), the text shown as it streams too."""
 
     api: Api
     max_chars: int
@@ -99,6 +101,7 @@ class AnswerReader:
     watchdog: Watchdog
     sink: ShownOnce | None
     log: Callable[[str], None]
+    redact: Redactor
     cutter: Callable[[], TextCutter] = KeepAll
 
     def read(self, response: requests.Response) -> Answer:
@@ -159,7 +162,7 @@ class AnswerReader:
         if len(text) > self.max_chars:
             text, finish = text[: self.max_chars], "length"
             self.log(f"answer longer than {self.max_chars} characters; cut there")
-        return Answer(text, usage, finish)
+        return Answer(self.redact(text), usage, finish and self.redact(finish))
 
     def _read_stream(self, response: requests.Response) -> Answer:
         """Read SSE until [DONE] or until the cutter cuts (an invented Observation line).
@@ -168,6 +171,7 @@ class AnswerReader:
         watchdog ends a stream that sends only those, or one byte at a time, when its time is up.
         """
         cutter = self.cutter()
+        show = self.redact.stream(self.sink) if self.sink else None
         usage: Usage | None = None
         finish, done, saw_choice = None, False, False
         received = shown = 0
@@ -196,8 +200,8 @@ class AnswerReader:
                 received += len(piece)
                 released = cutter.feed(piece)[: max(0, self.max_chars - shown)]
                 shown += len(released)
-                if self.sink and released:
-                    self.sink(released)
+                if show and released:
+                    show(released)
                 if cutter.done:  # the rest is invented; closing the response stops generation
                     finish, done = "stop", True
                     break
@@ -214,9 +218,10 @@ class AnswerReader:
         if not saw_choice:
             raise Malformed("a stream without choices")
         tail = cutter.flush()[: max(0, self.max_chars - shown)]
-        if self.sink and tail:
-            self.sink(tail)
-        return Answer(cutter.text[: self.max_chars], usage, finish)
+        if show:
+            show(tail)
+            show.flush()
+        return Answer(self.redact(cutter.text[: self.max_chars]), usage, self.redact(finish))
 
     def _piece(self, choice: dict[str, Any]) -> str:
         """The visible text of one chunk; reasoning_content/reasoning fields are ignored."""

@@ -1,11 +1,13 @@
 """The values a setting may take, checked once when the settings are resolved.
 
-Ranges, upper bounds of durations and counts, a usable API key, variant and URLs: a typo
-fails at once with the option's name instead of breaking a run later.
+Ranges, upper bounds of durations and counts, a usable API key, variant and URLs, and a
+contact that can go into a header: a typo fails at once with the option's name instead of
+breaking a run later.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from typing import TYPE_CHECKING
 
 from react_cli.core.errors import UsageError
@@ -104,6 +106,7 @@ def validate(settings: Settings, api_source: str) -> None:
     from react_cli.infra.redaction import check_api_key  # only now: --help stays light
 
     check_api_key(settings.api_key)
+    _check_contact(settings.contact)
     if settings.variant is not None and not VARIANT_CODE.fullmatch(settings.variant):
         shown = _shown(settings.variant)
         raise UsageError(f"--variant must look like zh-cn or zh-tw, not {shown}")
@@ -113,6 +116,20 @@ def validate(settings: Settings, api_source: str) -> None:
     check_url("--base-url", settings.base_url)
     if settings.wiki.split(":", 1)[0].lower() in ("http", "https"):  # zim:PATH is a file
         check_url("--wiki", settings.wiki)
+
+
+def _check_contact(contact: str | None) -> None:
+    """Refuse a contact that cannot go into the User-Agent header: a control character (a
+    trailing CR from a CRLF ``.env`` file) would make every Wikipedia request fail. Any other
+    character is valid: ``http.user_agent`` percent-encodes what is not ASCII."""
+    from react_cli.infra.redaction import check_characters
+
+    check_characters(
+        contact,
+        lambda char: unicodedata.category(char) != "Cc",
+        "the contact (REACT_CLI_CONTACT or contact in the config file)",
+        "it goes into the User-Agent header, which holds no control characters",
+    )
 
 
 def _shown(value: str) -> str:

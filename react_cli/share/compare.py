@@ -230,7 +230,7 @@ def comparison_view(comparison: Comparison) -> list[RenderableType]:
     )
     table = Table(show_edge=False, box=None, pad_edge=False)
     for header in ("", "A", "B", "B − A"):
-        table.add_column(header, justify="left" if not header else "right")
+        table.add_column(header, justify="left" if not header else "right", overflow="fold")
     for score in c.scores:
         label = metric_label(score.name)
         table.add_row(label, f"{score.a:.4f}", f"{score.b:.4f}", _signed(score.difference))
@@ -262,7 +262,7 @@ def flips_view(comparison: Comparison) -> Table:
     """``--list flips``: every question whose correctness changed, in dataset order."""
     table = Table(title="flipped questions", title_justify="left")
     for header in ("#", "flip", "question", "gold", "A answered", "B answered"):
-        table.add_column(header)
+        table.add_column(header, overflow="fold")
     for flip in comparison.flips:
         answers = (flip.answer_a, flip.answer_b)
         texts = (flip.question, flip.gold, *(a if a is not None else "—" for a in answers))

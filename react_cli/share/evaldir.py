@@ -179,7 +179,11 @@ def load_eval(path: Path, method: str | None = None) -> EvalFolder:
 
 def _cleaned(summary: Summary) -> Summary:
     """``summary`` with every text (keys too) cleaned to one line."""
-    config = replace(summary.config, run=_cleaned_json(summary.config.run))
+    config = replace(
+        summary.config,
+        run=_cleaned_json(summary.config.run),
+        methods=tuple(one_line(name) for name in summary.config.methods),
+    )
     methods = tuple(
         (one_line(name), tuple((one_line(key), _cleaned_json(value)) for key, value in cells))
         for name, cells in summary.methods

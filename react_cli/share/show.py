@@ -42,7 +42,7 @@ def wrong_table(folder: EvalFolder) -> Table | Text:
     by = "" if folder.method is None else f" by {folder.method}"
     table = Table(title=f"wrong answers{by} ({len(rows)})", title_justify="left")
     for header in ("#", "question", "gold", "answer", "stop reason"):
-        table.add_column(header, justify="right" if header == "#" else "left")
+        table.add_column(header, justify="right" if header == "#" else "left", overflow="fold")
     for row in rows:
         answer = row.answer if row.answer is not None else "—"
         texts = (row.question, row.gold, answer, row.outcome)

@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import re
-
 from react_cli.display.terminal import plain
 
 MAX_SHOWN_CHARS = 20_000
 """A field longer than this (a 2 MB article, an endless answer) is cut when shown: pages stay
 readable and small, while the trace keeps the whole text."""
 
-# JSON may carry lone surrogates ("\ud800"); no UTF-8 file or terminal can take them.
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
 
 def clean(text: str) -> str:
-    """``terminal.plain`` (no escape sequences, control or bidi characters), surrogates → U+FFFD."""
-    return _SURROGATE.sub("\ufffd", plain(text))
+    """``terminal.plain``: no escape sequences, control or bidi characters, surrogates → U+FFFD
+    (JSON may carry them, "\\ud800"; no UTF-8 file or terminal can take them)."""
+    return plain(text)
 
 
 def clip(text: str, limit: int = MAX_SHOWN_CHARS) -> str:

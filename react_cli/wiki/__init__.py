@@ -63,5 +63,8 @@ def open_backend(
     from react_cli.infra.http import make_session, user_agent
     from react_cli.wiki.mediawiki import MediaWikiBackend
 
-    session = make_session(user_agent(contact), debug_log, Redactor(url_secrets(spec)))
-    return MediaWikiBackend(spec, session, timeout_s, variant, policy=policy, on_retry=on_retry)
+    redactor = Redactor(url_secrets(spec))
+    session = make_session(user_agent(contact), debug_log, redactor)
+    return MediaWikiBackend(
+        spec, session, timeout_s, variant, policy=policy, on_retry=on_retry, redactor=redactor
+    )

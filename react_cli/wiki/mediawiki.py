@@ -5,10 +5,12 @@ A hit costs one request: the entity's case variants are looked up together with 
 disambiguation page or a miss costs a second request.
 
 Every answer is untrusted: it is read under the request's watchdog and size limit, decoded
-with replacement characters, and checked for the shape this backend reads (``query_answer``);
-anything else is a ``WikiError``, which the session shows the model as a failed tool call.
-Failures worth another try (connection errors, timeouts, 429/5xx, ``maxlag``) are retried by
-the one ``retry.RetryPolicy``; ``maxlag`` at most ``MAXLAG_RETRIES`` times, briefly.
+with replacement characters, its strings redacted (a page may echo its request: the URL's
+password and query, a ``~/.netrc`` entry's credentials), and checked for the shape this
+backend reads (``query_answer``); anything else is a ``WikiError``, which the session shows
+the model as a failed tool call. Failures worth another try (connection errors, timeouts,
+429/5xx, ``maxlag``) are retried by the one ``retry.RetryPolicy``; ``maxlag`` at most
+``MAXLAG_RETRIES`` times, briefly.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from react_cli.core.records import RetryObserver, RetryWait
 from react_cli.infra.deadline import Deadline, Watchdog
 from react_cli.infra.http import (
     TIMED_OUT,
+    credentials,
     failure_reason,
     is_timeout,
     is_transient,
@@ -76,12 +79,16 @@ class MediaWikiBackend:
         variant: str | None = None,
         policy: RetryPolicy | None = None,
         on_retry: RetryObserver | None = None,
+        redactor: Redactor | None = None,
     ) -> None:
+        """``redactor``: the one ``session`` teaches the credentials it sends (else one of
+        ``host``'s secrets alone)."""
         parts = urlsplit(host)
         api_path = parts.path.rstrip("/") + "/w/api.php"
         self._api = urlunsplit((parts.scheme, parts.netloc, api_path, parts.query, ""))
+        self._auth = credentials(host)
         self._host = urlsplit(redact_url(host)).netloc or redact_url(host)
-        self._redact = Redactor(url_secrets(host))
+        self._redact = redactor or Redactor(url_secrets(host))
         self._session = session
         self._timeout_s = timeout_s
         self._variant = variant
@@ -185,7 +192,13 @@ class MediaWikiBackend:
                 timeout_s = search.deadline.bound(self._timeout_s)
                 try:
                     response = watched_request(
-                        self._session, "GET", self._api, dog, timeout_s, params=params
+                        self._session,
+                        "GET",
+                        self._api,
+                        dog,
+                        timeout_s,
+                        params=params,
+                        auth=self._auth,
                     )
                     with response:
                         body = read_capped(response.iter_content(65536), MAX_ANSWER_BYTES)
@@ -215,7 +228,7 @@ class MediaWikiBackend:
             data = None
         if not isinstance(data, dict):
             self._fail(f"{self._host} did not answer with a JSON object", search)
-        return data, retry_after_s(response.headers.get("Retry-After"))
+        return self._redact.json(data), retry_after_s(response.headers.get("Retry-After"))
 
     def _lost(self, exc: requests.RequestException | None, late: bool) -> str:
         """Why no answer came: the request's time ran out, or the connection failed."""

@@ -1,6 +1,6 @@
 """What only a process of its own can show: exit codes through the console script (2 for usage,
-1 on a full disk, 130 on Ctrl-C), Ctrl-C as a real SIGINT, a full disk on stdout. Every other
-CLI test runs in-process (``support/inproc.py``)."""
+1 on a full disk, 130 on Ctrl-C), Ctrl-C as a real SIGINT, a full disk on stdout, a reader that
+goes away. Every other CLI test runs in-process (``support/inproc.py``)."""
 
 from __future__ import annotations
 
@@ -101,3 +101,16 @@ def test_a_full_disk_on_stdout_is_one_error_line() -> None:
         )
     assert proc.returncode == 1
     assert proc.stderr == "Error: cannot write the output: No space left on device\n"
+
+
+def test_a_reader_that_goes_away_ends_ask_quietly_with_its_trace(
+    home: Path, wiki: FakeMediaWiki
+) -> None:
+    """``ask -v … 2>&1 | head -c 1``: the first failed write (stderr's, mid-run) no longer ends
+    the run without its trace; it goes on to its end, writes the trace and exits 1 quietly."""
+    with FakeOpenAI(scripted(*GOOD_RUN)) as llm:
+        env = cli_env(home, **servers_env(llm, wiki), QUESTION=QUESTION, REACT_CLI=str(REACT_CLI))
+        script = '"$REACT_CLI" ask -v "$QUESTION" 2>&1 | head -c 1; echo " ${PIPESTATUS[0]}"'
+        done = subprocess.run(["bash", "-c", script], env=env, capture_output=True, timeout=60)
+    assert done.stdout == b"Q 1\n", done
+    assert only_trace(home)["answer"] == "Arthur's Magazine"

@@ -3,6 +3,9 @@
 Every byte react-cli writes is searched: stdout and stderr (``--json``, ``-v`` and ``--debug``
 all on), the trace, an eval folder, and every request the fake model received (the prompt
 carries the observations, so a Wikipedia error quoting its URL would reach the model). The
+servers fail, or answer well while echoing the request they were sent (an endpoint its
+``Authorization`` header, a wiki page its URL), streamed in pieces that split the secrets;
+credentials react-cli did not choose (a ``~/.netrc`` entry) are echoed too. The
 secrets are chosen to look different in every escape (quotes, a backslash, ``%``, ``/``, ``&``,
 ``<``, non-ASCII in the password), and the search looks for each form computed here, not by the
 redactor under test: as written, ``repr``, JSON, percent- and form-encoding, HTML, the UTF-8
@@ -22,14 +25,15 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 from conftest import CliResult
-from fake_mediawiki import FakeMediaWiki, Fault
+from fake_mediawiki import ECHO, FakeMediaWiki, Fault
 from fake_openai import FakeOpenAI, Reply, scripted
-from hostile_server import Answer, HostileServer, head
+from hostile_server import Answer, HostileServer, Received, echo_line, head
 from inproc import Runner
 
 KEY = "sk-\"Te'st\\%2F/&<k>+ey-0123456789"
 USER, PASSWORD = "bot", "p@ss/w0rd\"é'\\x"
 WIKI_TOKEN, MODEL_TOKEN = "WIKI-query-token-55555", "MODEL-query-token-77777"
+NETRC_USER, NETRC_PASSWORD = "netrc-bot", "пароль-from-netrc-4242"  # outside Latin-1 too
 USERINFO = f"{USER}:{quote(PASSWORD, safe='')}"
 SEARCH = " I should search it.\nAction 1: Search[Arthur's Magazine]"
 FINISH = " Then I answer.\nAction 2: Finish[1844]"
@@ -58,7 +62,9 @@ FORBIDDEN = (
     | forms(f"{USER}:{PASSWORD}")
     | forms(WIKI_TOKEN)
     | forms(MODEL_TOKEN)
+    | forms(NETRC_PASSWORD)
     | {base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()}
+    | {base64.b64encode(f"{NETRC_USER}:{NETRC_PASSWORD}".encode()).decode()}
 )
 
 
@@ -86,6 +92,7 @@ class Servers:
     model: FakeOpenAI
     wiki_url: str
     wiki_requests: Callable[[], list[str]]
+    args: tuple[str, ...] = ()
 
 
 Scenario = Callable[[ExitStack], Servers]
@@ -106,11 +113,30 @@ def _model(stack: ExitStack, *replies: Reply) -> FakeOpenAI:
     return stack.enter_context(FakeOpenAI(list(replies)))
 
 
-def model_fails(reply: Callable[[], Reply]) -> Scenario:
+def model_fails(reply: Callable[[], Reply], *args: str) -> Scenario:
     def build(stack: ExitStack) -> Servers:
-        return Servers(_model(stack, reply()), *_fake_wiki(stack))
+        return Servers(_model(stack, reply()), *_fake_wiki(stack), args=args)
 
     return build
+
+
+def echoing_wiki(stack: ExitStack) -> tuple[str, Callable[[], list[str]]]:
+    """The recorded wiki, its pages ending with the request they answer (URL and headers)."""
+    wiki = stack.enter_context(FakeMediaWiki.from_fixtures())
+    wiki.pages = {title: f"{text} {ECHO}" for title, text in wiki.pages.items()}
+    return wiki.url, lambda: [json.dumps(r) for r in wiki.requests]
+
+
+def echoing_refusal(stack: ExitStack) -> tuple[str, Callable[[], list[str]]]:
+    """A wiki answering 401 with the request it refused as its text."""
+
+    def respond(request: Received) -> Answer:
+        method, path = request.head.decode("latin-1").split(" ")[:2]
+        echo = echo_line(method, path, request.headers.items())
+        return Answer(head("401 Unauthorized", Content_Type="text/plain") + echo.encode())
+
+    wiki = stack.enter_context(HostileServer(respond=respond))
+    return wiki.url, lambda: [r.head.decode("latin-1") for r in wiki.requests]
 
 
 def wiki_fails(wiki: Callable[[ExitStack], tuple[str, Callable[[], list[str]]]]) -> Scenario:
@@ -133,6 +159,7 @@ def refused_wiki(stack: ExitStack) -> Servers:
 
 
 MAXLAG = {"error": {"code": "maxlag", "info": WIKI_ECHO}}
+ECHO_ANSWER = f" You sent {ECHO}.\nAction 1: Finish[{ECHO}]"
 SCENARIOS: dict[str, Scenario] = {
     "model-401-json": model_fails(
         lambda: Reply(status=401, body=json.dumps({"error": {"message": MODEL_ECHO}}))
@@ -156,13 +183,17 @@ SCENARIOS: dict[str, Scenario] = {
         )
     ),
     "wiki-timeout": wiki_fails(lambda s: _fake_wiki(s, *[Fault(delay_s=5)] * 4)),
+    "model-200-echo": model_fails(lambda: Reply(ECHO_ANSWER)),
+    "model-200-echo-unstreamed": model_fails(lambda: Reply(ECHO_ANSWER), "--no-stream"),
+    "wiki-200-echo": wiki_fails(echoing_wiki),
+    "wiki-401-echo": wiki_fails(echoing_refusal),
 }
 # A failed model call ends the run (2: the endpoint refused the key); a failed Search is an
 # observation, and the model answers anyway.
 EXIT_CODES = {
     name: 2 if name == "model-401-json" else 1 if name.startswith("model") else 0
     for name in SCENARIOS
-}
+} | {"model-200-echo": 0, "model-200-echo-unstreamed": 0}
 
 
 @pytest.fixture
@@ -199,7 +230,7 @@ def sent_to_model(model: FakeOpenAI) -> str:
 def test_ask_never_shows_a_secret(cli: Runner, name: str) -> None:
     with servers(SCENARIOS[name]) as up:
         result = cli(
-            ["ask", "When?", "--json", "-v", "--debug", "--api-key", KEY],
+            ["ask", "When?", "--json", "-v", "--debug", "--api-key", KEY, *up.args],
             OPENAI_BASE_URL=model_with_secrets(up.model.url),
             REACT_CLI_MODEL="m",
             REACT_CLI_WIKI=wiki_with_secrets(up.wiki_url),
@@ -215,6 +246,39 @@ def test_ask_never_shows_a_secret(cli: Runner, name: str) -> None:
     if up.model.requests:  # the secrets did go where they belong
         assert up.model.requests[0].headers["authorization"] == f"Bearer {KEY}"
         assert up.model.requests[0].path.endswith(f"?token={MODEL_TOKEN}")
+
+
+NETRC_BASIC = "Basic " + base64.b64encode(f"{NETRC_USER}:{NETRC_PASSWORD}".encode()).decode()
+NETRC_SCENARIOS: dict[str, Scenario] = {
+    "model-401-echo": model_fails(lambda: Reply(status=401, body=ECHO)),
+    "model-200-echo": model_fails(lambda: Reply(ECHO_ANSWER)),
+    "wiki-401-echo": wiki_fails(echoing_refusal),
+    "wiki-200-echo": wiki_fails(echoing_wiki),
+}
+
+
+@pytest.mark.parametrize("name", NETRC_SCENARIOS)
+def test_credentials_from_netrc_never_show(cli: Runner, tmp_path: Path, name: str) -> None:
+    """requests adds a ``~/.netrc`` entry's Basic credentials by itself: react-cli sends them
+    in UTF-8 (requests would fail on a password outside Latin-1) and masks them when echoed.
+    The model endpoint gets them when it has no API key (a key wins), the wiki always."""
+    netrc = tmp_path / "netrc"
+    netrc.write_text(f"machine 127.0.0.1 login {NETRC_USER} password {NETRC_PASSWORD}\n")
+    keyless = name.startswith("model")
+    with servers(NETRC_SCENARIOS[name]) as up:
+        result = cli(
+            ["ask", "When?", "--json", "-v", "--debug", *([] if keyless else ["--api-key", KEY])],
+            NETRC=str(netrc),
+            OPENAI_BASE_URL=model_with_secrets(up.model.url),
+            REACT_CLI_MODEL="m",
+            REACT_CLI_WIKI=f"{up.wiki_url}?token={WIKI_TOKEN}",
+        )
+        sent = up.model.requests[0].headers["authorization"] if keyless else up.wiki_requests()
+    assert "Traceback" not in result.stderr
+    assert result.code == (2 if name == "model-401-echo" else 0), result.stderr
+    assert NETRC_BASIC in (sent if keyless else "\n".join(sent))  # sent, and so echoed
+    assert_no_secret(everything_written(result, cli.home / "traces"), "the output or the trace")
+    assert_no_secret(sent_to_model(up.model), "what the model was sent")
 
 
 def test_eval_never_shows_a_secret(cli: Runner, tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import base64
 import html
+import itertools
 import json
 from collections.abc import Callable
 from urllib.parse import quote, quote_plus, unquote, unquote_plus
@@ -70,7 +71,68 @@ def test_url_credentials_and_query_values_are_secrets(user: str, password: str, 
     assert redact_url(url) == "https://h.example/v1"
 
 
+@st.composite
+def streamed(draw: st.DrawFn) -> tuple[list[str], str, list[str]]:
+    """Secrets, a text holding them (escaped, next to one another, cut short, between ordinary
+    words) and that text cut into pieces at arbitrary places, as an endpoint streams it."""
+    secrets = draw(st.lists(SECRETS, min_size=1, max_size=3))
+    pieces = st.one_of(
+        st.sampled_from(secrets).flatmap(
+            lambda s: st.sampled_from([encode(s) for encode, _ in ESCAPES.values()])
+        ),
+        st.sampled_from(secrets).flatmap(lambda s: st.integers(1, len(s)).map(lambda n: s[:n])),
+        st.text(max_size=8),
+    )
+    text = "".join(draw(st.lists(pieces, max_size=8)))
+    cuts = sorted(draw(st.lists(st.integers(0, len(text)), max_size=12)))
+    bounds = [0, *cuts, len(text)]
+    return secrets, text, [text[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(streamed())
+def test_text_redacted_as_it_streams_is_the_redacted_whole(
+    case: tuple[list[str], str, list[str]],
+) -> None:
+    """However a text is cut into pieces, what passes on is exactly the redacted whole: a
+    secret split across pieces is masked, and nothing is lost or shown twice."""
+    secrets, text, pieces = case
+    redactor = Redactor(secrets)
+    shown: list[str] = []
+    stream = redactor.stream(shown.append)
+    for piece in pieces:
+        stream(piece)
+    stream.flush()
+    assert "".join(shown) == redactor(text)
+
+
+def test_an_answer_is_redacted_however_deep_it_nests() -> None:
+    """A server's JSON is redacted in every string, keys too, without recursion."""
+    deep: list[object] = ["sk-0123456789"]
+    for _ in range(3_000):  # deeper than the recursion limit
+        deep = [deep, {"sk-0123456789": "x sk-0123456789"}]
+    redacted = Redactor(["sk-0123456789"]).json(deep)
+    for _ in range(3_000):  # deeper than the recursion limit
+        assert redacted[1] == {MASK: f"x {MASK}"}
+        redacted = redacted[0]
+    assert redacted == [MASK]
+
+
+def test_ordinary_text_streams_at_once() -> None:
+    """Only what may be the start of a secret waits for the next piece."""
+    shown: list[str] = []
+    stream = Redactor(["sk-0123456789"]).stream(shown.append)
+    for piece in ("Thought: I s", "hould search", " it. sk-01", "23456789 and s"):
+        stream(piece)
+    assert shown == ["Thought: I ", "should search", " it. ", "*** and "]
+    stream.flush()
+    assert shown[-1] == "s"
+
+
 def test_text_without_secrets_is_unchanged() -> None:
+    """A form shorter than four characters is no secret to mask: a password of ``x`` would
+    turn every ``x`` of a Wikipedia page into ``***``."""
+    assert Redactor(["x", "%41"])("xAx") == "xAx"
     redactor = Redactor(["sk-0123456789", None, ""])
     assert redactor("nothing to hide: sk-01234") == "nothing to hide: sk-01234"
     assert Redactor()("anything") == "anything"

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 from conftest import CliResult
-from inproc import Runner, one_error_line
+from inproc import ODD_WIDTHS, Runner, glyphs, one_error_line
+
+from react_cli.display.terminal import MAX_WIDTH
 
 pytest_plugins = ["share_evals"]
 
@@ -116,3 +118,27 @@ def test_eval_without_a_command_word_still_runs_a_dataset(cli: Runner) -> None:
     usage_error(cli(["eval", "nosuch.json", "-m", "m"]), "no such dataset file: nosuch.json")
     assert cli(["eval", "-h"]).stdout == cli(["eval"]).stdout
     assert "Other 'react-cli eval' commands" in cli(["eval", "-h"]).stdout
+
+
+def test_any_width_shows_everything(
+    cli: Runner, eval_a: Path, eval_b: Path, tmp_path: Path
+) -> None:
+    """``COLUMNS=0`` made ``eval show`` and ``replay`` print nothing (exit 0), and a narrow
+    table cut its cells with "…": at any width every character is shown (issue 18, class 14)."""
+    summary = json.loads((eval_a / "summary.json").read_text(encoding="utf-8"))
+    figures = {"n": 6, "em": 0.5, "f1": 0.625, "avg_calls": 2.5, "avg_tokens": 1234.0}
+    summary["methods"] = {"react": figures, "cot-sc": figures, "my-own-method": figures}
+    (tmp_path / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    (tmp_path / "results.jsonl").write_bytes((eval_a / "results.jsonl").read_bytes())
+    commands = [
+        ["eval", "show", str(tmp_path), "--wrong"],
+        ["eval", "compare", str(eval_a), str(eval_b), "--list", "flips"],
+        ["replay", str(TRACE), str(OTHER)],
+    ]
+    for args in commands:
+        reference = cli(args, COLUMNS=str(MAX_WIDTH))
+        assert reference.code == 0, reference.stderr
+        for width in ODD_WIDTHS:
+            shown = cli(args, COLUMNS=width)
+            assert shown.code == 0, shown.stderr
+            assert glyphs(shown.stdout) == glyphs(reference.stdout), (args, width)

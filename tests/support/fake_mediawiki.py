@@ -3,6 +3,7 @@
 It answers the Action API subset react-cli uses (``action=query`` with ``titles``,
 ``prop=extracts|pageprops|links`` and ``list=search``) in ``formatversion=2`` shape, records
 every request, and can inject faults (HTTP errors, bad bodies, API errors, delays) in order.
+``ECHO`` in a page's text becomes the request's line and headers (a page echoing its request).
 A plain class, not a pytest fixture, so benchmark scripts can use it too.
 """
 
@@ -16,8 +17,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from hostile_server import echo_line
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "wiki"
 API_PATH = "/w/api.php"
+ECHO = "<<request>>"
 POLL_S = 0.005  # serve_forever poll: how long stop() may wait for the accept loop
 UA_BLOCKED = (
     "Please set a user-agent and respect our robot policy "
@@ -255,7 +259,10 @@ class _Handler(BaseHTTPRequestHandler):
         return True
 
     def _send_json(self, data: dict[str, Any]) -> None:
-        self._send(200, json.dumps(data), "application/json; charset=utf-8")
+        """``data``; ``ECHO`` in a page's text becomes the request's line and headers."""
+        echo = echo_line(self.command, self.path, self.headers.items())
+        text = json.dumps(data).replace(ECHO, json.dumps(echo)[1:-1])
+        self._send(200, text, "application/json; charset=utf-8")
 
     def _send(
         self, status: int, body: str, content_type: str, headers: dict[str, str] | None = None

@@ -17,7 +17,8 @@ real server, with that default when a request sends none. A finished list of rep
 answering with its LAST reply, so ``[Reply(status=503)]`` is a server that is down for good.
 A request for ``n`` choices (not streamed) gets ``n`` replies as its choices (``n="answer"``),
 a 400 naming ``n`` (``"refuse"``, as reasoning models and llama.cpp's server do), or one
-choice (``"ignore"``, as llama-cpp-python's server does).
+choice (``"ignore"``, as llama-cpp-python's server does). ``ECHO`` in a reply's text or body
+becomes the request's line and headers, on one line (a server echoing what it was sent).
 """
 
 from __future__ import annotations
@@ -28,14 +29,17 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from hostile_server import echo_line
 
 PATHS = ("/v1/chat/completions", "/v1/completions")
 N_MODES = ("answer", "refuse", "ignore")
 N_REFUSED = "'n' must be 1: this server answers one choice per request"
 MODELS_PATH = "/v1/models"
+ECHO = "<<request>>"
 STALL_S = 60.0  # how long "stall_stream" hangs; stop() wakes it early
 POLL_S = 0.005  # serve_forever poll: how long stop() may wait for the accept loop
 
@@ -188,7 +192,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.partition("?")[0] != MODELS_PATH:
             self._send(404, _error_body(f"unknown path {self.path}"), {})
             return
-        reply = fake._next_reply({})
+        reply = self._echoed(fake._next_reply({}))
         if reply.body is not None or reply.status != 200:
             self._send(
                 reply.status, reply.body or _error_body(f"HTTP {reply.status}"), reply.headers
@@ -215,7 +219,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(400, _error_body(N_REFUSED), {})
             return
         choices = asked if fake.n == "answer" and not body.get("stream") else 1
-        reply = fake._next_reply(body)
+        reply = self._echoed(fake._next_reply(body))
         if reply.delay_s:
             fake._sleep(reply.delay_s)
         if reply.fault == "drop":
@@ -235,6 +239,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._stream(reply, chat, text, finish, usage if include_usage else None)
         else:
             self._send(200, json.dumps(_completion(reply, chat, answers, usage)), reply.headers)
+
+    def _echoed(self, reply: Reply) -> Reply:
+        """``reply`` with ``ECHO`` replaced by this request's line and headers."""
+        if ECHO not in reply.text + (reply.body or ""):
+            return reply
+        echo = echo_line(self.command, self.path, self.headers.items())
+        body = None if reply.body is None else reply.body.replace(ECHO, echo)
+        return replace(reply, text=reply.text.replace(ECHO, echo), body=body)
 
     def _send(self, status: int, body: str, headers: dict[str, str]) -> None:
         data = body.encode()

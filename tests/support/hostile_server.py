@@ -41,6 +41,14 @@ class Received:
     headers: dict[str, str] = field(default_factory=dict)
 
 
+def echo_line(method: str, path: str, headers: Iterable[tuple[str, str]]) -> str:
+    """A request as a server echoing it writes it, on one line: its credentials first (so
+    that a message cut short still holds them), then its line and its other headers."""
+    lines = [f"{name}: {value}" for name, value in headers]
+    lines.sort(key=lambda line: not line.lower().startswith("authorization:"))
+    return " | ".join([*lines[:1], f"{method} {path}", *lines[1:]])
+
+
 def head(status: str = "200 OK", **headers: str) -> bytes:
     """A response head; header names are given with ``_`` for ``-`` (``Content_Type=...``)."""
     lines = [f"HTTP/1.1 {status}", *(f"{k.replace('_', '-')}: {v}" for k, v in headers.items())]
@@ -64,12 +72,22 @@ def bytewise(data: bytes) -> Iterator[bytes]:
     return (data[i : i + 1] for i in range(len(data)))
 
 
+NOTHING = Answer(b"")  # what a server that only ``respond``s is given as its answers
+
+
 class HostileServer:
     """A threaded server on 127.0.0.1; ``answers`` is one Answer for every request, or a
-    function from the number of the request (0, 1, ...) to its Answer."""
+    function from the number of the request (0, 1, ...) to its Answer; ``respond``, if given,
+    makes each Answer from the request itself (a server echoing what it was sent)."""
 
-    def __init__(self, answers: Answer | Callable[[int], Answer]) -> None:
+    def __init__(
+        self,
+        answers: Answer | Callable[[int], Answer] = NOTHING,
+        *,
+        respond: Callable[[Received], Answer] | None = None,
+    ) -> None:
         self._answers = answers
+        self._respond = respond
         self.requests: list[Received] = []
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -104,7 +122,12 @@ class HostileServer:
             with self._lock:
                 number = len(self.requests)
                 self.requests.append(received)
-            answer = self._answers(number) if callable(self._answers) else self._answers
+            if self._respond is not None:
+                answer = self._respond(received)
+            elif callable(self._answers):
+                answer = self._answers(number)
+            else:
+                answer = self._answers
             pieces = bytewise(answer.head) if answer.trickle_head else [answer.head]
             try:
                 for piece in itertools.chain(pieces, answer.body):

@@ -14,6 +14,7 @@ import os
 import re
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,7 +130,7 @@ class Runner:
     def config(self, **values: object) -> None:
         """Write the config file: ``FAST_CONFIG`` updated with ``values``."""
         settings = {**FAST_CONFIG, **values}
-        self.config_text("".join(f"{key} = {json.dumps(v)}\n" for key, v in settings.items()))
+        self.config_text("".join(f"{key} = {toml_value(v)}\n" for key, v in settings.items()))
 
     def config_text(self, text: str) -> None:
         """Write the config file as given (``""``: the defaults a new user has)."""
@@ -141,6 +142,15 @@ class Runner:
         data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
         path.unlink()
         return data
+
+
+def toml_value(value: object) -> str:
+    """``value`` in TOML: a string with every character but printable ASCII escaped (so it may
+    hold any character TOML allows: control characters, DEL, beyond the BMP), else as JSON."""
+    if not isinstance(value, str):
+        return json.dumps(value)
+    escaped = (c if " " <= c <= "~" and c not in '"\\' else f"\\U{ord(c):08X}" for c in value)
+    return '"' + "".join(escaped) + '"'
 
 
 def servers_env(llm: Server, wiki: Server, model: str = "test-model") -> dict[str, str]:
@@ -183,3 +193,16 @@ def one_error_line(stderr: str) -> str:
     assert len(lines) == 1 and lines[0].startswith("Error: "), stderr
     assert "Traceback" not in stderr
     return lines[0]
+
+
+ODD_WIDTHS = ("0", "1", "39", "1000000", "wide")
+"""``COLUMNS`` values no layout is made for; the widest layout (``MAX_WIDTH``) is the reference."""
+
+
+def glyphs(text: str) -> Counter[str]:
+    """The characters ``text`` shows, however it is laid out: white space and the lines of
+    boxes dropped, so text wrapped or folded at any width has the same glyphs, and text cut
+    (or never printed) has fewer."""
+    return Counter(
+        char for char in text if not char.isspace() and not 0x2500 <= ord(char) <= 0x257F
+    )
