@@ -15,6 +15,7 @@ from typing import Any
 
 from react_cli.core.errors import ReactCliError
 from react_cli.core.records import StopReason, ToolCall, Usage
+from react_cli.core.sources import PageSource
 
 PARSE_ERROR = "parse_error"  # the JSON ``error`` of a step whose output held no valid action
 FORCED = "forced"  # details flag: the extra Finish[ call of --force-answer
@@ -61,6 +62,7 @@ class Step:
     details: dict[str, Any] = field(default_factory=dict)  # the tool's facts about its call
     forced: bool = False  # the extra Finish[ call of --force-answer
     max_tokens_reached: bool = False  # a reply stopped by max_tokens before its action
+    source: PageSource | None = None  # the page text the observation showed, if it showed one
 
     def failed(self, kind: ErrorKind) -> bool:
         return self.error is not None and self.error.kind is kind
@@ -80,6 +82,7 @@ class Step:
         if self.error is not None and self.error.kind is ErrorKind.TOOL:
             details["error"] = self.error.message
         call = {} if self.call is None else {"call": self.call.to_json()}
+        source = {} if self.source is None else {"source": self.source.to_json()}
         return {
             "index": self.index,
             "thought": self.thought,
@@ -95,6 +98,7 @@ class Step:
             "tool_retries": self.tool_retries,
             "error": self.error_text,
             "details": details,
+            **source,
         }
 
     @classmethod
@@ -119,6 +123,7 @@ class Step:
         else:
             error = None
         usage = data.get("usage")
+        source = data.get("source")
         return cls(
             index=int(data.get("index", 0)),
             thought=optional_text(data, "thought") or "",
@@ -134,6 +139,7 @@ class Step:
             tool_retries=int(data.get("tool_retries") or 0),
             error=error,
             details=details,
+            source=None if source is None else PageSource.from_json(source),
             **flags,
         )
 

@@ -5,6 +5,10 @@ or a HotpotQA distractor-format question (``context`` as ``[[title, [sentences]]
 the Hugging Face ``{title: [...], sentences: [[...]]}``): one article per context paragraph.
 Article text is paragraphs separated by newlines; ``== Heading ==`` lines become headings,
 and the lines after a "may refer to:" line become the linked entries of a disambiguation page.
+
+A HotpotQA paragraph keeps its sentence list: each sentence is an element of its own
+(``data-sentence``), so the tools number the page's sentences as HotpotQA does, and its
+``supporting_facts`` (title, sentence id) can be checked exactly against what a run was shown.
 """
 
 from __future__ import annotations
@@ -15,14 +19,15 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from datetime import date
 from html import escape
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import quote
 
 from react_cli.core.errors import UsageError
 from react_cli.infra.untrusted import BadInput, json_records, read_text
-from react_cli.wiki.zim import INSTALL_ZIM, silenced
+from react_cli.wiki.zim import INSTALL_ZIM, SENTENCE_ATTRIBUTE, silenced
 
 MAX_CORPUS_BYTES = 1 << 30
 _REFERS = ("may refer to:", "可以指：", "可能指：")
@@ -36,8 +41,16 @@ class BuildReport:
     duplicates: int
 
 
-def read_corpus(path: Path) -> Iterator[tuple[str, str]]:
-    """``(title, text)`` pairs of a corpus file, in file order (duplicates included)."""
+class CorpusArticle(NamedTuple):
+    """One article of a corpus; ``sentences`` its own sentence list, where it has one."""
+
+    title: str
+    text: str
+    sentences: tuple[str, ...] | None = None
+
+
+def read_corpus(path: Path) -> Iterator[CorpusArticle]:
+    """The articles of a corpus file, in file order (duplicates included)."""
     try:
         raw = read_text(path, MAX_CORPUS_BYTES)
     except (OSError, BadInput) as exc:
@@ -49,15 +62,16 @@ def read_corpus(path: Path) -> Iterator[tuple[str, str]]:
             if "context" in record:
                 yield from _hotpot_paragraphs(record["context"], where)
             elif isinstance(record.get("title"), str) and isinstance(record.get("text"), str):
-                yield record["title"], record["text"]
+                yield CorpusArticle(record["title"], record["text"])
             else:
                 raise UsageError(f"{where}: expected {{title, text}} or a HotpotQA 'context'")
     except BadInput as exc:  # a record that is not JSON
         raise UsageError(str(exc)) from None
 
 
-def _hotpot_paragraphs(context: Any, where: str) -> Iterator[tuple[str, str]]:
-    """A HotpotQA context, in either layout, as ``(title, paragraph)`` pairs."""
+def _hotpot_paragraphs(context: Any, where: str) -> Iterator[CorpusArticle]:
+    """A HotpotQA context, in either layout, as one article per paragraph, with its
+    sentences."""
     malformed = UsageError(f"{where}: malformed HotpotQA context")
     if isinstance(context, dict):
         titles, paragraphs = context.get("title"), context.get("sentences")
@@ -73,12 +87,21 @@ def _hotpot_paragraphs(context: Any, where: str) -> Iterator[tuple[str, str]]:
     for title, sentences in pairs:
         if not isinstance(title, str) or not isinstance(sentences, list):
             raise malformed
-        yield title, "".join(str(s) for s in sentences).strip()
+        kept = tuple(str(s) for s in sentences)
+        yield CorpusArticle(title, "".join(kept).strip(), kept)
 
 
-def article_html(title: str, text: str) -> str:
-    """The page a corpus article becomes: paragraphs, headings, disambiguation entries."""
-    parts = [f'<h1>{escape(title)}</h1><div id="mw-content-text">']
+def article_html(title: str, text: str, sentences: tuple[str, ...] | None = None) -> str:
+    """The page a corpus article becomes: paragraphs, headings, disambiguation entries; with
+    ``sentences``, one paragraph of them, each in an element of its own."""
+    body = _text_html(text) if sentences is None else [_sentences_html(sentences)]
+    content = "".join([f'<h1>{escape(title)}</h1><div id="mw-content-text">', *body, "</div>"])
+    head = f'<head><meta charset="utf-8"><title>{escape(title)}</title></head>'
+    return f"<!DOCTYPE html><html>{head}<body>{content}</body></html>"
+
+
+def _text_html(text: str) -> list[str]:
+    parts = []
     entries = False
     for line in (line.strip() for line in text.split("\n")):
         heading = _heading(line)
@@ -94,9 +117,16 @@ def article_html(title: str, text: str) -> str:
         else:
             parts.append(f"<p>{escape(line)}</p>")
             entries = line.endswith(_REFERS)
-    parts.append("</div>")
-    head = f'<head><meta charset="utf-8"><title>{escape(title)}</title></head>'
-    return f"<!DOCTYPE html><html>{head}<body>{''.join(parts)}</body></html>"
+    return parts
+
+
+def _sentences_html(sentences: tuple[str, ...]) -> str:
+    """A paragraph of sentences, each numbered from 0 in an element of its own."""
+    marked = (
+        f'<span {SENTENCE_ATTRIBUTE}="{n}">{escape(sentence)}</span>'
+        for n, sentence in enumerate(sentences)
+    )
+    return f"<p>{''.join(marked)}</p>"
 
 
 def _heading(line: str) -> tuple[int, str] | None:
@@ -131,9 +161,9 @@ def build_zim(
         raise UsageError(f"{str(out)!r} already exists: choose another name or pass --force")
 
     class Page(Item):  # type: ignore[misc]
-        def __init__(self, title: str, text: str) -> None:
+        def __init__(self, article: CorpusArticle) -> None:
             super().__init__()
-            self.title, self.text = title, text
+            self.title, self.text, self.sentences = article
 
         def get_path(self) -> str:
             return _path(self.title)
@@ -145,7 +175,7 @@ def build_zim(
             return "text/html"
 
         def get_contentprovider(self) -> StringProvider:
-            return StringProvider(article_html(self.title, self.text))
+            return StringProvider(article_html(self.title, self.text, self.sentences))
 
         def get_hints(self) -> dict[Any, int]:
             return {Hint.FRONT_ARTICLE: True}
@@ -153,13 +183,13 @@ def build_zim(
     seen: set[str] = set()
     duplicates = 0
     pages = []
-    for title, text in read_corpus(corpus):
-        title = " ".join(title.split())
+    for article in read_corpus(corpus):
+        title = " ".join(article.title.split())
         if not title or _path(title) in seen:
             duplicates += 1
             continue
         seen.add(_path(title))
-        pages.append(Page(title, text))
+        pages.append(Page(article._replace(title=title)))
     if not pages:
         raise UsageError(f"corpus {str(corpus)!r} has no articles")
     try:
@@ -184,6 +214,7 @@ def build_zim(
                 "Publisher": "react-cli",
                 "Description": f"Built by react-cli wiki build-zim from {corpus.name}",
                 "Name": corpus.stem,
+                "Date": date.today().isoformat(),
             }.items():
                 creator.add_metadata(key, value)
         if interrupted.is_set():

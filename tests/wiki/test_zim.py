@@ -219,8 +219,8 @@ def test_unknown_variant_for_zim(zh_zim: Path) -> None:
 def test_hotpotqa_distractor_corpus_gives_one_article_per_paragraph(tmp_path: Path) -> None:
     pairs = list(read_corpus(HOTPOT))
     assert len(pairs) == 20
-    title, text = pairs[1]
-    assert title == "Scott Derrickson"
+    title, text, sentences = pairs[1]
+    assert title == "Scott Derrickson" and sentences is not None and len(sentences) == 3
     assert text.startswith("Scott Derrickson (born July 16, 1966) is an American director")
     out = tmp_path / "hotpot.zim"
     report = build_zim(HOTPOT, out)
