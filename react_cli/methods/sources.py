@@ -4,12 +4,14 @@ One function, :func:`run_sources`, derives them from a run's steps (each observa
 ``PageSource``), for ``ask``, ``--json``, traces, exports and eval alike. A page is one
 revision of one title on one wiki; its sentences are every sentence any observation showed of
 it. ``supports`` is a plain text-match heuristic: the shown sentences contain the answer,
-both normalised as for exact match (``scoring.normalize_answer``), on word boundaries. Yes/no
+both normalised as for exact match (``scoring.normalize_answer``), on word boundaries; or both
+normalised with punctuation read as a space, so that "1844" is found in "(1844-1846)". Yes/no
 answers never count (they are not spans of text), nor does a missing answer.
 """
 
 from __future__ import annotations
 
+import string
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +21,7 @@ from react_cli.core.trajectory import Step
 from react_cli.methods.scoring import normalize_answer
 
 _NOT_SPANS = frozenset({"", "yes", "no", "noanswer"})
+_SPACED = str.maketrans(string.punctuation, " " * len(string.punctuation))
 
 
 @dataclass(frozen=True)
@@ -46,20 +49,28 @@ def run_sources(steps: Iterable[Step], answer: str | None) -> tuple[RunSource, .
         sentences = shown.setdefault(source.page, {})
         for sentence in source.sentences:
             sentences.setdefault(sentence.index, sentence)
-    wanted = normalize_answer(answer) if answer is not None else ""
     found = []
     for key, page in pages.items():
         ordered = tuple(shown[key][index] for index in sorted(shown[key]))
         merged = PageSource(
             page.wiki, page.title, page.url, page.revision, ordered, page.sentence_ids
         )
-        found.append(RunSource(merged, contains(ordered, wanted)))
+        found.append(RunSource(merged, answer is not None and contains(ordered, answer)))
     return tuple(found)
 
 
-def contains(sentences: Iterable[Sentence], normalised_answer: str) -> bool:
-    """Whether the sentences hold the (normalised) answer as whole words."""
-    if normalised_answer in _NOT_SPANS:
-        return False
-    text = " ".join(normalize_answer(sentence.text) for sentence in sentences)
-    return f" {normalised_answer} " in f" {text} "
+def contains(sentences: Iterable[Sentence], text: str) -> bool:
+    """Whether the sentences hold ``text`` as whole words, both normalised as for exact match
+    (or both with punctuation as spaces); never for yes, no or nothing."""
+    shown = " ".join(sentence.text for sentence in sentences)
+    for form in (normalize_answer, _spaced):
+        wanted = form(text)
+        if wanted in _NOT_SPANS:
+            return False
+        if f" {wanted} " in f" {form(shown)} ":
+            return True
+    return False
+
+
+def _spaced(text: str) -> str:
+    return normalize_answer(text.translate(_SPACED))
