@@ -162,3 +162,11 @@ class ToolCall:
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "argument": self.argument, "id": self.id}
+
+
+def optional_text(data: dict[str, Any], key: str) -> str | None:
+    """A recorded text field: absent or null is None; anything but text is a TypeError."""
+    value = data.get(key)
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"{key} is {type(value).__name__}, not text")
+    return value

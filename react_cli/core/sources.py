@@ -10,10 +10,11 @@ reader checks every field and says what is wrong (TypeError/ValueError).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from react_cli.core.records import StrEnum
+from react_cli.core.records import StrEnum, optional_text
 
+E = TypeVar("E", bound=StrEnum)
 Revision = int | str
 """What pins the text shown: a MediaWiki revision id (``oldid``), or a ZIM archive's entry path
 (an archive never changes: its UUID and the path name the text)."""
@@ -63,11 +64,11 @@ class Wiki:
     def from_json(cls, data: Any) -> Wiki:
         if not isinstance(data, dict):
             raise TypeError(f"a source's wiki is {type(data).__name__}, not an object")
-        kind = _text(data, "kind")
+        kind = optional_text(data, "kind")
         if not kind:
             raise TypeError("a source's wiki has no kind")
         fields = ("host", "language", "archive", "uuid", "date")
-        return cls(_kind(kind), **{name: _text(data, name) for name in fields})
+        return cls(_member(WikiKind, kind), **{name: optional_text(data, name) for name in fields})
 
 
 @dataclass(frozen=True)
@@ -125,7 +126,7 @@ class PageSource:
         """A recorded source; TypeError/ValueError naming what is wrong."""
         if not isinstance(data, dict):
             raise TypeError(f"a source is {type(data).__name__}, not an object")
-        title = _text(data, "title")
+        title = optional_text(data, "title")
         if title is None:
             raise TypeError("a source has no title")
         revision = data.get("revision")
@@ -134,14 +135,14 @@ class PageSource:
         sentences = data.get("sentences") or []
         if not isinstance(sentences, list):
             raise TypeError("a source's sentences are not a list")
-        ids = _text(data, "sentence_ids") or SentenceIds.SPLIT
+        ids = optional_text(data, "sentence_ids") or SentenceIds.SPLIT
         return cls(
             wiki=Wiki.from_json(data.get("wiki")),
             title=title,
-            url=_text(data, "url"),
+            url=optional_text(data, "url"),
             revision=revision,
             sentences=tuple(Sentence.from_json(item) for item in sentences),
-            sentence_ids=_ids(ids),
+            sentence_ids=_member(SentenceIds, ids),
         )
 
 
@@ -149,22 +150,9 @@ def _revision(value: Any) -> bool:
     return (isinstance(value, int) and value >= 0) or isinstance(value, str)
 
 
-def _kind(text: str) -> WikiKind | str:
+def _member(kind: type[E], text: str) -> E | str:
+    """The member of ``kind`` named ``text``, or the text (a newer writer's value) kept."""
     try:
-        return WikiKind(text)
+        return kind(text)
     except ValueError:
         return text
-
-
-def _ids(text: str) -> SentenceIds | str:
-    try:
-        return SentenceIds(text)
-    except ValueError:
-        return text
-
-
-def _text(data: dict[str, Any], key: str) -> str | None:
-    value = data.get(key)
-    if value is not None and not isinstance(value, str):
-        raise TypeError(f"a source's {key} is {type(value).__name__}, not text")
-    return value

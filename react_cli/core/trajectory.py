@@ -15,6 +15,7 @@ from typing import Any
 
 from react_cli.core.errors import ReactCliError
 from react_cli.core.records import StopReason, ToolCall, Usage
+from react_cli.core.records import optional_text as optional_text  # re-exported: records read it
 from react_cli.core.sources import PageSource
 
 PARSE_ERROR = "parse_error"  # the JSON ``error`` of a step whose output held no valid action
@@ -219,14 +220,6 @@ def _stop_reason(text: str) -> StopReason | str:
         return StopReason(text)
     except ValueError:
         return text
-
-
-def optional_text(data: dict[str, Any], key: str) -> str | None:
-    """A recorded text field: absent or null is None; anything but text is a TypeError."""
-    value = data.get(key)
-    if value is not None and not isinstance(value, str):
-        raise TypeError(f"{key} is {type(value).__name__}, not text")
-    return value
 
 
 def seconds(value: Any, name: str) -> float:

@@ -14,8 +14,13 @@ import pytest
 from bs4 import BeautifulSoup
 from fake_mediawiki import SYNTHETIC_REVISION, FakeMediaWiki
 from fake_openai import FakeOpenAI, scripted
+from hostile import cli_fuzz, inject, json_literal, paths
+from hypothesis import given
+from hypothesis import strategies as st
 from inproc import GOOD_RUN, Runner, only_trace, servers_env
 from markdown_it import MarkdownIt
+
+from react_cli.share.text import link_target
 
 MARKDOWN = MarkdownIt("commonmark")
 REAL_ZIM = Path(__file__).resolve().parents[1] / "fixtures" / "zim"
@@ -309,3 +314,41 @@ def test_hostile_sources_in_a_trace_stay_text_in_both_exports(
     assert [a["href"] for a in soup.find_all("a")] == [*safe, first, *safe, first]
     assert HOSTILE_TITLE in soup.get_text()
     assert "<script>alert(3)</script>" in soup.get_text()  # shown as text
+
+
+# --- hostile traces: every value of a source replaced by a hostile one --------------------
+
+NOW = json.loads(
+    (
+        Path(__file__).resolve().parents[1] / "fixtures" / "traces" / "now" / "answered.json"
+    ).read_text(encoding="utf-8")
+)
+SOURCE_PATHS = [path for path in paths(NOW) if "source" in path or "sources" in path]
+
+
+@cli_fuzz(12)
+@given(path=st.sampled_from(SOURCE_PATHS), literal=json_literal)
+def test_a_hostile_source_in_a_trace_is_shown_or_refused_in_one_line(
+    cli: Runner, tmp_path_factory: pytest.TempPathFactory, path: tuple[str | int, ...], literal: str
+) -> None:
+    trace = tmp_path_factory.mktemp("trace") / "run.json"
+    trace.write_bytes(inject(NOW, path, literal).encode("utf-8", "surrogatepass"))
+    for args in ([], ["--format", "markdown"], ["--format", "html"]):
+        result = cli(["replay", str(trace), *args])
+        assert result.code in (0, 1) and "Traceback" not in result.stderr, result
+        assert "\x1b" not in result.stdout + result.stderr
+        if result.code:
+            assert result.stderr.startswith(f"Error: {trace}: ") and result.stderr.count("\n") == 1
+
+
+@given(
+    st.text(max_size=60)
+    | st.sampled_from(
+        ["https://x.org/a b", "http://[::1", "javascript:x", "https://x.org/(a)<b>\\"]
+    )
+)
+def test_a_link_is_an_http_url_that_nothing_can_end(url: str) -> None:
+    link = link_target(url)
+    if link is not None:
+        assert link.startswith(("http://", "https://"))
+        assert not set(link) & set(' \t\n()[]<>"\\`{}|^') and link.isascii()
