@@ -135,7 +135,8 @@ def wiki_build_zim(
     corpus: Annotated[
         Path,
         typer.Argument(
-            metavar="CORPUS", help="JSONL of {title, text}, or a HotpotQA distractor file."
+            metavar="CORPUS",
+            help="JSONL of {title, text}, FEVER wiki-pages, or a HotpotQA distractor file.",
         ),
     ],
     out: Annotated[Path, typer.Argument(metavar="OUT", help="The .zim file to write.")],

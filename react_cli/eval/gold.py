@@ -14,16 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from react_cli.methods.evidence import GoldEvidence, GoldFact
-
-_FEVER_BRACKETS = {
-    "-LRB-": "(",
-    "-RRB-": ")",
-    "-LSB-": "[",
-    "-RSB-": "]",
-    "-LCB-": "{",
-    "-RCB-": "}",
-    "-COLON-": ":",
-}
+from react_cli.wiki.titles import fever_title
 
 
 class BadGold(ValueError):
@@ -73,14 +64,6 @@ def fever_gold(record: dict[str, Any]) -> GoldEvidence | None:
             facts.append(GoldFact(fever_title(page), sent))
         read.append(tuple(facts))
     return GoldEvidence(tuple(read))
-
-
-def fever_title(page: str) -> str:
-    """A page name of the FEVER dump as a title: ``Soul_Food_-LRB-film-RRB-`` → ``Soul Food
-    (film)``."""
-    for token, bracket in _FEVER_BRACKETS.items():
-        page = page.replace(token, bracket)
-    return " ".join(page.replace("_", " ").split())
 
 
 def _sentence_id(value: Any) -> bool:

@@ -52,10 +52,11 @@ def score(
     return em, f1, None
 
 
-def evidence(example: Example, method: Method, run: Run) -> Evidence | None:
+def evidence(example: Example, outcome: Outcome, run: Run) -> Evidence | None:
     """The run's evidence scores against the question's gold evidence; None without gold
-    evidence, or for a method that reads no Wikipedia (it retrieves nothing to score)."""
-    if example.evidence is None or not method.uses_tools:
+    evidence, or when the method ran no loop (Standard, CoT, CoT-SC, and a CoT-SC → ReAct
+    that did not back off): nothing was retrieved to score."""
+    if example.evidence is None or outcome.run is None:
         return None
     sources = run_sources(run.steps, run.answer)
     return score_evidence(example.evidence, [source.page for source in sources])
@@ -133,7 +134,7 @@ def _scored(
         latency_s=round(run.duration_s, 4),
         trace=name,
         label=label,
-        evidence=evidence(example, outcome.method, run),
+        evidence=evidence(example, outcome, run),
     )
 
 

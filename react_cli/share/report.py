@@ -135,13 +135,13 @@ def _cell(text: str, key: float | None = None, *, class_: str | None = None) -> 
 
 
 def _evidence(row: ShownRow) -> Html:
-    """A row's evidence scores, sorted by its page recall (— without them, sorted first)."""
+    """A row's page and sentence recall, sorted by its page recall (— without them, first)."""
     evidence = row.evidence
     if evidence is None:
         return _cell("—", -1.0)
-    text = f"pages {evidence.page_recall:.2f} (precision {evidence.page_precision:.2f})"
+    text = f"pages {evidence.page_recall:.2f}"
     if evidence.sentence_recall is not None:
-        text += f", sentences {evidence.sentence_recall:.2f}"
+        text += f" · sentences {evidence.sentence_recall:.2f}"
     return _cell(text, evidence.page_recall)
 
 

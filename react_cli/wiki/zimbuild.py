@@ -1,14 +1,16 @@
 """Build a ZIM archive (with a full-text index) from a corpus, for offline, reproducible runs.
 
-A corpus is JSON Lines or one JSON list of records, each either an article ``{title, text}``
-or a HotpotQA distractor-format question (``context`` as ``[[title, [sentences]], ...]`` or
-the Hugging Face ``{title: [...], sentences: [[...]]}``): one article per context paragraph.
+A corpus is JSON Lines or one JSON list of records, each either an article ``{title, text}``,
+a HotpotQA distractor-format question (``context`` as ``[[title, [sentences]], ...]`` or
+the Hugging Face ``{title: [...], sentences: [[...]]}``): one article per context paragraph,
+or a page of FEVER's Wikipedia dump (``{id, lines}``, ``lines`` one ``N<TAB>sentence...`` per
+sentence).
 Article text is paragraphs separated by newlines; ``== Heading ==`` lines become headings,
 and the lines after a "may refer to:" line become the linked entries of a disambiguation page.
 
-A HotpotQA paragraph keeps its sentence list: each sentence is an element of its own
-(``data-sentence``), so the tools number the page's sentences as HotpotQA does, and its
-``supporting_facts`` (title, sentence id) can be checked exactly against what a run was shown.
+A HotpotQA paragraph (and a FEVER page) keeps its sentence list: each sentence is an element of
+its own (``data-sentence``), so the tools number the page's sentences as the dataset does, and
+its gold evidence (title, sentence id) can be checked exactly against what a run was shown.
 """
 
 from __future__ import annotations
@@ -27,10 +29,12 @@ from urllib.parse import quote
 
 from react_cli.core.errors import UsageError
 from react_cli.infra.untrusted import BadInput, json_records, read_text
+from react_cli.wiki.titles import fever_text, fever_title
 from react_cli.wiki.zim import INSTALL_ZIM, SENTENCE_ATTRIBUTE, silenced
 
 MAX_CORPUS_BYTES = 1 << 30
 _REFERS = ("may refer to:", "可以指：", "可能指：")
+MAX_FEVER_SENTENCE = 100_000  # a page of the dump has a few hundred at most
 
 
 @dataclass
@@ -63,8 +67,13 @@ def read_corpus(path: Path) -> Iterator[CorpusArticle]:
                 yield from _hotpot_paragraphs(record["context"], where)
             elif isinstance(record.get("title"), str) and isinstance(record.get("text"), str):
                 yield CorpusArticle(record["title"], record["text"])
+            elif isinstance(record.get("id"), str) and isinstance(record.get("lines"), str):
+                yield _fever_page(record["id"], record["lines"], where)
             else:
-                raise UsageError(f"{where}: expected {{title, text}} or a HotpotQA 'context'")
+                raise UsageError(
+                    f"{where}: expected {{title, text}}, a HotpotQA 'context' "
+                    "or a FEVER page {id, lines}"
+                )
     except BadInput as exc:  # a record that is not JSON
         raise UsageError(str(exc)) from None
 
@@ -89,6 +98,20 @@ def _hotpot_paragraphs(context: Any, where: str) -> Iterator[CorpusArticle]:
             raise malformed
         kept = tuple(str(s) for s in sentences)
         yield CorpusArticle(title, "".join(kept).strip(), kept)
+
+
+def _fever_page(page: str, lines: str, where: str) -> CorpusArticle:
+    """A page of FEVER's dump, its sentences at their numbers (the dump skips some)."""
+    numbered: dict[int, str] = {}
+    for line in lines.split("\n"):
+        number, _, rest = line.partition("\t")
+        if not number.strip() and not rest:
+            continue
+        if not number.isdigit() or int(number) > MAX_FEVER_SENTENCE:
+            raise UsageError(f"{where}: a FEVER line that does not start with its number")
+        numbered[int(number)] = fever_text(rest.split("\t", 1)[0]).strip()
+    sentences = tuple(numbered.get(n, "") for n in range(max(numbered, default=-1) + 1))
+    return CorpusArticle(fever_title(page), " ".join(s for s in sentences if s), sentences)
 
 
 def article_html(title: str, text: str, sentences: tuple[str, ...] | None = None) -> str:

@@ -141,8 +141,8 @@ def test_the_report_charts_em_by_page_recall_and_has_an_evidence_column(half: Pa
     assert headers[-1] == "evidence"
     cells = [tr.find_all("td")[-1].string for tr in soup.find(id="questions").tbody.find_all("tr")]
     assert cells == [
-        "pages 0.50 (precision 1.00), sentences 0.50",
-        "pages 0.50 (precision 1.00), sentences 0.67",
+        "pages 0.50 · sentences 0.50",
+        "pages 0.50 · sentences 0.67",
     ]
     cards = {card.contents[-1]: card.b.string for card in soup.find_all(class_="card")}
     assert cards["page recall"] == "0.5000" and cards["sentence recall"] == "0.5833"

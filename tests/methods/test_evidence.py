@@ -11,8 +11,8 @@ import pytest
 from react_cli.core.errors import UsageError
 from react_cli.core.sources import PageSource, Sentence, SentenceIds, Wiki, WikiKind
 from react_cli.eval.datasets import load_dataset
-from react_cli.eval.gold import fever_title
 from react_cli.methods.evidence import Evidence, GoldEvidence, GoldFact, score_evidence
+from react_cli.wiki.titles import fever_title
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 HOTPOT = FIXTURES / "hotpotqa" / "distractor_first2.json"

@@ -12,7 +12,7 @@ import requests
 from fake_mediawiki import FakeMediaWiki, Fault
 from zim_fixtures import build_archive
 
-from react_cli.core.errors import WikiError
+from react_cli.core.errors import UsageError, WikiError
 from react_cli.core.sources import SentenceIds, Wiki, WikiKind
 from react_cli.infra.deadline import NO_DEADLINE
 from react_cli.infra.http import make_session, user_agent
@@ -138,3 +138,36 @@ def test_hostile_marked_sentences_stay_text(tmp_path: Path) -> None:
         (2, "nested"),
         (3, "\x1b[31mred."),  # kept as text here; cleaned where it is shown
     ]
+
+
+def test_an_archive_built_from_fever_pages_numbers_sentences_as_fever(tmp_path: Path) -> None:
+    """FEVER's Wikipedia dump numbers each page's sentences (``N<TAB>sentence<TAB>links``,
+    some numbers skipped); an archive built from it keeps the numbers, so FEVER's evidence
+    ids match exactly. The two pages are written here in the dump's format."""
+    corpus = tmp_path / "wiki-001.jsonl"
+    pages = [
+        {
+            "id": "Soul_Food_-LRB-film-RRB-",
+            "text": "Soul Food is a 1997 film .",
+            "lines": "0\tSoul Food is a 1997 film -LRB- a comedy -RRB- .\tSoul Food\n1\t\n"
+            "2\tIt was released by Fox 2000 Pictures .\tFox 2000 Pictures",
+        },
+        {"id": "", "text": "", "lines": ""},  # the dump's first record: no page
+    ]
+    corpus.write_text("".join(json.dumps(page) + "\n" for page in pages), encoding="utf-8")
+    report = build_zim(corpus, tmp_path / "fever.zim")
+    assert (report.articles, report.duplicates) == (1, 1)
+    session = WikiSession(open_zim(str(tmp_path / "fever.zim")))
+    source = session.search("Soul Food (film)", deadline=NO_DEADLINE).source
+    assert source is not None and source.sentence_ids is SentenceIds.PAGE
+    assert [(s.index, s.text) for s in source.sentences] == [
+        (0, "Soul Food is a 1997 film ( a comedy ) ."),
+        (2, "It was released by Fox 2000 Pictures ."),  # sentence 1 is empty in the dump
+    ]
+
+
+def test_a_fever_page_whose_lines_are_not_numbered_is_a_usage_error(tmp_path: Path) -> None:
+    corpus = tmp_path / "wiki.jsonl"
+    corpus.write_text(json.dumps({"id": "A", "lines": "first\tx"}) + "\n", encoding="utf-8")
+    with pytest.raises(UsageError, match="line 1: a FEVER line that does not start with"):
+        build_zim(corpus, tmp_path / "out.zim")

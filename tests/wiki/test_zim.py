@@ -238,7 +238,10 @@ def test_hotpotqa_distractor_corpus_gives_one_article_per_paragraph(tmp_path: Pa
         ("{not json\n", "line 1: not JSON"),
         ('{"title": "A", "text": ' + "[" * 100_000 + "\n", "line 1: nested more than 100"),
         ('[{"title": "A", "text": NaN}]', "NaN is not a number JSON allows"),
-        ('{"title": "A"}\n', "line 1: expected {title, text} or a HotpotQA 'context'"),
+        (
+            '{"title": "A"}\n',
+            "line 1: expected {title, text}, a HotpotQA 'context' or a FEVER page",
+        ),
         ("[1]", "item 1: expected a JSON object"),
         ("\n", "has no articles"),
     ],
