@@ -15,6 +15,9 @@ from eval_fakes import PerQuestion, finish, rows_of, search, summary_of
 from fake_openai import Reply
 from inproc import Runner
 
+from react_cli.eval.rows import BadRow, Row
+from react_cli.eval.summary import BadSummary, Summary
+from react_cli.infra.untrusted import dump_json
 from react_cli.share.report import eval_report
 from react_cli.wiki.zimbuild import build_zim
 
@@ -163,3 +166,28 @@ def test_a_dataset_without_supporting_facts_has_no_evidence(
         line for line in cli(["eval", "show", str(out)]).stdout.splitlines() if "evidence" in line
     )
     assert line.split("│")[2].strip() == "—"
+
+
+def test_rows_and_summaries_with_evidence_are_written_again_byte_for_byte(half: Path) -> None:
+    for line in (half / "results.jsonl").read_text(encoding="utf-8").splitlines():
+        assert dump_json(Row.from_json(json.loads(line)).to_json()) == line
+    document = summary_of(half)
+    assert Summary.from_json(document).to_json() == document
+
+
+@pytest.mark.parametrize(
+    ("evidence", "problem"),
+    [
+        ([1], "evidence is not an object"),
+        ({"page_recall": 2, "page_precision": 1}, "page_recall is out of range"),
+        ({"page_recall": 1, "page_precision": "x"}, "page_precision is not a number"),
+        ({"page_recall": 1, "page_precision": 1, "sentence_recall": -1}, "out of range"),
+    ],
+)
+def test_a_row_with_malformed_evidence_names_it(half: Path, evidence: object, problem: str) -> None:
+    row = json.loads((half / "results.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    with pytest.raises(BadRow, match=problem):
+        Row.from_json({**row, "evidence": evidence})
+    summary = summary_of(half)
+    with pytest.raises(BadSummary, match="evidence|page_recall|page_precision|sentence_recall"):
+        Summary.from_json({**summary, "evidence": evidence})
