@@ -189,5 +189,5 @@ def test_a_row_with_malformed_evidence_names_it(half: Path, evidence: object, pr
     with pytest.raises(BadRow, match=problem):
         Row.from_json({**row, "evidence": evidence})
     summary = summary_of(half)
-    with pytest.raises(BadSummary, match="evidence|page_recall|page_precision|sentence_recall"):
+    with pytest.raises(BadSummary, match=r"evidence|page_recall|page_precision|sentence_recall"):
         Summary.from_json({**summary, "evidence": evidence})
