@@ -147,6 +147,8 @@ def _finish(traced: Trace, path: Path | None, as_json: bool, settings: Settings)
         print(" ".join(plain(result.answer).split()))
     if lost is not None:
         raise lost
+    if not as_json and not pressed():
+        _print_sources(traced)
     if result.max_tokens_reached:
         print_warning(max_tokens_warning(settings.max_tokens))
     if result.stop_reason == StopReason.INTERRUPTED or pressed():
@@ -156,6 +158,18 @@ def _finish(traced: Trace, path: Path | None, as_json: bool, settings: Settings)
     if result.answer is None:
         reason = StopReason(result.stop_reason)
         raise NoAnswerError(f"no answer: {describe_stop(reason, settings.max_steps, result.error)}")
+
+
+def _print_sources(traced: Trace) -> None:
+    """The pages the answer came from, on stderr after it (none without an answer, or for a
+    method without Wikipedia)."""
+    import sys
+
+    from react_cli.display.sources import answer_sources
+
+    sys.stdout.flush()  # the answer first, where both go to one terminal
+    for line in answer_sources(traced):
+        print(line, file=sys.stderr)
 
 
 def _prompts(settings: Settings, fork: Fork | None) -> PromptSet:

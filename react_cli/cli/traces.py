@@ -15,6 +15,7 @@ from react_cli.core.errors import RerunDiffersError, UsageError
 if TYPE_CHECKING:
     from react_cli.core.method import Method
     from react_cli.share.export import ExportFormat
+    from react_cli.traces.replay import RevisionChange
     from react_cli.traces.trace import Trace
 
 
@@ -125,12 +126,14 @@ def replay(
         print_json(documents if len(runs) > 1 else documents[0], indent=2)
     else:
         from react_cli.display.replay import PacedRenderer, replay_trace
+        from react_cli.display.sources import answer_sources
         from react_cli.display.terminal import make_console, plain
 
         for number, run in enumerate(runs):
             if len(runs) > 1:
                 print(("\n" if number else "") + f"== {plain(str(run.path))}")
             replay_trace(PacedRenderer(make_console(stderr=False), step_delay), run)
+            sys.stdout.write("".join(line + "\n" for line in answer_sources(run)))
 
 
 def _export_format(name: str, output: Path | None, other_mode: bool) -> ExportFormat | None:
@@ -181,7 +184,7 @@ def _rerun(
     from react_cli.core.wording import plural
     from react_cli.display.render import Renderer
     from react_cli.display.terminal import make_console, plain
-    from react_cli.traces.replay import compare, compare_records
+    from react_cli.traces.replay import compare, compare_records, revision_changes
     from react_cli.traces.replay import rerun as rerun_run
 
     observer = Renderer(make_console()) if verbose else None
@@ -199,6 +202,9 @@ def _rerun(
     differences = [] if derived else compare(recorded.run, now)
     if not derived:
         differences += compare_records(recorded.record, outcome.record())
+    changed = revision_changes(recorded.run, now)
+    if not as_json:
+        _revisions_changed(changed)  # first: the likely reason for a difference
     if as_json:
         report: dict[str, Any] = {
             "method": outcome.method,
@@ -208,6 +214,7 @@ def _rerun(
             "stop_reason": now.stop_reason,
             "votes": None if outcome.vote is None else outcome.vote.counts(),
             "differences": [d.to_json() for d in differences],
+            "revisions_changed": [change.to_json() for change in changed],
         }
         print_json(report)
     elif not differences:
@@ -226,6 +233,20 @@ def _rerun(
     if differences:
         first = differences[0].where
         raise RerunDiffersError(f"the re-run differs from the recorded run ({first} first)")
+
+
+def _revisions_changed(changes: list[RevisionChange]) -> None:
+    """Say on stderr which pages the live tools showed at another revision than recorded."""
+    from react_cli.display.terminal import plain
+
+    for change in changes:
+        revisions = f"revision {change.recorded} → {change.now}"
+        print(
+            plain(
+                f"note: {change.title} ({change.wiki}) changed since the recording ({revisions})"
+            ),
+            file=sys.stderr,
+        )
 
 
 @app.command(short_help="List recent runs, newest first.")

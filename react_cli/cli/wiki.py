@@ -64,15 +64,16 @@ def _wiki_session(options: WikiOptions) -> WikiSession:
 
 
 def _observe(result: ToolResult, as_json: bool) -> None:
-    """Print one observation (or, with --json, it and its details); backend failures exit 1."""
+    """Print one observation (or, with --json, it, its details and its source); backend
+    failures exit 1."""
     from react_cli.core.errors import WikiError
     from react_cli.display.terminal import plain
 
     if result.error is not None:
         raise WikiError(result.error)
     if as_json:
-        record = {"observation": result.observation, "details": result.details}
-        print_json(record)
+        source = None if result.source is None else result.source.to_json()
+        print_json({"observation": result.observation, "details": result.details, "source": source})
     else:
         print(plain(result.observation))
 
@@ -134,7 +135,8 @@ def wiki_build_zim(
     corpus: Annotated[
         Path,
         typer.Argument(
-            metavar="CORPUS", help="JSONL of {title, text}, or a HotpotQA distractor file."
+            metavar="CORPUS",
+            help="JSONL of {title, text}, FEVER wiki-pages, or a HotpotQA distractor file.",
         ),
     ],
     out: Annotated[Path, typer.Argument(metavar="OUT", help="The .zim file to write.")],

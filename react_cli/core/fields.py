@@ -40,6 +40,11 @@ def text(value: object, name: str) -> str | None:
     return value
 
 
+def optional_text(data: dict[str, object], key: str) -> str | None:
+    """The text field ``key`` of a recorded object (absent or null: None)."""
+    return text(data.get(key), key)
+
+
 def flag(value: object, name: str) -> bool | None:
     if value is not None and not isinstance(value, bool):
         raise FieldError(name, value, "not true or false")

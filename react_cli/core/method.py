@@ -68,6 +68,11 @@ class Method(StrEnum):
         """Whether the block runs the Thought/Action loop (ReAct, or Act without thoughts)."""
         return self in (Method.REACT, Method.ACT)
 
+    @property
+    def uses_tools(self) -> bool:
+        """Whether a block of it runs the loop, and so calls tools (reads Wikipedia)."""
+        return any(part.loop for part in self.parts)
+
 
 PROMPT_KINDS = (Method.STANDARD, Method.COT, Method.ACT, Method.REACT)
 """What a prompt can be written for (a prompt file's ``method:`` line)."""

@@ -15,6 +15,7 @@ from typing import Any
 from react_cli.core import fields
 from react_cli.core.errors import ReactCliError
 from react_cli.core.records import StopReason, ToolCall, Usage
+from react_cli.core.sources import PageSource
 
 PARSE_ERROR = "parse_error"  # the JSON ``error`` of a step whose output held no valid action
 FORCED = "forced"  # details flag: the extra Finish[ call of --force-answer
@@ -61,6 +62,7 @@ class Step:
     details: dict[str, Any] = field(default_factory=dict)  # the tool's facts about its call
     forced: bool = False  # the extra Finish[ call of --force-answer
     max_tokens_reached: bool = False  # a reply stopped by max_tokens before its action
+    source: PageSource | None = None  # the page text the observation showed, if it showed one
 
     def failed(self, kind: ErrorKind) -> bool:
         return self.error is not None and self.error.kind is kind
@@ -80,6 +82,7 @@ class Step:
         if self.error is not None and self.error.kind is ErrorKind.TOOL:
             details["error"] = self.error.message
         call = {} if self.call is None else {"call": self.call.to_json()}
+        source = {} if self.source is None else {"source": self.source.to_json()}
         return {
             "index": self.index,
             "thought": self.thought,
@@ -95,6 +98,7 @@ class Step:
             "tool_retries": self.tool_retries,
             "error": self.error_text,
             "details": details,
+            **source,
         }
 
     @classmethod
@@ -108,7 +112,7 @@ class Step:
             raise TypeError("step details are not an object")
         details = dict(details)
         flags = {flag: bool(details.pop(flag, False)) for flag in _FLAGS}
-        message = optional_text(data, "error")
+        message = fields.optional_text(data, "error")
         tool_error = details.pop("error", None)
         if message is not None:
             error: StepError | None = (
@@ -119,14 +123,15 @@ class Step:
         else:
             error = None
         usage = data.get("usage")
+        source = data.get("source")
         return cls(
             index=fields.whole(data.get("index"), "index") or 0,
-            thought=optional_text(data, "thought") or "",
-            action=optional_text(data, "action"),
+            thought=fields.optional_text(data, "thought") or "",
+            action=fields.optional_text(data, "action"),
             call=_call(data.get("call")),
-            observation=optional_text(data, "observation") or "",
-            raw=optional_text(data, "raw") or "",
-            followup_raw=optional_text(data, "followup_raw"),
+            observation=fields.optional_text(data, "observation") or "",
+            raw=fields.optional_text(data, "raw") or "",
+            followup_raw=fields.optional_text(data, "followup_raw"),
             usage=Usage.from_json(usage if isinstance(usage, dict) else None),
             latency_s=seconds(data.get("latency_s"), "latency_s"),
             tool_latency_s=seconds(data.get("tool_latency_s"), "tool_latency_s"),
@@ -134,6 +139,7 @@ class Step:
             tool_retries=fields.whole(data.get("tool_retries"), "tool_retries") or 0,
             error=error,
             details=details,
+            source=None if source is None else PageSource.from_json(source),
             **flags,
         )
 
@@ -202,10 +208,10 @@ def _call(data: Any) -> ToolCall | None:
         return None
     if not isinstance(data, dict):
         raise TypeError(f"a step's call is {type(data).__name__}, not an object")
-    name, argument = optional_text(data, "name"), optional_text(data, "argument")
+    name, argument = fields.optional_text(data, "name"), fields.optional_text(data, "argument")
     if not name or argument is None:
         raise TypeError("a step's call has no name or argument")
-    return ToolCall(name, argument, optional_text(data, "id"))
+    return ToolCall(name, argument, fields.optional_text(data, "id"))
 
 
 def _stop_reason(text: str) -> StopReason | str:
@@ -213,11 +219,6 @@ def _stop_reason(text: str) -> StopReason | str:
         return StopReason(text)
     except ValueError:
         return text
-
-
-def optional_text(data: dict[str, Any], key: str) -> str | None:
-    """A recorded text field: absent or null is None; anything but text is a FieldError."""
-    return fields.text(data.get(key), key)
 
 
 def seconds(value: Any, name: str) -> float:

@@ -7,7 +7,8 @@ Formats (detected from the content, or forced):
 - ``jsonl``: JSON Lines of ``{question, answer}``; ``answer`` may be a list of accepted answers.
 
 Every format may come as a JSON list or as JSON Lines; a row is identified by its index in the
-file (0-based) and its question text.
+file (0-based) and its question text. Rows may carry gold evidence (``eval.gold``): HotpotQA's
+``supporting_facts`` (also in ``jsonl`` rows), FEVER's ``evidence``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from typing import Any
 from react_cli.core.errors import UsageError
 from react_cli.core.records import StrEnum
 from react_cli.core.wording import quoted
+from react_cli.eval.gold import BadGold, fever_gold, hotpot_gold
 from react_cli.infra.untrusted import BadInput, is_json_list, json_records, read_text
+from react_cli.methods.evidence import GoldEvidence
 from react_cli.methods.scoring import fever_label
 
 
@@ -42,12 +45,14 @@ MAX_DATASET_BYTES = 1 << 30
 
 @dataclass(frozen=True)
 class Example:
-    """One question (or FEVER claim) with its gold answers."""
+    """One question (or FEVER claim) with its gold answers, and its gold evidence if the
+    dataset carries it."""
 
     index: int
     question: str
     golds: tuple[str, ...]
     id: str | int | None = None
+    evidence: GoldEvidence | None = None
 
 
 @dataclass(frozen=True)
@@ -114,7 +119,11 @@ def _example(index: int, record: Any, form: Format, path: Path) -> Example:
         texts = [label]
     ident = record.get("_id", record.get("id"))
     ident = ident if isinstance(ident, (str, int)) and not isinstance(ident, bool) else None
-    return Example(index, " ".join(question.split()), tuple(texts), ident)
+    try:
+        evidence = fever_gold(record) if fever else hotpot_gold(record)
+    except BadGold as exc:
+        raise UsageError(f"{where}: {exc}") from None
+    return Example(index, " ".join(question.split()), tuple(texts), ident, evidence)
 
 
 def load_dataset(path: Path, form: str | None = None) -> Dataset:

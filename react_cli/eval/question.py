@@ -21,9 +21,11 @@ from react_cli.eval.files import TRACES
 from react_cli.eval.plan import EvalPlan
 from react_cli.eval.rows import FeverLabel, MethodResult, Row
 from react_cli.eval.stop import CallRefused
+from react_cli.methods.evidence import Evidence, score_evidence
 from react_cli.methods.outcome import answer
 from react_cli.methods.results import Outcome
 from react_cli.methods.scoring import best_scores, fever_label
+from react_cli.methods.sources import run_sources
 from react_cli.session import Session
 from react_cli.traces.recorder import trace_of
 from react_cli.traces.trace import now_utc, slug
@@ -48,6 +50,16 @@ def score(
         return correct, correct, FeverLabel(label)
     em, f1 = best_scores(answer, list(example.golds))
     return em, f1, None
+
+
+def evidence(example: Example, outcome: Outcome, run: Run) -> Evidence | None:
+    """The run's evidence scores against the question's gold evidence; None without gold
+    evidence, or when the method ran no loop (Standard, CoT, CoT-SC, and a CoT-SC → ReAct
+    that did not back off): nothing was retrieved to score."""
+    if example.evidence is None or outcome.run is None:
+        return None
+    sources = run_sources(run.steps, run.answer)
+    return score_evidence(example.evidence, [source.page for source in sources])
 
 
 def trace_name(example: Example, method: Method | None = None) -> str:
@@ -122,6 +134,7 @@ def _scored(
         latency_s=round(run.duration_s, 4),
         trace=name,
         label=label,
+        evidence=evidence(example, outcome, run),
     )
 
 

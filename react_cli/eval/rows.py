@@ -14,6 +14,7 @@ from typing import Any
 
 from react_cli.core import fields
 from react_cli.core.records import MAX_RECORDED_TOKENS, StopReason, Usage
+from react_cli.methods.evidence import Evidence
 
 HARD_FAILURES = frozenset({StopReason.LLM_ERROR, StopReason.ERROR})
 """Stop reasons of questions that failed rather than were answered badly; resume retries them."""
@@ -49,6 +50,7 @@ class MethodResult:
     label: FeverLabel | None = None  # FEVER results whose run ended
     calls: int | None = None  # model calls, where recorded (a ReAct eval's: in its traces)
     branch: str | None = None  # the block whose answer it is, where recorded
+    evidence: Evidence | None = None  # against the gold evidence, where the dataset has it
 
     @property
     def failed(self) -> bool:
@@ -73,6 +75,8 @@ class MethodResult:
         )
         optional = {"calls": self.calls, "branch": self.branch}
         data.update({key: value for key, value in optional.items() if value is not None})
+        if self.evidence is not None:
+            data["evidence"] = self.evidence.to_json()
         return data
 
     @classmethod
@@ -112,6 +116,7 @@ class MethodResult:
             label=FeverLabel(fields.text(data.get("label"), "label")) if "label" in data else None,
             calls=fields.whole(data.get("calls"), "calls", high=_STEPS),
             branch=fields.text(data.get("branch"), "branch"),
+            evidence=_evidence(data.get("evidence")),
         )
 
 
@@ -188,6 +193,20 @@ class Row:
             methods=_methods(data.get("methods")),
             calls_made=fields.whole(data.get("calls_made"), "calls_made", high=_STEPS),
         )
+
+
+def _evidence(value: object) -> Evidence | None:
+    """A result's evidence scores (absent or null: the dataset had no gold evidence)."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise BadRow("evidence is not an object")
+    sentences = value.get("sentence_recall")
+    return Evidence(
+        page_recall=_number(value, "page_recall", _FRACTION),
+        page_precision=_number(value, "page_precision", _FRACTION),
+        sentence_recall=fields.number(sentences, "sentence_recall", high=_FRACTION),
+    )
 
 
 def _methods(value: object) -> dict[str, MethodResult] | None:

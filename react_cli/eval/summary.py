@@ -47,6 +47,40 @@ class ScoreKind(StrEnum):
 
 
 @dataclass(frozen=True)
+class EvidenceFigures:
+    """Mean evidence scores over the ``n`` results that have them (``sentence_recall`` over
+    those of them whose sentences could be matched; None if none could)."""
+
+    n: int
+    page_recall: float
+    page_precision: float
+    sentence_recall: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "n": self.n,
+            "page_recall": self.page_recall,
+            "page_precision": self.page_precision,
+            "sentence_recall": self.sentence_recall,
+        }
+
+    @classmethod
+    def from_json(cls, data: object) -> EvidenceFigures | None:
+        if data is None:
+            return None
+        if not isinstance(data, dict):
+            raise BadSummary("evidence")
+        scores = {
+            name: _figure(data, name, 1.0)
+            for name in ("page_recall", "page_precision", "sentence_recall")
+        }
+        recall, precision = scores["page_recall"], scores["page_precision"]
+        if recall is None or precision is None:
+            raise BadSummary("evidence")
+        return cls(_whole(data.get("n"), "evidence"), recall, precision, scores["sentence_recall"])
+
+
+@dataclass(frozen=True)
 class Figures:
     """Scores as fractions from 0 to 1, averages per question and counts per stop reason;
     scores and averages are None (not 0) before any question has finished."""
@@ -63,6 +97,7 @@ class Figures:
     tokens_estimated: bool  # some row's tokens are estimates (the endpoint reported none)
     total_cost: float | None  # None until a row has one (prices are configured)
     stop_reasons: dict[StopReason, int]
+    evidence: EvidenceFigures | None = None  # None until a result has evidence scores
 
     def score(self, metric: str) -> float | None:
         """A score by its field name: ``em``, ``f1`` or ``accuracy``."""
@@ -80,6 +115,7 @@ class Figures:
             "tokens_estimated": self.tokens_estimated,
             "total_cost": self.total_cost,
             "stop_reasons": {reason.value: count for reason, count in self.stop_reasons.items()},
+            **({} if self.evidence is None else {"evidence": self.evidence.to_json()}),
         }
 
     @classmethod
@@ -105,6 +141,7 @@ class Figures:
                 _enum(StopReason, reason, "stop_reasons"): _whole(count, "stop_reasons")
                 for reason, count in stops.items()
             },
+            evidence=EvidenceFigures.from_json(data.get("evidence")),
         )
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from react_cli.core.records import StopReason
 from react_cli.eval.rows import MethodResult
-from react_cli.eval.summary import Figures, ScoreKind
+from react_cli.eval.summary import EvidenceFigures, Figures, ScoreKind
 
 
 @dataclass
@@ -32,6 +32,11 @@ class Tally:
     costed: int = 0  # results with a cost
     cost: float = 0.0
     stop_reasons: Counter[StopReason] = field(default_factory=Counter)
+    evidenced: int = 0  # results with evidence scores
+    page_recall: float = 0.0
+    page_precision: float = 0.0
+    sentences_matched: int = 0  # results of them with a sentence recall
+    sentence_recall: float = 0.0
 
     def add(self, result: MethodResult, sign: int = 1, *, failed: bool | None = None) -> None:
         """Count ``result`` in (``sign`` -1: take it back out); ``failed``: whether its
@@ -53,6 +58,14 @@ class Tally:
         self.stop_reasons[result.stop_reason] += sign
         if not self.stop_reasons[result.stop_reason]:
             del self.stop_reasons[result.stop_reason]
+        evidence = result.evidence
+        if evidence is not None:
+            self.evidenced += sign
+            self.page_recall += sign * evidence.page_recall
+            self.page_precision += sign * evidence.page_precision
+            if evidence.sentence_recall is not None:
+                self.sentences_matched += sign
+                self.sentence_recall += sign * evidence.sentence_recall
 
     def copy(self) -> Tally:
         return replace(self, stop_reasons=Counter(self.stop_reasons))
@@ -74,12 +87,27 @@ class Tally:
             tokens_estimated=self.estimated > 0,
             total_cost=round(self.cost, 6) if self.costed else None,
             stop_reasons=dict(sorted(self.stop_reasons.items())),
+            evidence=self.evidence(),
+        )
+
+    def evidence(self) -> EvidenceFigures | None:
+        """The mean evidence scores, once a result has some."""
+        if not self.evidenced:
+            return None
+        matched = self.sentences_matched
+        return EvidenceFigures(
+            n=self.evidenced,
+            page_recall=round(self.page_recall / self.evidenced, 6),
+            page_precision=round(self.page_precision / self.evidenced, 6),
+            sentence_recall=round(self.sentence_recall / matched, 6) if matched else None,
         )
 
     def cells(self, kind: ScoreKind) -> tuple[tuple[str, float | str], ...]:
         """A method's row of the summary's ``methods`` table: its questions, scores, failures,
-        calls and tokens (totals and per question), seconds per question."""
+        calls and tokens (totals and per question), seconds per question, and its mean
+        evidence scores where it has some."""
         figures = self.figures(kind)
+        evidence = figures.evidence
         cells: dict[str, float | str | None] = {
             "n": self.n,
             **{metric: figures.score(metric) for metric in kind.metrics},
@@ -90,4 +118,10 @@ class Tally:
             "avg_tokens": figures.avg_tokens,
             "avg_latency_s": figures.avg_latency_s,
         }
+        if evidence is not None:
+            cells.update(
+                page_recall=evidence.page_recall,
+                page_precision=evidence.page_precision,
+                sentence_recall=evidence.sentence_recall,
+            )
         return tuple((name, value) for name, value in cells.items() if value is not None)

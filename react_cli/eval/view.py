@@ -132,6 +132,7 @@ def summary_table(summary: Summary) -> Table:
     ]
     scores = ["accuracy"] if figures.kind is ScoreKind.ACCURACY else ["EM", "F1"]
     rows += [(name + whose, figure_text(figures.score(name.lower()), "{:.4f}")) for name in scores]
+    rows.append(("evidence", evidence_text(figures)))
     stops = ", ".join(f"{reason.value} {count}" for reason, count in figures.stop_reasons.items())
     total = figures.total_cost
     cost = Cost(total, figures.tokens_estimated) if total is not None else None
@@ -149,6 +150,30 @@ def summary_table(summary: Summary) -> Table:
     return table
 
 
+EVIDENCE = (
+    ("page recall", "page_recall"),
+    ("page precision", "page_precision"),
+    ("sentence recall", "sentence_recall"),
+)
+"""The evidence scores as shown, and their fields."""
+
+
+def evidence_rows(figures: Figures) -> list[tuple[str, str]]:
+    """The mean evidence scores by name; dashes without."""
+    values = figures.evidence.to_json() if figures.evidence is not None else {}
+    return [(name, figure_text(values.get(key), "{:.4f}")) for name, key in EVIDENCE]
+
+
+def evidence_text(figures: Figures) -> str:
+    """The mean evidence scores on one line, with the questions they are over where that is
+    not all of them (``—`` without gold evidence)."""
+    evidence = figures.evidence
+    if evidence is None:
+        return NONE
+    text = " · ".join(f"{name} {value}" for name, value in evidence_rows(figures))
+    return text + (f" ({evidence.n:,} with gold evidence)" if evidence.n != figures.n else "")
+
+
 def table_1(summary: Summary) -> tuple[str, list[str], list[list[str]]]:
     """The methods of an eval as the paper's Table 1: its rows in the paper's order, scores in
     percent beside the paper's PaLM-540B figures, and what each costs per question. Title,
@@ -162,6 +187,9 @@ def table_1(summary: Summary) -> tuple[str, list[str], list[list[str]]]:
     headers = ["method", "n", *(h for _, h in scores), f"paper {graded}", "calls / q", "tokens / q"]
     known = {str(method): method for method in Method}
     cells = dict(summary.methods)
+    evidence = any(dict(values).get("page_recall") is not None for values in cells.values())
+    if evidence:
+        headers.append("page recall")
     names = [str(m) for m in Method if str(m) in cells] + [n for n in cells if n not in known]
     rows = []
     for name in names:
@@ -176,6 +204,7 @@ def table_1(summary: Summary) -> tuple[str, list[str], list[list[str]]]:
                 NONE if paper is None else f"{paper:.1f}%",
                 _cell(values.get("avg_calls"), "{:,.1f}"),
                 _cell(values.get("avg_tokens"), "{:,.0f}"),
+                *([_cell(values.get("page_recall"), "{:.1%}")] if evidence else []),
             ]
         )
     return title, headers, rows

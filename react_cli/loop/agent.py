@@ -204,6 +204,7 @@ class _Running(Exchange):
         step.tool_latency_s = self.clock() - started
         step.tool_retries = result.retries
         step.details.update(result.details)
+        step.source = result.source
         if result.error is not None:
             step.error = StepError(ErrorKind.TOOL, result.error)
         return " ".join(result.observation.split())

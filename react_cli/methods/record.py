@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from react_cli.core import fields
+from react_cli.core.fields import optional_text
 from react_cli.core.method import Method
 from react_cli.core.records import Usage
-from react_cli.core.trajectory import Run, optional_text
+from react_cli.core.trajectory import Run
 
 
 @dataclass(frozen=True)

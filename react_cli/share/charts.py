@@ -43,7 +43,8 @@ def require_matplotlib() -> None:
 
 
 def charts(folder: EvalFolder) -> list[Chart]:
-    """Stop reasons, score by number of steps, latency per question (none without rows)."""
+    """Stop reasons, score by number of steps, score by page recall (with evidence scores),
+    latency per question (none without rows)."""
     require_matplotlib()
     import matplotlib
 
@@ -60,7 +61,8 @@ def charts(folder: EvalFolder) -> list[Chart]:
         }
     )
     with style:
-        return [_stop_reasons(folder.rows), _by_steps(folder), _latency(folder.rows)]
+        drawn = [_stop_reasons(folder.rows), _by_steps(folder), _by_page_recall(folder)]
+        return [chart for chart in [*drawn, _latency(folder.rows)] if chart is not None]
 
 
 def _figure(height: float = 3.0) -> Figure:
@@ -98,33 +100,62 @@ def _stop_reasons(rows: tuple[ShownRow, ...]) -> Chart:
 
 
 def _by_steps(folder: EvalFolder) -> Chart:
-    groups: defaultdict[int, list[ShownRow]] = defaultdict(list)
+    groups: defaultdict[float, list[ShownRow]] = defaultdict(list)
     for row in folder.rows:
         groups[row.steps].append(row)
-    steps = sorted(groups)
+    named = ("number of steps", "steps")
+    return _score_by(folder, groups, "{:.0f}", "steps taken", "Score by number of steps", named)
+
+
+def _by_page_recall(folder: EvalFolder) -> Chart | None:
+    """Score by the share of gold pages found (to the nearest quarter): whether wrong answers
+    come from pages never found or from pages misread. None without evidence scores."""
+    groups: defaultdict[float, list[ShownRow]] = defaultdict(list)
+    for row in folder.rows:
+        if row.evidence is not None:
+            groups[round(row.evidence.page_recall * 4) / 4].append(row)
+    if not groups:
+        return None
+    graded = metric_label(folder.kind.metrics[0])
+    title = f"{graded} by page recall"
+    named = ("page recall", "page recall")
+    return _score_by(folder, groups, "{:.2f}", "page recall (gold pages found)", title, named)
+
+
+def _score_by(
+    folder: EvalFolder,
+    groups: dict[float, list[ShownRow]],
+    form: str,
+    xlabel: str,
+    title: str,
+    named: tuple[str, str],
+) -> Chart:
+    """The mean of each score over each group of rows, as bars side by side; ``named`` says
+    what groups them, in the description: in full, and as each group's label."""
+    keys = sorted(groups)
     figure = _figure()
     axes = figure.subplots()
     metrics = folder.kind.metrics
     width = 0.8 / len(metrics)
+    positions = range(len(keys))
     described = []
     for k, metric in enumerate(metrics):
         means = [
-            sum(row.f1 if metric == "f1" else row.em for row in groups[s]) / len(groups[s])
-            for s in steps
+            sum(row.f1 if metric == "f1" else row.em for row in groups[key]) / len(groups[key])
+            for key in keys
         ]
-        offsets = [s + (k - (len(metrics) - 1) / 2) * width for s in steps]
+        offsets = [p + (k - (len(metrics) - 1) / 2) * width for p in positions]
         axes.bar(offsets, means, width, label=metric_label(metric))
-        described.append(
-            metric + " " + ", ".join(f"{s}: {m:.2f}" for s, m in zip(steps, means, strict=True))
-        )
+        values = zip(keys, means, strict=True)
+        described.append(metric + " " + ", ".join(f"{form.format(g)}: {m:.2f}" for g, m in values))
     axes.set_ylim(0, 1.15)
-    axes.set_xticks(steps, [f"{s}\n(n={len(groups[s])})" for s in steps])
-    axes.set_xlabel("steps taken")
+    axes.set_xticks(positions, [f"{form.format(g)}\n(n={len(groups[g])})" for g in keys])
+    axes.set_xlabel(xlabel)
     axes.set_ylabel("mean score")
-    axes.set_title("Score by number of steps")
+    axes.set_title(title)
     axes.legend(loc="upper left", frameon=False, ncols=len(metrics))
-    description = "Mean score by number of steps (steps: score): " + "; ".join(described) + "."
-    return Chart("Score by number of steps", description, _svg(figure))
+    description = f"Mean score by {named[0]} ({named[1]}: score): " + "; ".join(described) + "."
+    return Chart(title, description, _svg(figure))
 
 
 def _latency(rows: tuple[ShownRow, ...]) -> Chart:

@@ -80,6 +80,7 @@ class Comparison:
     only_b: int
     scores: tuple[Paired, ...]  # EM and F1, or accuracy
     costs: tuple[Paired, ...]  # tokens, model calls and seconds per question
+    evidence: tuple[Paired, ...]  # evidence scores, over the questions both have them for
     both_right: int
     both_wrong: int
     flips: tuple[Flip, ...]
@@ -100,6 +101,7 @@ class Comparison:
             "only_in_b": self.only_b,
             "scores": {score.name: score.to_json() for score in self.scores},
             "per_question": {cost.name: cost.to_json() for cost in self.costs},
+            "evidence": {score.name: score.to_json() for score in self.evidence} or None,
             "flips": {
                 "both_right": self.both_right,
                 "both_wrong": self.both_wrong,
@@ -170,6 +172,7 @@ def compare_evals(
         only_b=len(second.rows) - len(pairs),
         scores=scores,
         costs=_costs(pairs),
+        evidence=_evidence(pairs),
         both_right=sum(x.correct and y.correct for x, y in pairs),
         both_wrong=sum(not x.correct and not y.correct for x, y in pairs),
         flips=flips,
@@ -204,6 +207,21 @@ def _costs(pairs: list[tuple[ShownRow, ShownRow]]) -> tuple[Paired, ...]:
     return tuple(costs)
 
 
+EVIDENCE_SCORES = ("page_recall", "page_precision", "sentence_recall")
+
+
+def _evidence(pairs: list[tuple[ShownRow, ShownRow]]) -> tuple[Paired, ...]:
+    """Each evidence score over the questions where both runs have it (none without)."""
+    both = [(x.evidence, y.evidence) for x, y in pairs if x.evidence and y.evidence]
+    paired = []
+    for name in EVIDENCE_SCORES:
+        values = [(getattr(a, name), getattr(b, name)) for a, b in both]
+        known = [(a, b) for a, b in values if a is not None and b is not None]
+        if known:
+            paired.append(_paired(name, known))
+    return tuple(paired)
+
+
 def _signed(value: float, digits: int = 4) -> str:
     return f"{value:+.{digits}f}".replace("-", "−")
 
@@ -233,6 +251,9 @@ def comparison_view(comparison: Comparison) -> list[RenderableType]:
         table.add_column(header, justify="left" if not header else "right", overflow="fold")
     for score in c.scores:
         label = metric_label(score.name)
+        table.add_row(label, f"{score.a:.4f}", f"{score.b:.4f}", _signed(score.difference))
+    for score in c.evidence:
+        label = score.name.replace("_", " ") + ("" if score.n == c.paired else f" (n={score.n})")
         table.add_row(label, f"{score.a:.4f}", f"{score.b:.4f}", _signed(score.difference))
     for cost in c.costs:
         table.add_row(

@@ -22,6 +22,7 @@ from react_cli.core.wording import quoted
 from react_cli.eval.files import RESULTS, SUMMARY, read_rows, read_summary
 from react_cli.eval.rows import MethodResult, Row
 from react_cli.eval.summary import ScoreKind, Summary
+from react_cli.methods.evidence import Evidence
 from react_cli.share.text import one_line, shown
 from react_cli.share.view import TraceView, load_view
 
@@ -49,6 +50,7 @@ class ShownRow:
     latency_s: float
     calls: int | None  # as recorded; None = not recorded (count them from the trace)
     trace: Path | None  # inside the folder; None when absent or pointing elsewhere
+    evidence: Evidence | None = None  # None: no gold evidence, or a method without Wikipedia
 
     @classmethod
     def of(cls, row: Row, result: MethodResult, folder: Path) -> ShownRow:
@@ -68,6 +70,7 @@ class ShownRow:
             latency_s=result.latency_s,
             calls=result.calls,
             trace=None if result.trace is None else _inside(folder, result.trace),
+            evidence=result.evidence,
         )
 
     @property

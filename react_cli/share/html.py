@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from react_cli.share.page import Html, el, join, page
-from react_cli.share.view import StepView, TraceView
+from react_cli.share.view import SourceView, StepView, TraceView
 
 
 def _field(label: str, text: str, *, class_: str = "text") -> Html:
@@ -20,6 +20,8 @@ def _step(step: StepView) -> Html:
         parts.append(_field(f"Error {n}", step.error, class_="text error"))
     elif step.observation:
         parts.append(_field(f"Observation {n}", step.observation))
+        if step.source is not None:
+            parts.append(el("p", f"Source [{step.source.number}]: ", _page(step.source)))
     parts.append(el("p", step.costs, class_="costs"))
     raw = [el("pre", step.raw)]
     if step.followup_raw is not None:
@@ -28,6 +30,35 @@ def _step(step: StepView) -> Html:
     parts.append(el("details", el("summary", "Raw model text"), *raw, class_="raw"))
     summary = el("summary", f"Step {n} · ", el("span", headline, class_="muted"))
     return el("details", summary, *parts, class_="step")
+
+
+def _page(source: SourceView) -> Html:
+    """A page as a link to it at its revision (a ZIM page: its archive and entry), and the
+    revision."""
+    page = (
+        el("a", source.title, href=source.link, rel="noreferrer")
+        if source.link
+        else join([source.title, el("span", f" ({source.where})", class_="muted")])
+    )
+    if source.revision is None:
+        return page
+    return join([page, el("span", f" · revision {source.revision}", class_="muted")])
+
+
+def _sources(view: TraceView, heading: str) -> list[Html]:
+    """The pages the run was shown, numbered, each with the sentences shown of it."""
+    if not view.sources:
+        return []
+    items = []
+    for source in view.sources:
+        mark = el("span", " · contains the answer", class_="good") if source.supports else ""
+        sentences = (
+            el("li", el("span", f"sentence {n}: ", class_="muted"), text, class_="text")
+            for n, text in source.sentences
+        )
+        shown = el("details", el("summary", "sentences shown"), el("ul", *sentences))
+        items.append(el("li", _page(source), mark, shown))
+    return [el(heading, f"Sources ({len(view.sources)})"), el("ol", *items, class_="sources")]
 
 
 def facts(rows: list[tuple[str, str]]) -> Html:
@@ -68,6 +99,7 @@ def trace_body(view: TraceView, level: int = 1) -> Html:
             el(section, f"Steps ({len(view.steps)})"),
             *(_step(step) for step in view.steps),
             *_samples(view, section),
+            *_sources(view, section),
         ]
     )
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from react_cli.share.view import StepView, TraceView
+from react_cli.share.view import SourceView, StepView, TraceView
 
 FOLD_CHARS = 600
 """An observation longer than this (or of more than 5 lines) is folded in ``<details>``."""
@@ -63,6 +63,14 @@ def _observation(step: StepView) -> str:
     )
 
 
+def _page(source: SourceView) -> str:
+    """A page as a link to it at its revision (a ZIM page, which has no URL: its archive and
+    entry), and the revision."""
+    title = escape(source.title)
+    page = f"[{title}]({source.link})" if source.link else f"{title} ({escape(source.where)})"
+    return page if source.revision is None else f"{page}, revision {escape(source.revision)}"
+
+
 def _step(step: StepView) -> list[str]:
     blocks = [f"### Step {step.index}", _labelled(f"Thought {step.index}", step.thought)]
     if step.action is not None:
@@ -71,8 +79,23 @@ def _step(step: StepView) -> list[str]:
         blocks.append(_labelled(f"Error {step.index}", step.error))
     elif step.observation:
         blocks.append(_observation(step))
+        if step.source is not None:
+            blocks.append(f"Source \\[{step.source.number}\\]: {_page(step.source)}")
     blocks.append("*" + escape(step.costs) + "*")
     return blocks
+
+
+def _sources(sources: tuple[SourceView, ...]) -> list[str]:
+    """The pages the run was shown, numbered, each with the sentences shown of it."""
+    if not sources:
+        return []
+    items = []
+    for source in sources:
+        mark = " · contains the answer" if source.supports else ""
+        lines = [f"{source.number}. {_page(source)}{mark}"]
+        lines += [f"   - sentence {n}: {cell(text)}" for n, text in source.sentences]
+        items.append("\n".join(lines))
+    return ["## Sources", "\n".join(items)]
 
 
 def _table(header: tuple[str, str], rows: list[tuple[str, str]]) -> str:
@@ -102,4 +125,5 @@ def trace_markdown(view: TraceView) -> str:
     else:
         reason = f": {view.error}" if view.error else ""
         blocks.append(paragraphs(f"No answer ({view.stop_reason}){reason}"))
+    blocks += _sources(view.sources)
     return "\n\n".join(blocks) + "\n"

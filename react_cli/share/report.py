@@ -11,7 +11,7 @@ from pathlib import Path
 
 from react_cli.display.terminal import format_seconds
 from react_cli.eval.summary import ScoreKind
-from react_cli.eval.view import figure_text, table_1, whose_figures
+from react_cli.eval.view import evidence_rows, figure_text, table_1, whose_figures
 from react_cli.share.charts import Chart, charts, require_matplotlib
 from react_cli.share.evaldir import EvalFolder, ShownRow, load_eval, metric_label
 from react_cli.share.html import facts, trace_body
@@ -51,8 +51,10 @@ def _header(folder: EvalFolder) -> Html:
         _card(metric_label(name) + whose, figure_text(figures.score(name), "{:.4f}"))
         for name in folder.kind.metrics
     ]
+    evidence = [_card(name, value) for name, value in evidence_rows(figures)]
     cards = [
         *scores,
+        *(evidence if figures.evidence is not None else []),
         _card("questions", f"{figures.n:,}"),
         _card("failed", f"{figures.failed:,}"),
         _card("avg steps" + whose, figure_text(figures.avg_steps, "{:.2f}")),
@@ -106,8 +108,8 @@ def _charts(figures: list[Chart]) -> Html:
     return join([el("h2", "Charts"), el("div", *items, class_="charts")])
 
 
-def _columns(kind: ScoreKind) -> list[tuple[str, bool]]:
-    """(header, numeric) of the question table."""
+def _columns(kind: ScoreKind, evidence: bool) -> list[tuple[str, bool]]:
+    """(header, numeric) of the question table (an evidence column where rows have scores)."""
     scores = [
         (metric_label(name) if name != "accuracy" else "right", True) for name in kind.metrics
     ]
@@ -121,6 +123,7 @@ def _columns(kind: ScoreKind) -> list[tuple[str, bool]]:
         ("stop reason", False),
         ("tokens", True),
         ("latency", True),
+        *([("evidence", True)] if evidence else []),
     ]
 
 
@@ -132,7 +135,18 @@ def _cell(text: str, key: float | None = None, *, class_: str | None = None) -> 
     return el("td", shown, data_key=str(key), class_="num")
 
 
-def _row(n: int, row: ShownRow, kind: ScoreKind) -> Html:
+def _evidence(row: ShownRow) -> Html:
+    """A row's page and sentence recall, sorted by its page recall (— without them, first)."""
+    evidence = row.evidence
+    if evidence is None:
+        return _cell("—", -1.0)
+    text = f"pages {evidence.page_recall:.2f}"
+    if evidence.sentence_recall is not None:
+        text += f" · sentences {evidence.sentence_recall:.2f}"
+    return _cell(text, evidence.page_recall)
+
+
+def _row(n: int, row: ShownRow, kind: ScoreKind, evidence: bool) -> Html:
     scores = [_cell(f"{row.em:.0f}", row.em)]
     if kind is ScoreKind.EM_F1:
         scores.append(_cell(f"{row.f1:.2f}", row.f1))
@@ -147,6 +161,7 @@ def _row(n: int, row: ShownRow, kind: ScoreKind) -> Html:
         _cell(row.outcome),
         _cell(f"{row.tokens:,}", row.tokens),
         _cell(format_seconds(row.latency_s), row.latency_s),
+        *([_evidence(row)] if evidence else []),
     ]
     return el(
         "tr",
@@ -168,11 +183,12 @@ def _questions(folder: EvalFolder) -> Html:
         for name, label in _FILTERS
     ]
     count = el("span", f"{len(folder.rows)} of {len(folder.rows)} questions", id="shown")
+    evidence = any(row.evidence is not None for row in folder.rows)
     headers = [
         el("th", el("button", name, type="button"), class_="num" if numeric else None)
-        for name, numeric in _columns(folder.kind)
+        for name, numeric in _columns(folder.kind, evidence)
     ]
-    rows = [_row(n, row, folder.kind) for n, row in enumerate(folder.rows)]
+    rows = [_row(n, row, folder.kind, evidence) for n, row in enumerate(folder.rows)]
     table = el("table", el("thead", el("tr", *headers)), el("tbody", *rows), id="questions")
     return join(
         [

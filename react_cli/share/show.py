@@ -1,4 +1,5 @@
-"""``eval show DIR [--wrong]``: an eval's summary table again, and the questions it got wrong.
+"""``eval show DIR [--wrong]``: an eval's summary table again, and the questions it got wrong
+(with the share of gold pages each found, where the dataset has gold evidence).
 
 Everything is returned as rich renderables whose text is already cleaned and never read as
 markup, for a console made by ``terminal.make_console``.
@@ -13,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from react_cli.eval.view import methods_table, summary_table
-from react_cli.share.evaldir import EvalFolder, load_eval
+from react_cli.share.evaldir import EvalFolder, ShownRow, load_eval
 from react_cli.share.text import brief
 
 
@@ -41,10 +42,19 @@ def wrong_table(folder: EvalFolder) -> Table | Text:
         return Text("no wrong answers")
     by = "" if folder.method is None else f" by {folder.method}"
     table = Table(title=f"wrong answers{by} ({len(rows)})", title_justify="left")
-    for header in ("#", "question", "gold", "answer", "stop reason"):
-        table.add_column(header, justify="right" if header == "#" else "left", overflow="fold")
+    evidence = any(row.evidence is not None for row in folder.rows)
+    headers = ("#", "question", "gold", "answer", "stop reason", *(("pages",) if evidence else ()))
+    for header in headers:
+        right = header in ("#", "pages")
+        table.add_column(header, justify="right" if right else "left", overflow="fold")
     for row in rows:
         answer = row.answer if row.answer is not None else "—"
         texts = (row.question, row.gold, answer, row.outcome)
-        table.add_row(str(row.index), *(Text(brief(text)) for text in texts))
+        pages = [pages_found(row)] if evidence else []
+        table.add_row(str(row.index), *(Text(brief(text)) for text in texts), *pages)
     return table
+
+
+def pages_found(row: ShownRow) -> str:
+    """A row's page recall, as the share of gold pages the run found (— without evidence)."""
+    return "—" if row.evidence is None else f"{row.evidence.page_recall:.2f}"

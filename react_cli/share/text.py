@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from urllib.parse import quote, urlsplit
+
 from react_cli.display.terminal import plain
 
 MAX_SHOWN_CHARS = 20_000
@@ -39,3 +42,23 @@ def shown(text: str) -> str:
 def one_line(text: str, limit: int = 200) -> str:
     """A cleaned field on one line (table cells, labels): white space collapsed, clipped."""
     return clip(" ".join(clean(text).split()), limit)
+
+
+_URL_KEPT = "-._~:/?#@!$&'*+,;=%"
+"""What a link keeps of a URL as written (RFC 3986's characters, but brackets and
+parentheses, which Markdown would read); anything else is percent-encoded."""
+_URL_SPACE = re.compile(r"[\s\x00-\x1f\x7f-\x9f]")
+
+
+def link_target(url: str | None) -> str | None:
+    """A recorded URL fit to link to: an http(s) URL with a host, percent-encoded so that no
+    character of it can end a Markdown link or an HTML attribute; None for anything else
+    (``javascript:``, a relative path, control characters, a malformed URL)."""
+    if not url or _URL_SPACE.search(url):
+        return None
+    try:
+        parts = urlsplit(url)
+        linkable = parts.scheme in ("http", "https") and bool(parts.hostname)
+        return quote(url, safe=_URL_KEPT) if linkable else None
+    except (ValueError, UnicodeEncodeError):
+        return None

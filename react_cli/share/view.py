@@ -15,10 +15,28 @@ from typing import Any
 from react_cli.core.method import Method
 from react_cli.core.trajectory import ErrorKind, Step
 from react_cli.display.render import step_meta
+from react_cli.display.sources import where
 from react_cli.display.terminal import format_seconds
 from react_cli.methods.record import Sample
-from react_cli.share.text import one_line, shown
+from react_cli.methods.sources import RunSource
+from react_cli.share.text import link_target, one_line, shown
 from react_cli.traces.trace import Trace
+
+
+@dataclass(frozen=True)
+class SourceView:
+    """A page the run was shown, as shown: numbered from 1 in the order first seen, its
+    title, where it is (URL at the revision, or ZIM archive and entry), a link only where the
+    URL is a safe http(s) one, its revision, its sentences (index, text), and whether they
+    contain the answer."""
+
+    number: int
+    title: str
+    where: str
+    link: str | None
+    revision: str | None
+    sentences: tuple[tuple[int, str], ...]
+    supports: bool
 
 
 @dataclass(frozen=True)
@@ -33,6 +51,7 @@ class StepView:
     followup_raw: str | None
     error: str | None  # why the tool or model failed, shown instead of an observation
     costs: str  # "model 0.52 s · tool 0.10 s · 1657 tokens", and "no valid action", "forced answer"
+    source: SourceView | None = None  # the page (at its revision) the observation showed
 
 
 @dataclass(frozen=True)
@@ -57,6 +76,7 @@ class TraceView:
     votes: tuple[tuple[str, int], ...]  # (answer, count), most votes first
     facts: tuple[tuple[str, str], ...]  # ("Model", "gpt-4o-mini"), ("Tokens", "5,176 …"), …
     calls: int  # model calls of the run (one request may give every sample)
+    sources: tuple[SourceView, ...] = ()  # the pages it was shown, first seen first
 
 
 def load_view(path: Path) -> TraceView:
@@ -72,7 +92,11 @@ def view_of(trace: Trace) -> TraceView:
     plain_react = record.method == Method.REACT  # shown as every trace was before methods
     method = None if plain_react else _text(record.method)
     branch = None if plain_react else _text(record.branch)
-    steps = tuple(_step(step) for step in run.steps)
+    sources = tuple(_source(n, source) for n, source in enumerate(trace.sources or (), 1))
+    by_page = {s.page.page: view for s, view in zip(trace.sources or (), sources, strict=True)}
+    steps = tuple(
+        _step(step, by_page.get(step.source.page) if step.source else None) for step in run.steps
+    )
     usage = run.usage
     tokens = (
         f"{usage.total_tokens:,} ({usage.prompt_tokens:,} prompt + "
@@ -104,10 +128,24 @@ def view_of(trace: Trace) -> TraceView:
         samples=samples,
         votes=votes,
         facts=tuple((name, value) for name, value in facts if value is not None),
+        sources=sources,
     )
 
 
-def _step(step: Step) -> StepView:
+def _source(number: int, source: RunSource) -> SourceView:
+    page = source.page
+    return SourceView(
+        number=number,
+        title=one_line(page.title),
+        where=one_line(where(page), 2000),
+        link=link_target(page.url),
+        revision=None if page.revision is None else one_line(str(page.revision)),
+        sentences=tuple((sentence.index, shown(sentence.text)) for sentence in page.sentences),
+        supports=source.supports,
+    )
+
+
+def _step(step: Step, source: SourceView | None) -> StepView:
     failed = step.error if step.failed(ErrorKind.MODEL) else None
     return StepView(
         index=step.index,
@@ -118,6 +156,7 @@ def _step(step: Step) -> StepView:
         followup_raw=None if step.followup_raw is None else shown(step.followup_raw),
         error=shown(failed.message) if failed and failed.message else None,
         costs=step_meta(step),
+        source=source,
     )
 
 

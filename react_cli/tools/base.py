@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from react_cli.core.errors import UsageError
+from react_cli.core.sources import PageSource
 from react_cli.infra.deadline import Deadline
 
 
@@ -50,12 +51,14 @@ FINISH = ToolSpec("Finish", "answer", "returns the answer and finishes the task.
 class ToolResult:
     """One tool call's result: the observation shown to the model, facts worth recording
     (``details``, e.g. ``resolved_title``), why the call failed, if it did (the observation then
-    says so to the model), and the requests it had to make again."""
+    says so to the model), the requests it had to make again, and the page text it showed
+    (``source``: a tool that reads no page has none)."""
 
     observation: str
     details: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
     retries: int = 0
+    source: PageSource | None = None
 
 
 class Tool(Protocol):

@@ -4,19 +4,21 @@ Search loads an entity's page and shows its first sentences; Lookup shows, one c
 the sentences of that page holding a keyword. Both read the state of one :class:`WikiSession`,
 so a run's two tools are made together (:func:`wikipedia_tools`) and never shared between runs.
 Backends only answer "which article is this entity?"; everything the model sees (sentence
-choice, Lookup numbering, caps, error wording) is decided here.
+choice, Lookup numbering, caps, error wording) is decided here. So is each observation's
+source: the page, its revision and the sentences the observation shows (a result that shows
+no page text, a miss or a disambiguation page, has none).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from react_cli.core.errors import WikiError
+from react_cli.core.sources import PageSource, Sentence, SentenceIds
 from react_cli.infra.deadline import Deadline
 from react_cli.tools.base import FINISH, ToolResult, ToolSpec
-from react_cli.wiki.base import REQUEST_FAILED, SearchResult, WikiBackend
+from react_cli.wiki.base import REQUEST_FAILED, Article, SearchResult, WikiBackend
 from react_cli.wiki.sentences import split_sentences
 from react_cli.wiki.titles import clean_entity, folded_match
 
@@ -61,6 +63,16 @@ def page_sentences(text: str) -> list[str]:
     return sentences
 
 
+def article_sentences(article: Article) -> tuple[list[Sentence], SentenceIds]:
+    """The article's sentences, numbered: the page's own list where it keeps one (empty
+    ones skipped, their numbers kept), else :func:`page_sentences` of its text."""
+    if article.sentences is not None:
+        numbered = enumerate(collapse(text) for text in article.sentences)
+        return [Sentence(n, text) for n, text in numbered if text], SentenceIds.PAGE
+    split = page_sentences(article.text)
+    return [Sentence(n, text) for n, text in enumerate(split)], SentenceIds.SPLIT
+
+
 def _is_heading(line: str) -> bool:
     """``== Heading ==`` (any number of ``=``), by its ends: a pattern for it would backtrack
     cubically on a long run of ``=``."""
@@ -93,11 +105,11 @@ class WikiSession:
     def __init__(self, backend: WikiBackend, *, max_observation_chars: int = 1500) -> None:
         self._backend = backend
         self._limit = max_observation_chars
-        self._title: str | None = None
-        self._convert: Callable[[str], str] | None = None
-        self._sentences: list[str] = []
+        self._page: Article | None = None
+        self._sentences: list[Sentence] = []
+        self._ids = SentenceIds.SPLIT
         self._keyword: str | None = None
-        self._hits: list[str] = []
+        self._hits: list[Sentence] = []
         self._next_hit = 0
 
     def search(self, entity: str, *, deadline: Deadline) -> ToolResult:
@@ -126,15 +138,14 @@ class WikiSession:
             observation = f"Could not find [{entity}]. Similar: {similar!r}."
             return self._result(observation, details, found.retries)
         article = found.article
-        self._title = article.title
-        self._convert = article.convert
-        self._sentences = page_sentences(article.text)
+        self._page = article
+        self._sentences, self._ids = article_sentences(article)
         self._keyword = None
         details.update(resolved_title=article.title, folded=folded)
         if not self._sentences:
             return self._result(f"The page {article.title} has no text.", details, found.retries)
-        first = join_sentences(self._sentences[:SEARCH_SENTENCES])
-        return self._result(first, details, found.retries)
+        first = self._sentences[:SEARCH_SENTENCES]
+        return self._result("", details, found.retries, shown=first)
 
     def _resolve(self, query: str, deadline: Deadline) -> tuple[SearchResult, bool]:
         """The backend's result for ``query``, or for its folded-equal search result (the
@@ -158,26 +169,56 @@ class WikiSession:
     def lookup(self, keyword: str, *, deadline: Deadline) -> ToolResult:
         """Show the next sentence of the current page containing ``keyword`` (any case); a
         local read, so ``deadline`` never matters."""
-        if self._title is None:
+        page = self._page
+        if page is None:
             return self._result(NO_PAGE, {})
         wanted = collapse(keyword)
-        wanted = (self._convert(wanted) if self._convert else wanted).lower()
+        wanted = (page.convert(wanted) if page.convert else wanted).lower()
         if not wanted:
-            return self._result(NO_KEYWORD, {"resolved_title": self._title})
+            return self._result(NO_KEYWORD, {"resolved_title": page.title})
         if wanted != self._keyword:
             self._keyword = wanted
-            self._hits = [s for s in self._sentences if wanted in s.lower()]
+            self._hits = [s for s in self._sentences if wanted in s.text.lower()]
             self._next_hit = 0
-        details: dict[str, object] = {"resolved_title": self._title, "total": len(self._hits)}
+        details: dict[str, object] = {"resolved_title": page.title, "total": len(self._hits)}
         if self._next_hit >= len(self._hits):
             return self._result(NO_MORE, details)
         self._next_hit += 1
         details["result"] = self._next_hit
         sentence = self._hits[self._next_hit - 1]
-        return self._result(f"(Result {self._next_hit} / {len(self._hits)}) {sentence}", details)
+        prefix = f"(Result {self._next_hit} / {len(self._hits)}) "
+        return self._result(prefix, details, shown=[sentence])
 
-    def _result(self, observation: str, details: dict[str, object], retries: int = 0) -> ToolResult:
-        return ToolResult(cap(observation, self._limit), dict(details), retries=retries)
+    def _result(
+        self,
+        text: str,
+        details: dict[str, object],
+        retries: int = 0,
+        *,
+        shown: list[Sentence] | None = None,
+    ) -> ToolResult:
+        """The result showing ``text``, then the ``shown`` sentences of the current page (its
+        source: those of them the cap leaves in sight)."""
+        observation = text + join_sentences([s.text for s in shown or []])
+        capped = cap(observation, self._limit)
+        source = self._source(text, shown, capped) if shown else None
+        return ToolResult(capped, dict(details), retries=retries, source=source)
+
+    def _source(self, prefix: str, shown: list[Sentence], capped: str) -> PageSource | None:
+        """The current page as the source of ``capped``: the sentences that start in sight."""
+        page = self._page
+        if page is None or page.wiki is None:
+            return None
+        visible = len(capped.removesuffix(" …"))
+        sentences = tuple(
+            sentence
+            for k, sentence in enumerate(shown)
+            if len(prefix + join_sentences([s.text for s in shown[: k + 1]])) - len(sentence.text)
+            < visible
+        )
+        if not sentences:
+            return None
+        return PageSource(page.wiki, page.title, page.url, page.revision, sentences, self._ids)
 
 
 SEARCH = ToolSpec(

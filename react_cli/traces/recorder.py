@@ -12,6 +12,7 @@ from react_cli.core.trajectory import Run
 from react_cli.loop.prompts import PromptSet
 from react_cli.methods.record import MethodRecord
 from react_cli.methods.results import Outcome
+from react_cli.methods.sources import run_sources
 from react_cli.session import Session
 from react_cli.settings.settings import Settings
 from react_cli.tools.base import ToolSpec
@@ -54,6 +55,9 @@ def make_trace(
     config = run_config(settings, template, [method], prompts.task, kinds, tools)
     prices = settings.prices()
     cost = None if prices is None else prices.cost(run.usage).to_json()
+    recorded: dict[str, Any] = {"forced": run.forced, "cost": cost}
+    if method.uses_tools:
+        recorded["sources"] = [source.to_json() for source in run_sources(run.steps, run.answer)]
     return Trace(
         run,
         config,
@@ -61,7 +65,7 @@ def make_trace(
         id=new_run_id(),
         created=created.isoformat(),
         prompt_template=template.text,
-        extra={"forced": run.forced, "cost": cost, **(extra or {})},
+        extra={**recorded, **(extra or {})},
     )
 
 

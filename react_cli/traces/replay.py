@@ -22,6 +22,7 @@ from typing import NoReturn
 from react_cli.core.errors import LLMError, ReactCliError, TraceError, UsageError
 from react_cli.core.method import Method, Task
 from react_cli.core.records import StopReason, ToolCall, Usage
+from react_cli.core.sources import Revision
 from react_cli.core.trajectory import ErrorKind, Run, Step
 from react_cli.core.wording import quoted
 from react_cli.infra.deadline import Deadline
@@ -119,7 +120,8 @@ class _Recording:
             call = recorded_call(step, specs)
             if call is not None and call.name != FINISH.name:
                 error = None if step.error is None else step.error.message  # a tool's failure
-                result = ToolResult(step.observation, dict(step.details), error=error)
+                details = dict(step.details)
+                result = ToolResult(step.observation, details, error=error, source=step.source)
                 self.queue.append((call, result))
         self.played: list[ToolCall] = []
         self.went_live = False
@@ -319,6 +321,39 @@ def compare(recorded: Run, now: Run) -> list[Difference]:
     if recorded.stop_reason != now.stop_reason:
         differences.append(Difference("stop reason", _stop(recorded), _stop(now)))
     return differences
+
+
+@dataclass(frozen=True)
+class RevisionChange:
+    """A page the re-run was shown at another revision than the recording: the usual reason a
+    re-run on live tools differs."""
+
+    wiki: str
+    title: str
+    recorded: Revision | None
+    now: Revision | None
+
+    def to_json(self) -> dict[str, object]:
+        return {"wiki": self.wiki, "title": self.title, "recorded": self.recorded, "now": self.now}
+
+
+def revision_changes(recorded: Run, now: Run) -> list[RevisionChange]:
+    """The pages both runs were shown, each at the first revision its run saw, whose revisions
+    differ; in the order the re-run saw them."""
+
+    def first_seen(run: Run) -> dict[tuple[str, str], Revision | None]:
+        seen: dict[tuple[str, str], Revision | None] = {}
+        for step in run.steps:
+            if step.source is not None:
+                seen.setdefault((step.source.wiki.name, step.source.title), step.source.revision)
+        return seen
+
+    before = first_seen(recorded)
+    return [
+        RevisionChange(wiki, title, before[(wiki, title)], revision)
+        for (wiki, title), revision in first_seen(now).items()
+        if (wiki, title) in before and before[(wiki, title)] != revision
+    ]
 
 
 def _describe(step: Step | None) -> str:

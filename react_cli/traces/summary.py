@@ -12,7 +12,8 @@ from react_cli.traces.trace import Trace
 @dataclass(frozen=True)
 class RunSummary:
     """A run as ``ask --json`` reports it: the question, where it was asked (the endpoint
-    without credentials or query string), the answer and how it came, and where its trace is."""
+    without credentials or query string), the answer and how it came, where its trace is, and
+    the pages it was shown (``sources``: None for a method that reads no Wikipedia)."""
 
     trace: Trace
     path: Path | None
@@ -20,6 +21,7 @@ class RunSummary:
     def to_json(self) -> dict[str, Any]:
         run, record, config = self.trace.run, self.trace.record, self.trace.config
         method = record.to_json()
+        sources = self.trace.sources
         return {
             "question": run.question,
             "model": config.model,
@@ -38,4 +40,5 @@ class RunSummary:
             "cost": self.trace.extra.get("cost"),
             "duration_s": round(run.duration_s, 4),
             "trace": None if self.path is None else str(self.path),
+            "sources": None if sources is None else [source.to_json() for source in sources],
         }

@@ -21,13 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from react_cli.core.errors import TraceError, UsageError
+from react_cli.core.fields import optional_text
 from react_cli.core.method import Method, Task
-from react_cli.core.trajectory import Run, optional_text
+from react_cli.core.trajectory import Run
 from react_cli.core.wording import quoted
 from react_cli.infra.files import write_json_atomic, write_json_in
 from react_cli.infra.untrusted import BadInput, not_regular, parse_json, read_text
 from react_cli.loop.prompts import PromptTemplate
 from react_cli.methods.record import MethodRecord
+from react_cli.methods.sources import RunSource, run_sources
 from react_cli.tools.base import ToolSpec
 from react_cli.tools.wikipedia import PAPER_TOOLS
 from react_cli.traces.runconfig import RunConfig
@@ -87,6 +89,7 @@ class Trace:
 
     ``record`` is the method's part (samples, votes, branch, calls); ``extra`` holds the
     document's other top-level fields, in order: ``forced`` and ``cost`` in every trace,
+    ``sources`` in a trace of a method that reads Wikipedia (as :attr:`sources` derives them),
     ``forked_from`` in a fork's, and whatever a newer writer added, kept so that nothing read
     is lost. ``path`` is the file it was read from or is written to, if any.
     """
@@ -156,6 +159,15 @@ class Trace:
     def read(cls, path: Path) -> Trace:
         """The trace in the file at ``path``; TraceError naming the file when it is not one."""
         return cls.from_json(load_trace(path), path)
+
+    @property
+    def sources(self) -> tuple[RunSource, ...] | None:
+        """The pages the run was shown (``methods.sources``), from its steps; None for a
+        method that reads no Wikipedia (Standard, CoT, CoT-SC)."""
+        method = self.record.method
+        if isinstance(method, Method) and not method.uses_tools:
+            return None
+        return run_sources(self.run.steps, self.run.answer)
 
     @property
     def tool_specs(self) -> tuple[ToolSpec, ...]:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from react_cli.core.sources import Revision, Wiki
 from react_cli.infra.deadline import Deadline
 
 REQUEST_FAILED = "Wikipedia request failed: "
@@ -23,11 +24,22 @@ class Article:
 
     ``convert`` is the script conversion the backend applied to ``text`` (a Chinese variant),
     if any; Lookup applies it to the keyword too, so 貓 finds 猫 in a page shown as zh-cn.
+
+    Where the text came from, for the observations' sources: the ``wiki``, the ``revision``
+    of this text (MediaWiki's ``lastrevid``, asked in the request that gave the text; a ZIM
+    entry's path), the page's ``url`` at that revision, and ``sentences``, the page's own
+    sentence list when the page keeps one (an archive built from HotpotQA keeps each
+    paragraph's): the tools then number sentences as the page does instead of splitting the
+    text themselves.
     """
 
     title: str
     text: str
     convert: Callable[[str], str] | None = field(default=None, compare=False, repr=False)
+    wiki: Wiki | None = None
+    revision: Revision | None = None
+    url: str | None = None
+    sentences: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)

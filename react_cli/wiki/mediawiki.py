@@ -17,12 +17,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, NoReturn
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 import requests
 
 from react_cli.core.errors import WikiError
 from react_cli.core.records import RetryObserver, RetryWait
+from react_cli.core.sources import Wiki, WikiKind
 from react_cli.infra.deadline import Deadline, Watchdog
 from react_cli.infra.http import (
     TIMED_OUT,
@@ -45,8 +46,8 @@ MAXLAG_RETRIES = 3
 MAXLAG_WAIT_CAP_S = 3.0
 SIMILAR_LIMIT = 5
 MESSAGE_CHARS = 160  # of a server's own error text
-_PAGE_PROPS = {
-    "prop": "extracts|pageprops",
+_PAGE_PROPS = {  # info: the revision and language of the text, in the request that gives it
+    "prop": "extracts|pageprops|info",
     "explaintext": "1",
     "exsectionformat": "wiki",
     "ppprop": "disambiguation",
@@ -88,6 +89,8 @@ class MediaWikiBackend:
         self._api = urlunsplit((parts.scheme, parts.netloc, api_path, parts.query, ""))
         self._auth = credentials(host)
         self._host = urlsplit(redact_url(host)).netloc or redact_url(host)
+        index_path = parts.path.rstrip("/") + "/w/index.php"
+        self._index = urlunsplit((parts.scheme, self._host, index_path, "", ""))
         self._redact = redactor or Redactor(url_secrets(host))
         self._session = session
         self._timeout_s = timeout_s
@@ -130,10 +133,24 @@ class MediaWikiBackend:
             page = self._query({**_PAGE_PROPS, "titles": title}, search).first_existing([title])
             if page is None:
                 return SearchResult(None, self._similar(query, search))
-        article = Article(page.title, page.extract or "")
+        wiki = Wiki(WikiKind.MEDIAWIKI, host=self._host, language=page.language)
+        url = self.page_url(page.title, page.revision)
+        article = Article(
+            page.title, page.extract or "", wiki=wiki, revision=page.revision, url=url
+        )
         if page.disambiguation:
             return SearchResult(article, self._entries(article, search), disambiguation=True)
         return SearchResult(article)
+
+    def page_url(self, title: str, revision: int | None) -> str:
+        """The page at ``revision`` (its current text without one), on this host, without
+        credentials: ``.../w/index.php?title=Arthur%27s_Magazine&oldid=123456``."""
+        params = {"title": title.replace(" ", "_")}
+        if revision is not None:
+            params["oldid"] = str(revision)
+        if self._variant:
+            params["variant"] = self._variant
+        return f"{self._index}?{urlencode(params, quote_via=quote, safe='')}"
 
     def _similar(self, query: str, search: _Search) -> list[str]:
         """Full-text search titles, the paper's "Similar" list."""

@@ -21,6 +21,8 @@ class Page:
     extract: str | None  # None: not sent (several pages matched; extracts come one at a time)
     disambiguation: bool
     links: list[str]
+    revision: int | None = None  # ``lastrevid`` (prop=info): the revision the extract is of
+    language: str | None = None  # ``pagelanguage`` (prop=info)
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,14 @@ def read_answer(query: Any) -> QueryAnswer:
         if not isinstance(props, dict):
             raise Malformed("pageprops not an object")
         links = [_text(link, "title") for link in _list(page, "links")]
-        pages[title] = Page(title, extract, "disambiguation" in props, links)
+        revision = page.get("lastrevid")
+        if revision is not None and (type(revision) is not int or revision < 0):
+            raise Malformed("'lastrevid' not a revision id")
+        language = page.get("pagelanguage")
+        if language is not None and not isinstance(language, str):
+            raise Malformed("'pagelanguage' not text")
+        disambiguation = "disambiguation" in props
+        pages[title] = Page(title, extract, disambiguation, links, revision, language)
     return QueryAnswer(
         pages=pages,
         normalized={_text(n, "from"): _text(n, "to") for n in _list(query, "normalized")},

@@ -177,3 +177,27 @@ def _upper_first(word: str) -> str:
         if char.isalpha():
             return word[:i] + char.upper() + word[i + 1 :]
     return word
+
+
+_FEVER_BRACKETS = {
+    "-LRB-": "(",
+    "-RRB-": ")",
+    "-LSB-": "[",
+    "-RSB-": "]",
+    "-LCB-": "{",
+    "-RCB-": "}",
+    "-COLON-": ":",
+}
+
+
+def fever_title(page: str) -> str:
+    """A page name of FEVER's Wikipedia dump as a title: ``Soul_Food_-LRB-film-RRB-`` →
+    ``Soul Food (film)``."""
+    return " ".join(fever_text(page).replace("_", " ").split())
+
+
+def fever_text(text: str) -> str:
+    """Text of FEVER's dump with its bracket tokens (``-LRB-``, ``-COLON-``, ...) as brackets."""
+    for token, bracket in _FEVER_BRACKETS.items():
+        text = text.replace(token, bracket)
+    return text

@@ -5,6 +5,10 @@ followed), then a case-insensitive match among the title suggestions, else a mis
 "Similar" titles come from the full-text index, or from title suggestions when the archive
 has none (old archives). Pages are reduced to article text by ``wiki.html``. With a Chinese
 ``variant`` the text is converted by OpenCC, the maintained converter on PyPI.
+
+An article's source is the archive (file name, UUID, date) and the entry's path, which an
+archive never changes; a page that keeps its sentence list (an archive ``wiki build-zim``
+made from HotpotQA) gives it too, so sentences are numbered as the corpus numbers them.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 from react_cli.core.errors import UsageError, WikiError
+from react_cli.core.sources import Wiki, WikiKind
 from react_cli.core.wording import quoted
 from react_cli.infra.deadline import Deadline
 from react_cli.infra.sizelimit import TooLarge, check_size
@@ -56,6 +61,9 @@ _DISAMBIGUATION_CLASSES = frozenset({"disambig", "dmbox-disambig"})
 # message too may be), an entry that a listing names but that is not there.
 _DAMAGE = (RuntimeError, UnicodeDecodeError, KeyError)
 MESSAGE_CHARS = 160
+METADATA_CHARS = 100  # of an archive's Date or Language
+SENTENCE_ATTRIBUTE = "data-sentence"
+"""Marks an element holding one sentence of a page that keeps its sentence list."""
 
 Converter = Callable[[str], str]
 
@@ -77,7 +85,7 @@ def open_zim(path: str, variant: str | None = None) -> ZimBackend:
         # libzim prints index warnings ("No stemming for language 'zh'") on stderr when it
         # opens the archive's indexes; open them all now, quietly, before any output.
         with silenced(2):
-            backend = ZimBackend(Archive(file), *converters)
+            backend = ZimBackend(Archive(file), *converters, name=file.name)
             backend.open_indexes()
     except _DAMAGE as exc:
         raise UsageError(f"{str(file)!r} is not a readable ZIM archive ({_damage(exc)})") from None
@@ -125,8 +133,17 @@ class ZimBackend:
         archive: Archive,
         convert: Converter | None = None,
         title_forms: list[Converter] | None = None,
+        *,
+        name: str | None = None,
     ) -> None:
         self._archive = archive
+        self.wiki = Wiki(
+            WikiKind.ZIM,
+            archive=name or Path(str(archive.filename)).name,
+            uuid=str(archive.uuid),
+            date=_metadata(archive, "Date"),
+            language=_metadata(archive, "Language"),
+        )
         self._convert = convert
         self._title_forms = title_forms or []
         self._old_scheme = not archive.has_new_namespace_scheme
@@ -150,11 +167,18 @@ class ZimBackend:
             item = entry.get_item()
             check_size(item.size, MAX_ANSWER_BYTES)  # before reading it
             html = decode(bytes(item.content))
-            text = article_text(html)
+            text, sentences = article_text(html), _sentences(html)
             if self._convert:
-                article = Article(entry.title, self._convert(text), self._convert)
-            else:
-                article = Article(entry.title, text)
+                text = self._convert(text)
+                sentences = sentences and tuple(map(self._convert, sentences))
+            article = Article(
+                entry.title,
+                text,
+                self._convert,
+                wiki=self.wiki,
+                revision=entry.path,
+                sentences=sentences,
+            )
             if _is_disambiguation(html):
                 return SearchResult(article, self._entries(entry, html), disambiguation=True)
             return SearchResult(article)
@@ -262,6 +286,29 @@ class ZimBackend:
         if not self._archive.has_entry_by_path(path):
             return None
         return self._article(self._archive.get_entry_by_path(path))
+
+
+def _sentences(html: str) -> tuple[str, ...] | None:
+    """The sentence list of a page that keeps one (each sentence an element marked
+    ``data-sentence``, numbered by document order); None for any other page."""
+    if SENTENCE_ATTRIBUTE not in html:
+        return None
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "lxml")
+    marked = soup.find_all(True, attrs={SENTENCE_ATTRIBUTE: True})
+    return tuple(element.get_text() for element in marked) or None
+
+
+def _metadata(archive: Archive, name: str) -> str | None:
+    """An archive's metadata text (``Date``, ``Language``) on one short line, if it has it."""
+    try:
+        if name not in archive.metadata_keys:
+            return None
+        text = " ".join(decode(bytes(archive.get_metadata(name))).split())
+    except _DAMAGE:
+        return None
+    return text[:METADATA_CHARS] or None
 
 
 def _is_disambiguation(html: str) -> bool:

@@ -1,10 +1,16 @@
 """Build a ZIM archive (with a full-text index) from a corpus, for offline, reproducible runs.
 
-A corpus is JSON Lines or one JSON list of records, each either an article ``{title, text}``
-or a HotpotQA distractor-format question (``context`` as ``[[title, [sentences]], ...]`` or
-the Hugging Face ``{title: [...], sentences: [[...]]}``): one article per context paragraph.
+A corpus is JSON Lines or one JSON list of records, each either an article ``{title, text}``,
+a HotpotQA distractor-format question (``context`` as ``[[title, [sentences]], ...]`` or
+the Hugging Face ``{title: [...], sentences: [[...]]}``): one article per context paragraph,
+or a page of FEVER's Wikipedia dump (``{id, lines}``, ``lines`` one ``N<TAB>sentence...`` per
+sentence).
 Article text is paragraphs separated by newlines; ``== Heading ==`` lines become headings,
 and the lines after a "may refer to:" line become the linked entries of a disambiguation page.
+
+A HotpotQA paragraph (and a FEVER page) keeps its sentence list: each sentence is an element of
+its own (``data-sentence``), so the tools number the page's sentences as the dataset does, and
+its gold evidence (title, sentence id) can be checked exactly against what a run was shown.
 """
 
 from __future__ import annotations
@@ -15,18 +21,21 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from datetime import date
 from html import escape
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import quote
 
 from react_cli.core.errors import UsageError
 from react_cli.infra.files import replacing_mode
 from react_cli.infra.untrusted import BadInput, json_records, read_text
-from react_cli.wiki.zim import INSTALL_ZIM, silenced
+from react_cli.wiki.titles import fever_text, fever_title
+from react_cli.wiki.zim import INSTALL_ZIM, SENTENCE_ATTRIBUTE, silenced
 
 MAX_CORPUS_BYTES = 1 << 30
 _REFERS = ("may refer to:", "可以指：", "可能指：")
+MAX_FEVER_SENTENCE = 100_000  # a page of the dump has a few hundred at most
 
 
 @dataclass
@@ -37,8 +46,16 @@ class BuildReport:
     duplicates: int
 
 
-def read_corpus(path: Path) -> Iterator[tuple[str, str]]:
-    """``(title, text)`` pairs of a corpus file, in file order (duplicates included)."""
+class CorpusArticle(NamedTuple):
+    """One article of a corpus; ``sentences`` its own sentence list, where it has one."""
+
+    title: str
+    text: str
+    sentences: tuple[str, ...] | None = None
+
+
+def read_corpus(path: Path) -> Iterator[CorpusArticle]:
+    """The articles of a corpus file, in file order (duplicates included)."""
     try:
         raw = read_text(path, MAX_CORPUS_BYTES)
     except (OSError, BadInput) as exc:
@@ -50,15 +67,21 @@ def read_corpus(path: Path) -> Iterator[tuple[str, str]]:
             if "context" in record:
                 yield from _hotpot_paragraphs(record["context"], where)
             elif isinstance(record.get("title"), str) and isinstance(record.get("text"), str):
-                yield record["title"], record["text"]
+                yield CorpusArticle(record["title"], record["text"])
+            elif isinstance(record.get("id"), str) and isinstance(record.get("lines"), str):
+                yield _fever_page(record["id"], record["lines"], where)
             else:
-                raise UsageError(f"{where}: expected {{title, text}} or a HotpotQA 'context'")
+                raise UsageError(
+                    f"{where}: expected {{title, text}}, a HotpotQA 'context' "
+                    "or a FEVER page {id, lines}"
+                )
     except BadInput as exc:  # a record that is not JSON
         raise UsageError(str(exc)) from None
 
 
-def _hotpot_paragraphs(context: Any, where: str) -> Iterator[tuple[str, str]]:
-    """A HotpotQA context, in either layout, as ``(title, paragraph)`` pairs."""
+def _hotpot_paragraphs(context: Any, where: str) -> Iterator[CorpusArticle]:
+    """A HotpotQA context, in either layout, as one article per paragraph, with its
+    sentences."""
     malformed = UsageError(f"{where}: malformed HotpotQA context")
     if isinstance(context, dict):
         titles, paragraphs = context.get("title"), context.get("sentences")
@@ -74,12 +97,35 @@ def _hotpot_paragraphs(context: Any, where: str) -> Iterator[tuple[str, str]]:
     for title, sentences in pairs:
         if not isinstance(title, str) or not isinstance(sentences, list):
             raise malformed
-        yield title, "".join(str(s) for s in sentences).strip()
+        kept = tuple(str(s) for s in sentences)
+        yield CorpusArticle(title, "".join(kept).strip(), kept)
 
 
-def article_html(title: str, text: str) -> str:
-    """The page a corpus article becomes: paragraphs, headings, disambiguation entries."""
-    parts = [f'<h1>{escape(title)}</h1><div id="mw-content-text">']
+def _fever_page(page: str, lines: str, where: str) -> CorpusArticle:
+    """A page of FEVER's dump, its sentences at their numbers (the dump skips some)."""
+    numbered: dict[int, str] = {}
+    for line in lines.split("\n"):
+        number, _, rest = line.partition("\t")
+        if not number.strip() and not rest:
+            continue
+        if not number.isdigit() or int(number) > MAX_FEVER_SENTENCE:
+            raise UsageError(f"{where}: a FEVER line that does not start with its number")
+        numbered[int(number)] = fever_text(rest.split("\t", 1)[0]).strip()
+    sentences = tuple(numbered.get(n, "") for n in range(max(numbered, default=-1) + 1))
+    return CorpusArticle(fever_title(page), " ".join(s for s in sentences if s), sentences)
+
+
+def article_html(title: str, text: str, sentences: tuple[str, ...] | None = None) -> str:
+    """The page a corpus article becomes: paragraphs, headings, disambiguation entries; with
+    ``sentences``, one paragraph of them, each in an element of its own."""
+    body = _text_html(text) if sentences is None else [_sentences_html(sentences)]
+    content = "".join([f'<h1>{escape(title)}</h1><div id="mw-content-text">', *body, "</div>"])
+    head = f'<head><meta charset="utf-8"><title>{escape(title)}</title></head>'
+    return f"<!DOCTYPE html><html>{head}<body>{content}</body></html>"
+
+
+def _text_html(text: str) -> list[str]:
+    parts = []
     entries = False
     for line in (line.strip() for line in text.split("\n")):
         heading = _heading(line)
@@ -95,9 +141,16 @@ def article_html(title: str, text: str) -> str:
         else:
             parts.append(f"<p>{escape(line)}</p>")
             entries = line.endswith(_REFERS)
-    parts.append("</div>")
-    head = f'<head><meta charset="utf-8"><title>{escape(title)}</title></head>'
-    return f"<!DOCTYPE html><html>{head}<body>{''.join(parts)}</body></html>"
+    return parts
+
+
+def _sentences_html(sentences: tuple[str, ...]) -> str:
+    """A paragraph of sentences, each numbered from 0 in an element of its own."""
+    marked = (
+        f'<span {SENTENCE_ATTRIBUTE}="{n}">{escape(sentence)}</span>'
+        for n, sentence in enumerate(sentences)
+    )
+    return f"<p>{''.join(marked)}</p>"
 
 
 def _heading(line: str) -> tuple[int, str] | None:
@@ -132,9 +185,9 @@ def build_zim(
         raise UsageError(f"{str(out)!r} already exists: choose another name or pass --force")
 
     class Page(Item):  # type: ignore[misc]
-        def __init__(self, title: str, text: str) -> None:
+        def __init__(self, article: CorpusArticle) -> None:
             super().__init__()
-            self.title, self.text = title, text
+            self.title, self.text, self.sentences = article
 
         def get_path(self) -> str:
             return _path(self.title)
@@ -146,7 +199,7 @@ def build_zim(
             return "text/html"
 
         def get_contentprovider(self) -> StringProvider:
-            return StringProvider(article_html(self.title, self.text))
+            return StringProvider(article_html(self.title, self.text, self.sentences))
 
         def get_hints(self) -> dict[Any, int]:
             return {Hint.FRONT_ARTICLE: True}
@@ -154,13 +207,13 @@ def build_zim(
     seen: set[str] = set()
     duplicates = 0
     pages = []
-    for title, text in read_corpus(corpus):
-        title = " ".join(title.split())
+    for article in read_corpus(corpus):
+        title = " ".join(article.title.split())
         if not title or _path(title) in seen:
             duplicates += 1
             continue
         seen.add(_path(title))
-        pages.append(Page(title, text))
+        pages.append(Page(article._replace(title=title)))
     if not pages:
         raise UsageError(f"corpus {str(corpus)!r} has no articles")
     try:
@@ -185,6 +238,7 @@ def build_zim(
                 "Publisher": "react-cli",
                 "Description": f"Built by react-cli wiki build-zim from {corpus.name}",
                 "Name": corpus.stem,
+                "Date": date.today().isoformat(),
             }.items():
                 creator.add_metadata(key, value)
         if interrupted.is_set():

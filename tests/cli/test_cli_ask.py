@@ -22,7 +22,8 @@ def test_answers_end_to_end(cli: Runner, wiki: FakeMediaWiki, api: str, stream: 
         result = cli.ask(llm, wiki, "--api", api, *([] if stream else ["--no-stream"]))
     assert result.code == 0, result.stderr
     assert result.stdout == "Arthur's Magazine\n"
-    assert result.stderr == ""
+    assert result.stderr.startswith("Sources:\n[1] Arthur's Magazine — ")  # and nothing else
+    assert len(result.stderr.splitlines()) == 3
     path = "/v1/chat/completions" if api == "chat" else "/v1/completions"
     assert [r.path for r in llm.requests] == [path] * 3
     assert all(r.json["stream"] is stream for r in llm.requests)

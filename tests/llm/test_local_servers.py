@@ -16,7 +16,7 @@ from conftest import CliResult
 from eval_fakes import PerQuestion, finish
 from fake_mediawiki import FakeMediaWiki, Fault
 from fake_openai import FakeOpenAI, Reply, scripted
-from inproc import Runner, retry_notices
+from inproc import Runner, retry_notices, sourceless
 
 QUESTION = "Which magazine was started first, Arthur's Magazine or First for Women?"
 # Thoughts of a real length: each far longer than 16 tokens (64 characters).
@@ -52,7 +52,7 @@ def test_a_server_defaulting_to_16_tokens_gets_whole_thoughts(
     with FakeOpenAI(scripted(*GOOD_RUN), default_max_tokens=16) as llm:
         result = ask(cli, llm, wiki, "--api", api)
     assert result.code == 0, result.stderr
-    assert result.stdout == "Arthur's Magazine\n" and result.stderr == ""
+    assert result.stdout == "Arthur's Magazine\n" and sourceless(result.stderr) == ""
     assert [r.json["max_tokens"] for r in llm.requests] == [256] * 3
     key = "prompt" if api == "completions" else "messages"
     prompts = [str(r.json[key]) for r in llm.requests]
@@ -154,7 +154,7 @@ def test_reported_usage_is_shown_as_reported(cli: Runner, wiki: FakeMediaWiki) -
         result = ask(cli, llm, wiki, "-v")
     usage = cli.trace()["usage"]
     assert usage["estimated"] is False
-    last = result.stderr.splitlines()[-1]
+    last = sourceless(result.stderr).splitlines()[-1]
     assert f" {usage['total_tokens']:,} tokens" in last and "estimated" not in last
 
 
@@ -186,7 +186,7 @@ def test_each_model_retry_is_announced_on_stderr(cli: Runner, wiki: FakeMediaWik
     with FakeOpenAI([Reply(status=429), Reply(status=429), *scripted(*GOOD_RUN)]) as llm:
         result = ask(cli, llm, wiki)
     assert result.code == 0 and result.stdout == "Arthur's Magazine\n"
-    assert result.stderr.splitlines() == [
+    assert sourceless(result.stderr).splitlines() == [
         "retrying in 0.0 s: HTTP 429 (1/2)",
         "retrying in 0.0 s: HTTP 429 (2/2)",
     ]
@@ -205,7 +205,7 @@ def test_wikipedia_retries_and_maxlag_waits_are_announced(cli: Runner, wiki: Fak
     with FakeOpenAI(scripted(*GOOD_RUN)) as llm:
         result = ask(cli, llm, wiki)
     assert result.code == 0, result.stderr
-    assert result.stderr.splitlines() == [
+    assert sourceless(result.stderr).splitlines() == [
         "retrying in 0.0 s: HTTP 503 (1/2)",
         "retrying in 0.0 s: 127.0.0.1 is lagging (maxlag) (1/3)".replace(
             "127.0.0.1", wiki.url.split("//")[1]

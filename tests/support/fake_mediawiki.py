@@ -1,8 +1,11 @@
 """A fake MediaWiki host on 127.0.0.1 for tests and offline benchmarks.
 
 It answers the Action API subset react-cli uses (``action=query`` with ``titles``,
-``prop=extracts|pageprops|links`` and ``list=search``) in ``formatversion=2`` shape, records
-every request, and can inject faults (HTTP errors, bad bodies, API errors, delays) in order.
+``prop=extracts|pageprops|info|links`` and ``list=search``) in ``formatversion=2`` shape,
+records every request, and can inject faults (HTTP errors, bad bodies, API errors, delays) in
+order. ``prop=info`` gives each page's ``lastrevid`` as MediaWiki does: the recorded revision
+ids of ``revisions.json`` where the recordings hold one, else a stable made-up id
+(``SYNTHETIC_REVISION`` + the page id); a test changes a page's revision in ``revisions``.
 ``ECHO`` in a page's text becomes the request's line and headers (a page echoing its request).
 A plain class, not a pytest fixture, so benchmark scripts can use it too.
 """
@@ -22,6 +25,7 @@ from hostile_server import echo_line
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "wiki"
 API_PATH = "/w/api.php"
 ECHO = "<<request>>"
+SYNTHETIC_REVISION = 900_000_000
 POLL_S = 0.005  # serve_forever poll: how long stop() may wait for the accept loop
 UA_BLOCKED = (
     "Please set a user-agent and respect our robot policy "
@@ -55,9 +59,13 @@ class FakeMediaWiki:
         redirects: dict[str, str] | None = None,
         disambiguation: dict[str, list[str]] | None = None,
         search_results: dict[str, list[str]] | None = None,
+        revisions: dict[str, int] | None = None,
+        language: str = "en",
         require_user_agent: bool = True,
     ) -> None:
         self.pages = dict(pages)
+        self.revisions = dict(revisions or {})
+        self.language = language
         self.redirects = dict(redirects or {})
         self.disambiguation = dict(disambiguation or {})
         self.search_results = dict(search_results or {})
@@ -82,6 +90,7 @@ class FakeMediaWiki:
             redirects=load("redirects"),
             disambiguation=load("disambiguation"),
             search_results=load("search"),
+            revisions=load("revisions"),
             **kwargs,
         )
 
@@ -127,6 +136,10 @@ class FakeMediaWiki:
     def _pageid(self, title: str) -> int:
         """A stable id per title, in the order pages were given."""
         return 1000 + [*self.pages, *self.disambiguation].index(title)
+
+    def revision(self, title: str) -> int:
+        """The page's current revision id (``lastrevid``)."""
+        return self.revisions.get(title, SYNTHETIC_REVISION + self._pageid(title))
 
     def _text(self, title: str) -> str:
         if title in self.pages:
@@ -175,6 +188,16 @@ class FakeMediaWiki:
                 pages.append({"ns": 0, "title": title, "missing": True})
                 continue
             page: dict[str, Any] = {"pageid": self._pageid(title), "ns": 0, "title": title}
+            if "info" in props:  # as the recorded prop=info answers have it
+                page.update(
+                    contentmodel="wikitext",
+                    pagelanguage=self.language,
+                    pagelanguagehtmlcode=self.language,
+                    pagelanguagedir="ltr",
+                    touched="2026-03-27T09:26:22Z",
+                    lastrevid=self.revision(title),
+                    length=len(self._text(title).encode("utf-8")),
+                )
             if "pageprops" in props and title in self.disambiguation:
                 page["pageprops"] = {"disambiguation": ""}
             if "extracts" in props and title in with_extract:

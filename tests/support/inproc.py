@@ -178,6 +178,19 @@ def only_trace(home: Path) -> dict[str, Any]:
     return data
 
 
+SOURCE_LINE = re.compile(r"\[\d+\] .+ — .+")
+
+
+def sourceless(stderr: str) -> str:
+    """``stderr`` without the ``Sources:`` block ``ask`` prints after an answer."""
+    lines = stderr.splitlines(keepends=True)
+    if "Sources:\n" not in lines:
+        return stderr
+    start = len(lines) - 1 - lines[::-1].index("Sources:\n")
+    assert all(SOURCE_LINE.fullmatch(line.rstrip("\n")) for line in lines[start + 1 :]), stderr
+    return "".join(lines[:start])
+
+
 RETRY_NOTICE = re.compile(r"retrying in \d+\.\d s: .+ \(\d+/\d+\)")
 
 

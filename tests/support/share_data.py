@@ -202,7 +202,9 @@ FORBIDDEN_TAGS = {"link", "iframe", "frame", "object", "embed", "base", "form", 
 def self_contained(page: str) -> BeautifulSoup:
     """Parse a page and assert it loads nothing: every src/href/url() checked, CSP hashes right.
 
-    Returns the parsed page. SVG images (``data:`` URIs) are decoded and checked the same way.
+    Links are to the page itself, or to a page's source (an http(s) link a reader may follow,
+    without a referrer). Returns the parsed page. SVG images (``data:`` URIs) are decoded and
+    checked the same way.
     """
     soup = BeautifulSoup(page, "html.parser")
     assert page.startswith('<!DOCTYPE html>\n<html lang="en">')
@@ -210,8 +212,9 @@ def self_contained(page: str) -> BeautifulSoup:
         assert tag.name not in FORBIDDEN_TAGS, tag.name
         for name, value in tag.attrs.items():
             assert not name.startswith("on") and name != "style", (tag.name, name)
-            if name == "href":
-                assert value.startswith("#"), value
+            if name == "href" and not value.startswith("#"):
+                assert tag.name == "a" and value.startswith(("http://", "https://")), value
+                assert tag.get("rel") == ["noreferrer"], tag
             if name == "src":
                 assert value.startswith(SVG_URI), value[:80]
                 svg_is_inert(base64.b64decode(value[len(SVG_URI) :]).decode("utf-8"))

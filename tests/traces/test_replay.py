@@ -125,6 +125,7 @@ def test_rerun_reproduces_offline_with_servers_stopped(
         "stop_reason": "finish",
         "votes": None,
         "differences": [],
+        "revisions_changed": [],
     }
     assert "Thought 3:" in verbose.stderr
 

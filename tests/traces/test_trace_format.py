@@ -15,6 +15,7 @@ import pytest
 from react_cli.core.errors import LLMConnectionError, TraceError
 from react_cli.core.method import Method
 from react_cli.core.records import Usage
+from react_cli.core.sources import PageSource, Sentence, Wiki, WikiKind
 from react_cli.core.trajectory import ErrorKind, StepError
 from react_cli.infra.deadline import Deadline
 from react_cli.infra.untrusted import dump_json
@@ -55,6 +56,13 @@ class Model:
         return Completion(text, Usage(100, 10), 0.25, 1 if "retry" in text else 0, finish)
 
 
+def page(title: str, sentence: int) -> PageSource:
+    """The source of an observation showing one sentence of ``title``."""
+    wiki = Wiki(WikiKind.MEDIAWIKI, host="en.wikipedia.org", language="en")
+    url = f"https://en.wikipedia.org/w/index.php?title={title.replace(' ', '_')}&oldid=123456"
+    return PageSource(wiki, title, url, 123456, (Sentence(sentence, f"{title} is a page."),))
+
+
 class Search:
     """A hit, a disambiguation page, a failure."""
 
@@ -69,7 +77,7 @@ class Search:
             details.update(resolved_title="Bush", folded=False)
             return ToolResult("Could not find [Bush]. Similar: ['Bush (plant)'].", details)
         details = {"query": entity, "resolved_title": entity, "folded": False}
-        return ToolResult(f"{entity} is a page.", details)
+        return ToolResult(f"{entity} is a page.", details, source=page(entity, 0))
 
 
 class Lookup:
@@ -79,7 +87,7 @@ class Lookup:
 
     def call(self, keyword: str, *, deadline: Deadline) -> ToolResult:
         details = {"resolved_title": "X", "total": 2, "result": 1}
-        return ToolResult(f"(Result 1 / 2) About {keyword}.", details)
+        return ToolResult(f"(Result 1 / 2) About {keyword}.", details, source=page("X", 3))
 
 
 SCENARIOS: dict[str, tuple[dict[str, Any], list[Reply], dict[str, Any] | None]] = {

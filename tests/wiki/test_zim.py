@@ -219,8 +219,8 @@ def test_unknown_variant_for_zim(zh_zim: Path) -> None:
 def test_hotpotqa_distractor_corpus_gives_one_article_per_paragraph(tmp_path: Path) -> None:
     pairs = list(read_corpus(HOTPOT))
     assert len(pairs) == 20
-    title, text = pairs[1]
-    assert title == "Scott Derrickson"
+    title, text, sentences = pairs[1]
+    assert title == "Scott Derrickson" and sentences is not None and len(sentences) == 3
     assert text.startswith("Scott Derrickson (born July 16, 1966) is an American director")
     out = tmp_path / "hotpot.zim"
     report = build_zim(HOTPOT, out)
@@ -238,7 +238,10 @@ def test_hotpotqa_distractor_corpus_gives_one_article_per_paragraph(tmp_path: Pa
         ("{not json\n", "line 1: not JSON"),
         ('{"title": "A", "text": ' + "[" * 100_000 + "\n", "line 1: nested more than 100"),
         ('[{"title": "A", "text": NaN}]', "NaN is not a number JSON allows"),
-        ('{"title": "A"}\n', "line 1: expected {title, text} or a HotpotQA 'context'"),
+        (
+            '{"title": "A"}\n',
+            "line 1: expected {title, text}, a HotpotQA 'context' or a FEVER page",
+        ),
         ("[1]", "item 1: expected a JSON object"),
         ("\n", "has no articles"),
     ],
