@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from eval_fakes import rows_of, summary_of
 from inproc import Runner, one_error_line
-from share_data import ESCAPES, HOSTILE_LINE, hostile_trace, write_json
+from share_data import ESCAPES, hostile_trace, write_json
 
 from react_cli.infra.untrusted import parse_json
 
