@@ -45,6 +45,10 @@ class Settings:
     max_retry_after_s: float = 30.0  # the longest Retry-After we honour
     price_input: float | None = None  # per million prompt tokens (no built-in price list)
     price_output: float | None = None  # per million completion tokens
+    otel: bool | None = None  # spans over OTLP; None: on when an OTLP endpoint variable is set
+    otel_capture_content: bool | None = None  # prompts and replies in the spans; None: as
+    # OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT says
+    otel_timeout_s: float = 1.0  # the longest a command waits to send its last spans
 
     def prices(self) -> Prices | None:
         """The configured prices, None when there are none (a missing one counts 0)."""

@@ -417,8 +417,8 @@ class _Transcript:
     def step(self, step: Step) -> list[Json]:
         call = step.call or _recorded_call(step)
         if call is None:  # no valid action (or no reply): the model's text, the hint it was shown
-            said = step.raw + ("" if step.followup_raw is None else step.followup_raw)
-            messages: list[Json] = [{"role": "assistant", "content": shown(said)}]
+            text = step.raw + ("" if step.followup_raw is None else step.followup_raw)
+            messages: list[Json] = [{"role": "assistant", "content": shown(text)}]
             if step.observation:
                 messages.append({"role": "user", "content": shown(step.observation)})
             return messages

@@ -1,25 +1,43 @@
-"""``eval export --format inspect``: the test evals read back with Inspect AI's own reader.
+"""``eval export --format inspect``: the test evals read back with Inspect AI's own reader, and
+shown by Inspect's own viewer in a real browser.
 
 ``inspect_ai`` (the ``test`` extra only: react-cli never imports it) takes about a second to
-import, so its reader is imported once for the module; each export is a millisecond run of the
-real CLI in-process.
+import, so it is imported once for the module; each export is a millisecond run of the real CLI
+in-process. The viewer is the server app ``inspect view start`` serves, run in a thread of this
+process (a process of its own would import Inspect again: two more seconds of CPU), on a
+folder holding the logs of a test eval and of the hostile eval; Debian's ``chromium`` driven by
+Playwright opens it. The viewer is served offline (nothing but the server is fetched), lists
+the logs by their names, and shows a trajectory with hostile text as plain text: no markup
+rendered, no script run, no image or link fetched. The browser test is skipped when chromium
+or Playwright is missing, unless ``REACT_CLI_REQUIRE_BROWSER=1`` (set by ``.ci/run``).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
 import re
 import shutil
-from collections.abc import Callable
+import socket
+import threading
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from eval_fakes import rows_of, summary_of
 from inproc import Runner, one_error_line
-from share_data import ESCAPES, hostile_trace, write_json
+from share_data import CHROMIUM_ARGS, ESCAPES, hostile_trace, write_json
 
 from react_cli.infra.untrusted import parse_json
+from react_cli.share.inspect_log import export_inspect
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
 
 pytest_plugins = ["share_evals"]
 
@@ -175,3 +193,131 @@ def test_a_file_name_the_viewer_would_not_list_gets_a_hint(
     result = cli(["eval", "export", str(eval_a), "-o", str(tmp_path / "logs")])
     (written,) = (Path(line) for line in result.stdout.splitlines())
     assert result.code == 0 and result.stderr == "" and LISTED.match(written.name)
+
+
+# --- the viewer ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def viewer(
+    read_eval_log: Reader,
+    tmp_path_factory: pytest.TempPathFactory,
+    eval_a: Path,
+    eval_hostile: Path,
+) -> Iterator[str]:
+    """Inspect's viewer on a folder of two logs, as ``inspect view start`` serves it."""
+    import uvicorn
+    from inspect_ai._util.asyncfiles import AsyncFilesystem
+    from inspect_ai._view.fastapi_server import AsyncFilesystemMiddleware, standalone_view_app
+    from inspect_ai._view.network import resolve_viewer_network_policy
+
+    logs = tmp_path_factory.mktemp("inspect-logs")
+    export_inspect(eval_a, logs)
+    export_inspect(eval_hostile, logs)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    policy = resolve_viewer_network_policy(bind_host="127.0.0.1", port=port)
+    app = standalone_view_app(log_dir=str(logs), network_policy=policy)
+    config = uvicorn.Config(
+        AsyncFilesystemMiddleware(app, fs=AsyncFilesystem()),
+        host="127.0.0.1",
+        port=port,
+        log_config=None,
+        log_level="warning",
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True, name="inspect-view")
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "inspect view did not start"
+        time.sleep(0.01)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def listed(viewer: str) -> dict[str, str]:
+    """The logs the viewer lists: task by file name."""
+    with urllib.request.urlopen(f"{viewer}/api/log-files", timeout=5) as answer:
+        files = json.load(answer)["files"]
+    return {Path(urllib.parse.urlsplit(f["name"]).path).name: f["task"] for f in files}
+
+
+def test_the_viewer_lists_each_log_by_its_name(viewer: str) -> None:
+    names = listed(viewer)
+    assert sorted(names.values()) == ["hostile-react", "hotpotqa-dev-first6-react"]
+    assert all(LISTED.match(name) for name in names)
+
+
+@pytest.fixture(scope="module")
+def browser(viewer: str) -> Iterator[Browser]:
+    reason = None
+    if importlib.util.find_spec("playwright") is None:
+        reason = "Playwright for Python is not installed (pip install -e '.[test]')"
+    elif shutil.which("chromium") is None:
+        reason = "Debian's chromium is not installed (apt-get install chromium)"
+    if reason is not None:
+        if os.environ.get("REACT_CLI_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"REACT_CLI_REQUIRE_BROWSER=1 but {reason}")
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS
+        )
+        yield chromium
+        chromium.close()
+
+
+class Visit:
+    """A page of the viewer that records every request elsewhere (aborted), dialog, page
+    error and console error but the viewer's own probes for files a log may lack (404)."""
+
+    def __init__(self, browser: Browser, base: str) -> None:
+        self.base = base
+        self.context = browser.new_context(viewport={"width": 1280, "height": 800})
+        self.context.set_default_timeout(20_000)  # the viewer parses logs in a web worker
+        self.problems: list[str] = []
+        self.context.route("**/*", self._route)
+        self.page: Page = self.context.new_page()
+        self.page.on("dialog", self._dialog)
+        self.page.on("pageerror", lambda error: self.problems.append(f"page error: {error}"))
+        self.page.on("console", self._console)
+
+    def _route(self, route: Any) -> None:
+        url = route.request.url
+        if url.startswith((self.base + "/", "data:", "blob:")):
+            route.continue_()
+        else:
+            self.problems.append(f"fetched {url}")
+            route.abort()
+
+    def _dialog(self, dialog: Any) -> None:
+        self.problems.append(f"dialog: {dialog.message}")
+        dialog.dismiss()
+
+    def _console(self, message: Any) -> None:
+        if message.type == "error" and "404" not in message.text:
+            self.problems.append(f"console error: {message.text}")
+
+
+def test_the_viewer_shows_a_trajectory_hostile_text_as_plain_text(
+    browser: Browser, viewer: str
+) -> None:
+    visit = Visit(browser, viewer)
+    log = next(name for name, task in listed(viewer).items() if task == "hostile-react")
+    name = urllib.parse.quote(log, safe="")
+    page = visit.page  # the question whose Search reads the evil page, three times
+    page.goto(f"{viewer}/#/logs/{name}/samples/sample/1/1/messages")
+    question = page.locator("[data-message-id='msg-1']")  # the user's message: the question
+    question.locator("[class*='untrustedText']").wait_for()  # the viewer's plain-text block
+    assert "**bold** _em_ `code` [link](javascript:alert(3))" in question.inner_text()
+    page.get_by_text('entity: "Evil page"').first.wait_for()  # the Search call, rendered
+    # a log trusting its content renders each message as .markdown-content (<strong>, links)
+    rendered = "strong, .markdown-content, img[src='x'], a[href*='evil.example'], a[href^='java']"
+    assert page.locator("[data-message-id]").locator(rendered).count() == 0
+    assert visit.problems == []
+    visit.context.close()
