@@ -4,8 +4,8 @@ Collector) is sent, decoded with ``opentelemetry-proto``.
 ``OtlpReceiver`` answers ``POST /v1/traces`` with an empty ``ExportTraceServiceResponse`` and
 keeps every span it decoded (name, ids, parent, attributes), every resource's attributes and
 every request's headers. ``hold`` makes it keep each request unanswered until ``release`` (a
-collector that hangs), noting how many requests the fake model had received when it got the
-first one (``FakeOpenAI.requests``: which of them came while an export was stuck).
+collector that hangs, then recovers), noting how many requests the fake model had received
+when it got the first one (``FakeOpenAI.requests``: which of them came while an export hung).
 """
 
 from __future__ import annotations
@@ -94,9 +94,8 @@ class OtlpReceiver:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 receiver._received(self.path, dict(self.headers.items()), body)
                 held = receiver.held
-                if held is not None:
-                    held.wait(timeout=30)
-                    return  # never answered: the exporter gave up long ago
+                if held is not None and not held.wait(timeout=30):
+                    return  # never released: the exporter gave up long ago
                 out = ExportTraceServiceResponse().SerializeToString()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/x-protobuf")
