@@ -14,9 +14,7 @@ or Playwright is missing, unless ``REACT_CLI_REQUIRE_BROWSER=1`` (set by ``.ci/r
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
 import re
 import shutil
 import socket
@@ -29,9 +27,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from browsers import chromium
 from eval_fakes import rows_of, summary_of
 from inproc import Runner, one_error_line
-from share_data import CHROMIUM_ARGS, ESCAPES, hostile_trace, write_json
+from share_data import ESCAPES, hostile_trace, write_json
 
 from react_cli.infra.untrusted import parse_json
 from react_cli.share.inspect_log import export_inspect
@@ -253,23 +252,8 @@ def test_the_viewer_lists_each_log_by_its_name(viewer: str) -> None:
 
 @pytest.fixture(scope="module")
 def browser(viewer: str) -> Iterator[Browser]:
-    reason = None
-    if importlib.util.find_spec("playwright") is None:
-        reason = "Playwright for Python is not installed (pip install -e '.[test]')"
-    elif shutil.which("chromium") is None:
-        reason = "Debian's chromium is not installed (apt-get install chromium)"
-    if reason is not None:
-        if os.environ.get("REACT_CLI_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"REACT_CLI_REQUIRE_BROWSER=1 but {reason}")
-        pytest.skip(reason)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS
-        )
-        yield chromium
-        chromium.close()
+    with chromium() as launched:
+        yield launched
 
 
 class Visit:
