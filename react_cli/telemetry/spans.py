@@ -54,7 +54,7 @@ MAX_MESSAGES = 50
 """Completions listed on one sampling span at most (an attribute per field each)."""
 KIND = "openinference.span.kind"
 _FAILED = frozenset({StopReason.LLM_ERROR, StopReason.ERROR})
-Attributes = dict[str, str | int | float | bool | Sequence[str]]
+Attributes = dict[str, str | int | float | bool]
 
 
 class _Exporter(SpanExporter):
@@ -200,11 +200,12 @@ class _RunSpans:
 
     def __init__(self, spans: OtelSpans, span: Span) -> None:
         self.spans, self.span = spans, span
+        self.started_ns = time.time_ns()  # (just after the span's own start)
         self.context = trace.set_span_in_context(span)
         self.tools: dict[str, ToolSpec] = {}
         self.sampling: SamplingStarted | None = None
         self.answered: list[MethodFinished] = []
-        self.lock = threading.Lock()  # a run is told on one thread, but never trust it
+        self.lock = threading.Lock()  # events come on the run's thread; the end may not
 
     def notify(self, event: Event) -> None:
         if self.spans.failure is not None:
@@ -231,8 +232,8 @@ class _RunSpans:
                 self.answered.append(event)
 
     def _child(self, name: str, attributes: Attributes, seconds: float, error: str | None) -> None:
-        end = time.time_ns()
-        start = end - int(max(0.0, seconds) * 1e9)
+        end = time.time_ns()  # a call's span never starts before its run's (a clock's step)
+        start = max(self.started_ns, end - int(max(0.0, seconds) * 1e9))
         span = self.spans.tracer.start_span(
             name, context=self.context, attributes=attributes, start_time=start
         )
@@ -259,8 +260,7 @@ class _RunSpans:
             return  # recorded completions (a re-run): no call was made
         samples = list(result.samples)
         if not samples:  # the request failed (or was cut short): one span says so
-            usage, empty = Usage(), [""][:0]
-            attributes = self._llm(started.request, usage, empty, started.temperature, started.n)
+            attributes = self._llm(started.request, Usage(), [], started.temperature, started.n)
             self._child("llm sample", attributes, result.duration_s, result.error)
             return
         first = max(1, len(samples) - result.calls + 1)

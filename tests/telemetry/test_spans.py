@@ -306,3 +306,21 @@ def test_text_no_encoder_takes_is_cleaned_for_the_spans(
     assert by_kind(receiver.spans) == {"AGENT": 1, "LLM": 2, "TOOL": 1}
     (tool,) = (span for span in receiver.spans if span.kind == "TOOL")
     assert json.loads(tool.attributes["input.value"]) == {"entity": "a\ufffdb"}
+
+
+def test_a_failed_call_is_an_error_span_in_a_failed_run(
+    cli: Runner, wiki: FakeMediaWiki, receiver: OtlpReceiver
+) -> None:
+    with FakeOpenAI([Reply(status=500)]) as llm:  # down for good: retried, then given up
+        env = {**servers_env(llm, wiki), **otel_env(receiver)}
+        result = cli(["ask", QUESTION, "--method", "cot"], **env)
+    assert result.code == 1
+    (agent,) = (span for span in receiver.spans if span.kind == "AGENT")
+    (model,) = (span for span in receiver.spans if span.kind == "LLM")
+    assert (model.name, model.status, model.parent) == ("llm sample", 2, agent.span_id)
+    assert "500" in model.message and model.attributes["react_cli.call.kind"] == "sample"
+    assert (agent.status, agent.attributes["react_cli.stop_reason"]) == (2, "llm_error")
+    assert (
+        agent.attributes["react_cli.method"] == "cot"
+        and "react_cli.protocol" not in agent.attributes
+    )
