@@ -138,7 +138,10 @@ def eval_export(
         ),
     ],
     export_format: Annotated[
-        str, typer.Option("--format", metavar="[inspect]", help="The log format [inspect].")
+        str,
+        typer.Option(
+            "--format", metavar="[inspect]", help="The log format [inspect].", show_default=False
+        ),
     ] = "inspect",
 ) -> None:
     """Write the eval in DIR as an Inspect AI eval log (JSON) that 'inspect view' shows: one

@@ -138,25 +138,25 @@ def eval_command(
     lock = claim_folder(plan.folder, plan.resuming)
     try:
         show_contact_hint(settings)
-        with spans.eval(_eval_facts(plan)) as eval_spans:
-            result = evaluate(
-                plan,
-                lock,
-                model_factory=lambda: (
-                    clients.pop()
-                    if clients
-                    else build_model(settings, debug_log, view.retry_waiting, facts)
-                ),
-                backend=backend,
-                observer=view,
-                warn=print_warning,
-                watch=lambda example: eval_spans.question(
-                    example.question, {"index": example.index, "id": _id(example.id)}
-                ),
-            )
-            eval_spans.finish(_ended_facts(result))
+        eval_spans = spans.eval(_eval_facts(plan))
+        result = evaluate(
+            plan,
+            lock,
+            model_factory=lambda: (
+                clients.pop()
+                if clients
+                else build_model(settings, debug_log, view.retry_waiting, facts)
+            ),
+            backend=backend,
+            observer=view,
+            warn=print_warning,
+            watch=lambda example: eval_spans.question(
+                example.question, {"index": example.index, "id": _id(example.id)}
+            ),
+        )
     finally:
         lock.close()  # the store lets it go when it closes; this is for a failed start
+    eval_spans.finish(_ended_facts(result))
     try:
         _report(result, plan.folder, settings.max_tokens, as_json)
     finally:

@@ -14,12 +14,13 @@ Warn = Callable[[str], None]
 
 
 class EvalSpans(Protocol):
-    """An eval's span, and a span for each of its questions (from any worker thread)."""
+    """An eval's span, started, and a span for each of its questions (from any worker
+    thread)."""
 
     def question(self, question: str, facts: Facts) -> AbstractContextManager[Observer]: ...
 
     def finish(self, facts: Facts) -> None:
-        """What the eval ended with, on its span."""
+        """End the eval's span with what it ended with."""
 
 
 class Spans(Protocol):
@@ -29,7 +30,9 @@ class Spans(Protocol):
         """An observer of one run (``ask``) whose span lasts as long as the block."""
         ...
 
-    def eval(self, facts: Facts) -> AbstractContextManager[EvalSpans]: ...
+    def eval(self, facts: Facts) -> EvalSpans:
+        """An eval's span, started now."""
+        ...
 
     def close(self) -> None:
         """Send what is left, waiting at most ``otel_timeout_s``; warn once if spans were
@@ -52,9 +55,8 @@ class NoSpans:
     def run(self, question: str, facts: Facts) -> AbstractContextManager[Observer]:
         return _ignored()
 
-    @contextmanager
-    def eval(self, facts: Facts) -> Iterator[EvalSpans]:
-        yield NoEvalSpans()
+    def eval(self, facts: Facts) -> EvalSpans:
+        return NoEvalSpans()
 
     def close(self) -> None:
         """Nothing was sent."""

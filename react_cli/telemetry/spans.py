@@ -129,17 +129,9 @@ class OtelSpans:
     def run(self, question: str, facts: Facts) -> AbstractContextManager[Observer]:
         return self.agent("react-cli ask", question, facts, None)
 
-    @contextmanager
-    def eval(self, facts: Facts) -> Iterator[EvalSpans]:
+    def eval(self, facts: Facts) -> EvalSpans:
         attributes: Attributes = {KIND: "CHAIN", **self.facts(facts)}
-        span = self.tracer.start_span("react-cli eval", attributes=attributes)
-        try:
-            yield _EvalSpans(self, span)
-        except BaseException as exc:
-            span.set_status(Status(StatusCode.ERROR, type(exc).__name__))
-            raise
-        finally:
-            span.end()
+        return _EvalSpans(self, self.tracer.start_span("react-cli eval", attributes=attributes))
 
     @contextmanager
     def agent(
@@ -192,6 +184,7 @@ class _EvalSpans:
 
     def finish(self, facts: Facts) -> None:
         self.span.set_attributes(self.spans.facts(facts))
+        self.span.end()
 
 
 class _RunSpans:
