@@ -281,15 +281,22 @@ def _results(summary: Summary, method: str, count: int) -> Json:
 def _samples(
     directory: Path, kind: ScoreKind, model: str, results: list[tuple[Row, MethodResult]]
 ) -> list[Json]:
-    ids = [row.id for row, _ in results]
-    unique = all(
-        isinstance(i, (str, int)) and (not isinstance(i, str) or len(i) <= MAX_ID_CHARS)
-        for i in ids
-    ) and len(set(ids)) == len(ids)
+    """The samples, each with the dataset's id of its question where every question has one
+    of its own (cleaned, at most :data:`MAX_ID_CHARS`), else with its dataset index."""
+    named = [found for row, _ in results if (found := _sample_id(row.id)) is not None]
+    unique = len(named) == len(results) and len(set(named)) == len(named)
+    ids = named if unique else [row.index for row, _ in results]
     return [
-        _sample(directory, kind, model, row, result, row.id if unique else row.index)
-        for row, result in results
+        _sample(directory, kind, model, row, result, sample_id)
+        for (row, result), sample_id in zip(results, ids, strict=True)
     ]
+
+
+def _sample_id(value: str | int | None) -> str | int | None:
+    if isinstance(value, str):
+        cleaned = one_line(value, MAX_ID_CHARS)
+        return cleaned if cleaned and len(cleaned) <= MAX_ID_CHARS else None
+    return value
 
 
 def _sample(
@@ -298,14 +305,14 @@ def _sample(
     model: str,
     row: Row,
     result: MethodResult,
-    sample_id: str | int | None,
+    sample_id: str | int,
 ) -> Json:
     answer = "" if result.answer is None else shown(result.answer)
     golds = [shown(gold) for gold in row.golds]
     usage = _usage(_row_usage(result))
     messages, notes = _messages(directory, row, result)
     sample: Json = {
-        "id": sample_id if not isinstance(sample_id, str) else one_line(sample_id),
+        "id": sample_id,
         "epoch": 1,
         "input": shown(row.question),
         "target": golds[0] if len(golds) == 1 else golds,

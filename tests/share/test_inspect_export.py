@@ -134,6 +134,7 @@ def test_a_fever_eval_is_scored_by_accuracy(
     log = read_eval_log(str(path))
     rows = rows_of(eval_fever)
     assert [list(s.scores) for s in log.samples] == [["accuracy"]] * 3
+    assert [s.id for s in log.samples] == [row["id"] for row in rows] == [91198, 194462, 137334]
     assert [s.scores["accuracy"].value for s in log.samples] == [row["em"] for row in rows]
     assert [s.scores["accuracy"].answer for s in log.samples] == [row["label"] for row in rows]
     assert log.results.scores[0].metrics["mean"].value == summary_of(eval_fever)["accuracy"]
