@@ -90,6 +90,10 @@ def test_an_ask_is_an_agent_span_holding_a_span_per_model_and_tool_call(
     assert json.loads(tools[0].attributes["input.value"]) == {"entity": "Arthur's Magazine"}
     assert tools[0].attributes["output.value"] == trace["steps"][0]["observation"]
     assert receiver.resources[0]["service.name"] == "react-cli"
+    from opentelemetry import trace as global_trace
+
+    # react-cli's provider is its own: the process's global one (the MCP SDK's) is untouched
+    assert type(global_trace.get_tracer_provider()).__name__ == "ProxyTracerProvider"
 
 
 def test_prompts_and_replies_only_when_content_capture_is_asked_for(
