@@ -29,11 +29,18 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("session",),  # one place that builds a run
     ("traces",),  # traces: the format, how a run was made, the store, replay, forks
     ("display",),  # the terminal: the renderer, replays shown, terminal-safe text
+    ("telemetry",),  # OpenTelemetry spans of runs and evals (the otel extra)
     ("eval",),  # batch evaluation
     ("share",),  # exports, reports, comparisons
     ("cli", "entry", "__main__"),  # the command line
 )
-VIEWS = ("react_cli.display", "react_cli.share", "react_cli.eval.view", "react_cli.eval.events")
+VIEWS = (
+    "react_cli.display",
+    "react_cli.share",
+    "react_cli.eval.view",
+    "react_cli.eval.events",
+    "react_cli.telemetry",
+)
 EXECUTION = (
     "react_cli.loop.agent",
     "react_cli.methods.memo",

@@ -23,6 +23,11 @@ RUNS = [
     ("pathological.py", ["--repeat", "1", "--sizes", "1000,2000"], ["worst growth per"]),
     ("methods.py", ["--samples", "3", "--n", "ignore", "--limit", "2"], ["in one pass"]),
     (
+        "otel_collectors.py",
+        ["--runs", "1", "--timeout", "0.05"],
+        ["spans received by the live collector: 6"],
+    ),
+    (
         "share_speed.py",
         ["--questions", "4"],
         ["export per trace", "report: 4 questions", "compare: 4 paired questions"],

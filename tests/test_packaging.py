@@ -11,6 +11,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 KINDS = ("", "-act", "-cot", "-standard")  # ReAct's prompt is the task's own name
+HEAVY = ("requests", "bs4", "rich", "urllib3", "lxml", "libzim", "opentelemetry", "inspect_ai")
+"""What start-up and --help never import (the extras' modules are imported only when used)."""
 SHIPPED = (*(f"{task}{kind}" for task in ("hotpotqa", "fever") for kind in KINDS), "hotpotqa-zh")
 
 
@@ -65,8 +67,7 @@ def test_installed_package_finds_its_prompts(wheel: Path, tmp_path: Path) -> Non
 def test_cli_start_up_imports_no_heavy_modules() -> None:
     code = (
         "import sys, react_cli.cli; "
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
-        "('requests', 'bs4', 'rich', 'urllib3', 'lxml', 'libzim')))"
+        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
@@ -78,8 +79,7 @@ def test_help_imports_no_heavy_modules(args: list[str]) -> None:
     code = (
         "import sys; from react_cli.cli import main\n"
         "try:\n    main(sys.argv[1:])\nexcept SystemExit as exc:\n    code = exc.code\n"
-        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
-        "('requests', 'bs4', 'rich', 'urllib3', 'lxml', 'libzim'))\n"
+        f"heavy = sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r})\n"
         "print(code, heavy, file=sys.stderr)"
     )
     out = subprocess.run(

@@ -30,7 +30,13 @@ def _argument_metavar_only(self: TyperArgument, ctx: object) -> None:
 
 TyperArgument.display_type_rich = _argument_metavar_only  # type: ignore[assignment, method-assign]
 
-_FLAGS = {"run_timeout_s": "--timeout", "contact": "contact (no flag): who Wikipedia should email"}
+_FLAGS = {
+    "run_timeout_s": "--timeout",
+    "contact": "contact (no flag): who Wikipedia should email",
+    "otel": "--otel/--no-otel",
+    "otel_capture_content": "otel_capture_content (no flag): prompts and replies in spans",
+    "otel_timeout_s": "otel_timeout_s (no flag): the longest wait to send the last spans",
+}
 
 
 def _environment_help() -> str:

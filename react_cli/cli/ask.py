@@ -87,6 +87,9 @@ def ask(
             raise UsageError(f"a fork continues the trace's method, {fork.method}")
         settings = replace(settings, method=str(fork.method))
     prompts = _prompts(settings, fork if options.prompt is None else None)
+    from react_cli.telemetry.setup import open_spans
+
+    spans = open_spans(settings, print_warning)  # off (and free) unless asked for
     text = fork.trace.run.question if fork else read_question(question or None)
     created = datetime.now(timezone.utc)
     extra = fork.trace_extra() if fork else None
@@ -101,7 +104,9 @@ def ask(
         from react_cli.cli.notices import show_contact_hint, stderr_debug_log, stderr_retry_notice
         from react_cli.display.render import Renderer
         from react_cli.display.terminal import make_console
+        from react_cli.loop.events import Tee
         from react_cli.session import build_backend, build_model, open_session
+        from react_cli.telemetry.setup import protocol_name
         from react_cli.traces.recorder import trace_of
 
         debug_log = stderr_debug_log if debug or debug_enabled() else None
@@ -117,13 +122,20 @@ def ask(
         method = Method(settings.method)
         if any(part.loop for part in method.parts):  # it calls Wikipedia
             show_contact_hint(settings)
-        outcome, result = session.answer(text, method, observer)
+        facts = {"method": str(method), "protocol": protocol_name(session.protocols, method)}
+        with spans.run(text, facts) as watching:
+            watchers = (watching,) if observer is None else (observer, watching)
+            outcome, result = session.answer(text, method, Tee(watchers))
         traced = trace_of(session, outcome, result, created=created, extra=extra)
     except KeyboardInterrupt:
         hold()
+        spans.close()
         _interrupted_before_the_run(text, settings, prompts, path, created, extra)
     hold()  # a Ctrl-C from now on waits until the trace is written
-    _finish(traced, path, as_json, settings)
+    try:
+        _finish(traced, path, as_json, settings)
+    finally:
+        spans.close()  # after the answer: a slow collector delays nothing the user waits for
 
 
 def _finish(traced: Trace, path: Path | None, as_json: bool, settings: Settings) -> None:

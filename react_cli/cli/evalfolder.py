@@ -1,7 +1,8 @@
-"""``react-cli eval show|report|compare``: read finished (or running) eval folders."""
+"""``react-cli eval show|report|compare|export``: read finished (or running) eval folders."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -119,3 +120,50 @@ def eval_compare(
         console.print(part)
     if listing == "flips":
         console.print(flips_view(comparison))
+
+
+EXPORT_FORMATS = ("inspect",)
+
+
+@eval_app.command("export", short_help="Write an eval as Inspect AI logs (inspect view).")
+def eval_export(
+    directory: FolderArg,
+    output: Annotated[
+        Path,
+        typer.Option(
+            "-o",
+            "--output",
+            metavar="PATH",
+            help="The log file to write; a folder for an eval of several methods.",
+        ),
+    ],
+    export_format: Annotated[
+        str,
+        typer.Option(
+            "--format", metavar="[inspect]", help="The log format [inspect].", show_default=False
+        ),
+    ] = "inspect",
+) -> None:
+    """Write the eval in DIR as an Inspect AI eval log (JSON) that 'inspect view' shows: one
+    sample per question with its trajectory as messages, its scores, usage and time, and the
+    summary's figures. An eval of several methods gives one log per method, written in the
+    folder PATH under the names 'inspect view' lists. Prints each path written.
+
+    Exit codes: 0 written; 2 DIR is not an eval folder, or PATH cannot be written.
+    """
+    from react_cli.core.wording import quoted
+    from react_cli.display.terminal import plain
+    from react_cli.share.inspect_log import export_inspect, viewer_lists
+
+    if export_format not in EXPORT_FORMATS:
+        formats = ", ".join(EXPORT_FORMATS)
+        raise UsageError(f"--format must be one of {formats}, not {quoted(export_format)}")
+    written = export_inspect(directory, output)
+    for path in written:
+        print(plain(str(path)))
+    if not all(viewer_lists(path) for path in written):
+        print(
+            "hint: 'inspect view' lists a .json log only when its name starts with a time "
+            "(2026-12-01T15-00-00+00-00_task_id.json); give -o a folder to get such a name",
+            file=sys.stderr,
+        )

@@ -20,6 +20,7 @@ from react_cli.core.errors import EvalIncompleteError, InterruptError, ReactCliE
 
 if TYPE_CHECKING:
     from react_cli.eval.events import EvalResult
+    from react_cli.eval.plan import EvalPlan
 
 
 eval_app = typer.Typer(
@@ -110,6 +111,7 @@ def eval_command(
     from react_cli.eval.view import ProgressView
     from react_cli.llm.sampling import EndpointFacts
     from react_cli.session import build_backend, build_model
+    from react_cli.telemetry.setup import open_spans
 
     request = EvalRequest(
         dataset=dataset,
@@ -132,9 +134,11 @@ def eval_command(
     facts = EndpointFacts()  # whether it answers n: learnt once for every worker's client
     clients = [build_model(settings, debug_log, view.retry_waiting, facts)]  # fails at once
     backend = build_backend(settings, debug_log, view.retry_waiting)
+    spans = open_spans(settings, print_warning)  # off (and free) unless asked for
     lock = claim_folder(plan.folder, plan.resuming)
     try:
         show_contact_hint(settings)
+        eval_spans = spans.eval(_eval_facts(plan))
         result = evaluate(
             plan,
             lock,
@@ -146,10 +150,40 @@ def eval_command(
             backend=backend,
             observer=view,
             warn=print_warning,
+            watch=lambda example: eval_spans.question(
+                example.question, {"index": example.index, "id": _id(example.id)}
+            ),
         )
     finally:
         lock.close()  # the store lets it go when it closes; this is for a failed start
-    _report(result, plan.folder, settings.max_tokens, as_json)
+    eval_spans.finish(_ended_facts(result))
+    try:
+        _report(result, plan.folder, settings.max_tokens, as_json)
+    finally:
+        spans.close()  # after the summary: a slow collector delays nothing the user waits for
+
+
+def _eval_facts(plan: EvalPlan) -> dict[str, str | int | None]:
+    """What the eval's span says it ran."""
+    return {
+        "dataset": plan.dataset.path.name,
+        "format": plan.dataset.format.value,
+        "methods": ",".join(str(method) for method in plan.methods),
+        "model": plan.settings.model,
+        "questions": len(plan.examples),
+        "concurrency": plan.concurrency,
+    }
+
+
+def _ended_facts(result: EvalResult) -> dict[str, str | int | float | None]:
+    """What the eval's span says it ended with: its status and the first method's scores."""
+    figures = result.summary.figures
+    scores = {metric: figures.score(metric) for metric in figures.kind.metrics}
+    return {"status": result.status.value, "answered": figures.n, **scores}
+
+
+def _id(value: str | int | None) -> str | None:
+    return None if value is None else str(value)
 
 
 def _report(result: EvalResult, folder: Path, max_tokens: int, as_json: bool) -> None:

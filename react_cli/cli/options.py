@@ -195,6 +195,17 @@ NoStreamOpt = Annotated[
 ]
 
 
+OtelOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--otel/--no-otel",
+        help="Send the run's spans over OTLP (the 'otel' extra) [env REACT_CLI_OTEL; on when "
+        "OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set].",
+        show_default=False,
+    ),
+]
+
+
 DebugOpt = Annotated[
     bool, typer.Option("--debug", help=f"Log HTTP traffic to stderr [env {DEBUG_ENV}=1].")
 ]
@@ -236,6 +247,7 @@ class RunOptions:
     lang: LangOpt = None
     variant: VariantOpt = None
     no_stream: NoStreamOpt = False
+    otel: OtelOpt = None
 
     def flags(self) -> dict[str, Any]:
         """The settings these options give, as ``config.resolve`` flags; --lang names a wiki

@@ -21,6 +21,8 @@ from react_cli.eval.files import TRACES
 from react_cli.eval.plan import EvalPlan
 from react_cli.eval.rows import FeverLabel, MethodResult, Row
 from react_cli.eval.stop import CallRefused
+from react_cli.loop.events import Observer
+from react_cli.methods.events import MethodFinished
 from react_cli.methods.evidence import Evidence, score_evidence
 from react_cli.methods.outcome import answer
 from react_cli.methods.results import Outcome
@@ -75,12 +77,14 @@ def answer_question(
     session: Session,
     methods: tuple[Method, ...],
     earlier: Row | None = None,
+    observer: Observer | None = None,
 ) -> Answered | None:
     """Answer, trace and score ``methods`` for one question with ``session`` (the worker's),
     beside the results ``earlier`` holds; None when the eval stopped under it. A crash (a bug,
-    a trace that cannot be written) is the question's row, never the eval's end."""
+    a trace that cannot be written) is the question's row, never the eval's end. ``observer``
+    is told of the runs' events, and of each method's end (``MethodFinished``)."""
     created, started = now_utc(), time.monotonic()
-    memo = session.memo(example.question)
+    memo = session.memo(example.question, observer)
     memo.plan(methods)
     results = dict(earlier.results()) if earlier is not None else {}
     outcomes: list[Outcome] = []
@@ -90,6 +94,7 @@ def answer_question(
             if isinstance(outcome.failure, CallRefused):
                 return None
             outcomes.append(outcome)
+            memo.observer.notify(MethodFinished(outcome, outcome.whole_run(example.question)))
             results[str(method)] = _scored(plan, session, example, outcome, created)
     except Exception as exc:
         crashed = _crashed(describe(exc), time.monotonic() - started)

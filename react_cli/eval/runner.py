@@ -16,6 +16,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import AbstractContextManager, nullcontext
 from typing import IO
 
 from react_cli.core.errors import LLMConfigError, StoreError
@@ -32,10 +33,17 @@ from react_cli.eval.summary import EvalStatus, Summary
 from react_cli.infra import interrupts
 from react_cli.infra.deadline import Deadline
 from react_cli.llm.base import LanguageModel
+from react_cli.loop.events import Ignore, Observer
 from react_cli.session import Session, open_session
 from react_cli.wiki.base import SearchResult, WikiBackend
 
 MAX_CONSECUTIVE_FAILURES = 5
+Watch = Callable[[Example], AbstractContextManager[Observer]]
+"""An observer of one question's run for as long as it lasts (its spans), on its thread."""
+
+
+def unwatched(example: Example) -> AbstractContextManager[Observer]:
+    return nullcontext(Ignore())
 
 
 class PoliteBackend:
@@ -53,8 +61,11 @@ class PoliteBackend:
 class _Workers:
     """One eval's pool of workers and the state they share."""
 
-    def __init__(self, plan: EvalPlan, store: ResultsStore, backend: WikiBackend) -> None:
+    def __init__(
+        self, plan: EvalPlan, store: ResultsStore, backend: WikiBackend, watch: Watch
+    ) -> None:
         self.plan = plan
+        self.watch = watch
         self.store = store
         self.backend = PoliteBackend(backend, plan.wiki_concurrency)
         self.stop = Stop()
@@ -111,7 +122,8 @@ class _Workers:
         earlier = self.store.rows.get(key)
 
         def run() -> Answered | None:
-            return answer_question(self.plan, example, session, methods, earlier)
+            with self.watch(example) as observer:
+                return answer_question(self.plan, example, session, methods, earlier, observer)
 
         try:
             answered = self.stop.wait_for(run)
@@ -152,6 +164,7 @@ def evaluate(
     backend: WikiBackend,
     observer: EvalObserver | None = None,
     warn: Callable[[str], None] | None = None,
+    watch: Watch = unwatched,
 ) -> EvalResult:
     """Run every selected question not already in ``results.jsonl`` of the folder ``lock``
     holds (``store.claim_folder``); see the module docstring.
@@ -160,13 +173,14 @@ def evaluate(
     questions in flight are dropped, and the status is ``interrupted``; a second Ctrl-C waits
     for the final summary. When ``results.jsonl`` or ``summary.json`` cannot be written, the
     eval stops with status ``failed`` and the store's error as ``last_error``. ``warn`` hears
-    about a torn last row dropped from an earlier eval.
+    about a torn last row dropped from an earlier eval; ``watch`` gives each question's run
+    an observer (its spans).
     """
     observer = observer or EvalObserver()
     keys = {(example.index, example.question) for example in plan.dataset.examples}
     with interrupts.guard():
         store = ResultsStore(plan.folder, lock, plan.dataset_ref(), plan.config(), keys)
-        workers = _Workers(plan, store, backend)
+        workers = _Workers(plan, store, backend, watch)
         status, last_error = EvalStatus.FAILED, None
         try:
             if store.torn and warn is not None:

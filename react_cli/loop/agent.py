@@ -21,12 +21,14 @@ from react_cli.llm.base import Completion, Model, ModelRequest
 from react_cli.loop.events import (
     Event,
     Ignore,
+    ModelCalled,
     ModelDone,
     ModelText,
     Observer,
     RunFinished,
     RunStarted,
     StepFinished,
+    ToolCalled,
     ToolsDeclared,
 )
 from react_cli.loop.limits import Limits
@@ -153,8 +155,10 @@ class _Running(Exchange):
         try:
             completion = self.model.complete(request, deadline=self.deadline, on_text=show)
         except LLMError as exc:  # the failed call's time and retries are the step's too
-            step.latency_s += self.clock() - started
+            seconds = self.clock() - started
+            step.latency_s += seconds
             step.retries += exc.retries
+            self.tell(ModelCalled(request, None, Usage(), seconds, str(exc)))
             raise
         if not streamed and completion.text:  # a non-streaming model: show the text at once
             self.tell(ModelText(completion.text))
@@ -165,6 +169,7 @@ class _Running(Exchange):
         self.budget_tokens += usage.total_tokens
         step.latency_s += completion.latency_s
         step.retries += completion.retries
+        self.tell(ModelCalled(request, completion, usage, completion.latency_s))
         return completion
 
     def _step(self, transcript: Transcript, step: Step) -> str | None:
@@ -203,6 +208,7 @@ class _Running(Exchange):
                 result = ToolResult(f"The {call.name} tool failed: {exc}", error=str(exc))
         step.tool_latency_s = self.clock() - started
         step.tool_retries = result.retries
+        self.tell(ToolCalled(call, result, step.tool_latency_s))
         step.details.update(result.details)
         step.source = result.source
         if result.error is not None:

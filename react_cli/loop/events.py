@@ -11,8 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from react_cli.core.records import ToolCall, Usage
 from react_cli.core.trajectory import Run, Step
-from react_cli.tools.base import ToolSpec
+from react_cli.llm.base import Completion, ModelRequest
+from react_cli.tools.base import ToolResult, ToolSpec
 
 
 class Event:
@@ -59,6 +61,28 @@ class ModelDone(Event):
 
 
 @dataclass(frozen=True)
+class ModelCalled(Event):
+    """A model call ended: which call it was, what it cost (estimated if the endpoint said
+    nothing) and how long it took; a failed call has no ``completion`` but its ``error``."""
+
+    request: ModelRequest
+    completion: Completion | None
+    usage: Usage
+    latency_s: float
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolCalled(Event):
+    """A tool call ended: the call as run, its result (the observation before the loop joins
+    its white space), and how long it took."""
+
+    call: ToolCall
+    result: ToolResult
+    latency_s: float
+
+
+@dataclass(frozen=True)
 class StepFinished(Event):
     step: Step
 
@@ -79,6 +103,17 @@ class Ignore:
 
     def notify(self, event: Event) -> None:
         """Nothing to do."""
+
+
+@dataclass(frozen=True)
+class Tee:
+    """Tells every event to each of ``observers`` in turn (the renderer and the spans)."""
+
+    observers: tuple[Observer, ...]
+
+    def notify(self, event: Event) -> None:
+        for observer in self.observers:
+            observer.notify(event)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from react_cli.core.method import Method
 from react_cli.core.trajectory import Run
+from react_cli.llm.base import ModelRequest
 from react_cli.loop.events import Event
 from react_cli.methods.results import Outcome, SampleSet
 
@@ -21,6 +22,7 @@ class SamplingStarted(Event):
     kind: Method
     n: int
     temperature: float
+    request: ModelRequest | None = None  # None: recorded completions, no call is made
 
 
 @dataclass(frozen=True)

@@ -172,7 +172,7 @@ class Memo:
             raise NotRecorded(f"the trace holds no {kind.label} completions")
         prompt = self.prompts[kind.prompt].prefix(self.question)
         request = ModelRequest(CallKind.SAMPLE, prompt, STOP_SEQUENCES, cutter=ObservationCutter)
-        self.observer.notify(SamplingStarted(kind, n, temperature))
+        self.observer.notify(SamplingStarted(kind, n, temperature, request))
         started = self.clock()
         try:
             sampled = self.sampler.sample(

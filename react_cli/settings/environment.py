@@ -18,4 +18,11 @@ ENV_VARS: dict[str, tuple[str, ...]] = {
     "contact": ("REACT_CLI_CONTACT",),
     "run_timeout_s": ("REACT_CLI_TIMEOUT",),
     "max_tokens": ("REACT_CLI_MAX_TOKENS",),
+    "otel": ("REACT_CLI_OTEL",),
+    "otel_capture_content": ("REACT_CLI_OTEL_CAPTURE_CONTENT",),
+    "otel_timeout_s": ("REACT_CLI_OTEL_TIMEOUT",),
 }
+
+# OpenTelemetry's own variables that react-cli reads (the exporter reads the others itself).
+OTLP_ENDPOINT_ENV = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+CAPTURE_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"

@@ -43,6 +43,7 @@ _DURATIONS = (
     "run_timeout_s",
     "retry_backoff_s",
     "max_retry_after_s",
+    "otel_timeout_s",
 )
 _FLAGS = {
     "max_steps": "--max-steps",
@@ -84,6 +85,7 @@ def validate(settings: Settings, api_source: str) -> None:
         (settings.retries >= 0, "retries must be ≥ 0"),
         (settings.retry_backoff_s >= 0, "retry_backoff_s must be ≥ 0"),
         (settings.max_retry_after_s >= 0, "max_retry_after_s must be ≥ 0"),
+        (settings.otel_timeout_s > 0, "otel_timeout_s must be positive"),
         (settings.max_parse_errors >= 1, "max_parse_errors must be at least 1"),
         (settings.max_tool_errors >= 1, "max_tool_errors must be at least 1"),
         (settings.max_repeats >= 2, "max_repeats must be at least 2"),

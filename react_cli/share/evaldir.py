@@ -69,7 +69,7 @@ class ShownRow:
             tokens=result.tokens,
             latency_s=result.latency_s,
             calls=result.calls,
-            trace=None if result.trace is None else _inside(folder, result.trace),
+            trace=None if result.trace is None else inside(folder, result.trace),
             evidence=result.evidence,
         )
 
@@ -160,15 +160,9 @@ def load_eval(path: Path, method: str | None = None) -> EvalFolder:
     """Read an eval folder, its rows showing ``method``'s results (default: each row's own
     fields); UsageError when it is not one, its summary is malformed, or it never ran
     ``method``."""
-    if not path.is_dir():
-        raise UsageError(f"{path}: no such eval folder")
-    summary = read_summary(path / SUMMARY)
-    if summary is None:
-        raise UsageError(f"{path}: not an eval folder (no {SUMMARY})")
-    read = read_rows(path / RESULTS, skip_bad=True)
-    last = {row.key: row for row in read.rows}
+    summary, latest, skipped = latest_rows(path)
     rows: list[ShownRow] = []
-    for row in last.values():
+    for row in latest:
         results = row.results()
         chosen = results.get(method) if method is not None else next(iter(results.values()))
         if chosen is not None:
@@ -177,7 +171,21 @@ def load_eval(path: Path, method: str | None = None) -> EvalFolder:
         ran = ", ".join(one_line(name) for name in summary.config.methods)
         raise UsageError(f"{path} holds no results of the method {quoted(method)} (it ran {ran})")
     ordered = tuple(sorted(rows, key=lambda row: row.key))
-    return EvalFolder(path, _cleaned(summary), ordered, read.skipped, method)
+    return EvalFolder(path, _cleaned(summary), ordered, skipped, method)
+
+
+def latest_rows(path: Path) -> tuple[Summary, list[Row], int]:
+    """An eval folder's summary as recorded, the last valid row of each question (in the
+    order the file has them) and the number of lines skipped; UsageError when it is not an
+    eval folder or its summary is malformed."""
+    if not path.is_dir():
+        raise UsageError(f"{path}: no such eval folder")
+    summary = read_summary(path / SUMMARY)
+    if summary is None:
+        raise UsageError(f"{path}: not an eval folder (no {SUMMARY})")
+    read = read_rows(path / RESULTS, skip_bad=True)
+    last = {row.key: row for row in read.rows}
+    return summary, list(last.values()), read.skipped
 
 
 def _cleaned(summary: Summary) -> Summary:
@@ -212,7 +220,7 @@ def _cleaned_json(value: Any) -> Any:
     return value
 
 
-def _inside(folder: Path, name: str) -> Path | None:
+def inside(folder: Path, name: str) -> Path | None:
     """``folder/name`` if it stays inside the folder (no absolute path, ``..`` or symlink out)."""
     try:
         target = (folder / name).resolve()

@@ -8,16 +8,14 @@ a failure.
 
 from __future__ import annotations
 
-import importlib.util
 import io
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from share_data import CHROMIUM_ARGS, TRACES
+from browsers import chromium
+from share_data import TRACES
 
 from react_cli.share.export import ExportFormat, export_trace, write_output
 
@@ -27,29 +25,10 @@ if TYPE_CHECKING:
 pytest_plugins = ["share_evals"]
 
 
-def _unavailable() -> str | None:
-    if importlib.util.find_spec("playwright") is None:
-        return "Playwright for Python is not installed (pip install -e '.[test]')"
-    if shutil.which("chromium") is None:
-        return "Debian's chromium is not installed (apt-get install chromium)"
-    return None
-
-
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    reason = _unavailable()
-    if reason is not None:
-        if os.environ.get("REACT_CLI_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"REACT_CLI_REQUIRE_BROWSER=1 but {reason}")
-        pytest.skip(reason)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS
-        )
-        yield chromium
-        chromium.close()
+    with chromium() as launched:
+        yield launched
 
 
 class Visit:

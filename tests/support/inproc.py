@@ -182,13 +182,17 @@ SOURCE_LINE = re.compile(r"\[\d+\] .+ — .+")
 
 
 def sourceless(stderr: str) -> str:
-    """``stderr`` without the ``Sources:`` block ``ask`` prints after an answer."""
+    """``stderr`` without the ``Sources:`` block ``ask`` prints after an answer (lines that
+    come after it, such as a warning printed as the command ends, are kept)."""
     lines = stderr.splitlines(keepends=True)
     if "Sources:\n" not in lines:
         return stderr
     start = len(lines) - 1 - lines[::-1].index("Sources:\n")
-    assert all(SOURCE_LINE.fullmatch(line.rstrip("\n")) for line in lines[start + 1 :]), stderr
-    return "".join(lines[:start])
+    end = start + 1
+    while end < len(lines) and SOURCE_LINE.fullmatch(lines[end].rstrip("\n")):
+        end += 1
+    assert end > start + 1, stderr
+    return "".join(lines[:start] + lines[end:])
 
 
 RETRY_NOTICE = re.compile(r"retrying in \d+\.\d s: .+ \(\d+/\d+\)")

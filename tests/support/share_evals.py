@@ -16,6 +16,7 @@ import pytest
 from eval_fakes import FEVER, HOTPOT, PerQuestion
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI
+from method_fakes import SCRIPTS, MethodsEndpoint
 from share_data import (
     A_SCRIPTS,
     B_SCRIPTS,
@@ -31,7 +32,7 @@ from react_cli.cli import main
 from react_cli.share.report import eval_report
 
 
-def run_eval(out: Path, model: PerQuestion, dataset: Path, *args: str) -> Path:
+def run_eval(out: Path, model: PerQuestion | MethodsEndpoint, dataset: Path, *args: str) -> Path:
     """``react-cli eval DATASET --out OUT`` in-process; the fake servers live for the call."""
     pages = {"Evil page": HOSTILE.replace("\ud800", "")}
     home = out.parent / f"{out.name}-home"
@@ -83,6 +84,13 @@ def report_a(eval_a: Path) -> str:
 @pytest.fixture(scope="session")
 def eval_b(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return run_eval(tmp_path_factory.mktemp("evals") / "b", PerQuestion(B_SCRIPTS), HOTPOT)
+
+
+@pytest.fixture(scope="session")
+def eval_methods(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An eval of ReAct and CoT-SC in one pass (21 samples a question, one request each)."""
+    out = tmp_path_factory.mktemp("evals") / "methods"
+    return run_eval(out, MethodsEndpoint(SCRIPTS), HOTPOT, "--methods", "react,cot-sc")
 
 
 @pytest.fixture(scope="session")

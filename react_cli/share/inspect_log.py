@@ -1,0 +1,485 @@
+"""An eval folder as Inspect AI eval logs (``eval export DIR --format inspect``): one per method.
+
+Inspect AI's viewer (``inspect view``) shows a log's samples with their transcripts and scores.
+The log is Inspect's JSON format (version 2), written here with the one JSON writer
+(``infra.untrusted.dump_json``); Inspect AI is never imported. Each sample is one question: its
+input and target, the trajectory as chat messages (the prompt template as the system message,
+the question, each step's thought as the assistant's message with its action as a tool call,
+each observation as the tool's answer; a step without a valid action is the model's text and
+the hint it was shown), the answer as the output, the row's scores (``em`` and ``f1``, or
+``accuracy``), usage and time, and react-cli's stop reason in its metadata. The results are
+the figures of ``summary.json``.
+
+The folder is read as untrusted input (``share.evaldir``, ``traces.trace``): every text is
+cleaned of control characters and clipped (``share.text.shown``), never escaped (JSON needs no
+markup), a trace outside the folder is not read, URLs lose their credentials and query
+strings, a list (steps, samples) stops at :data:`MAX_ITEMS`, and every timestamp is checked
+before Inspect's reader, which refuses a log with one malformed, can meet it. The log marks its
+content untrusted (``viewer.trust_content``: false), so the viewer renders none of it as
+Markdown, HTML or links: it shows the text as plain text, invisible characters made visible.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from react_cli import __version__
+from react_cli.core.errors import TraceError, UsageError
+from react_cli.core.records import ToolCall, Usage
+from react_cli.core.trajectory import ErrorKind, Step
+from react_cli.eval.rows import MethodResult, Row
+from react_cli.eval.summary import EvalStatus, ScoreKind, Summary
+from react_cli.infra.redaction import redact_url
+from react_cli.infra.untrusted import dump_json
+from react_cli.share.evaldir import inside, latest_rows
+from react_cli.share.export import write_output
+from react_cli.share.text import one_line, shown
+from react_cli.tools.base import FINISH, ToolSpec
+from react_cli.traces.trace import Trace, slug
+
+LOG_VERSION = 2
+MAX_ITEMS = 500
+"""Steps and samples exported per question at most (a hand-made trace may hold millions)."""
+MAX_ID_CHARS = 200
+_STATUS = {
+    EvalStatus.FINISHED: "success",
+    EvalStatus.RUNNING: "started",
+    EvalStatus.INTERRUPTED: "cancelled",
+    EvalStatus.STOPPED: "error",
+    EvalStatus.FAILED: "error",
+}
+_PLAN_PARAMS = (
+    "max_steps",
+    "max_total_tokens",
+    "max_parse_errors",
+    "max_repeats",
+    "max_tool_errors",
+    "timeout_s",
+    "force_answer",
+    "samples",
+    "sample_temperature",
+    "hybrid_max_steps",
+)
+_GENERATE = ("temperature", "max_tokens")
+_FACTS = ("api", "stream", "variant", "task")
+Json = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class InspectLog:
+    """One method's log: the file name Inspect's viewer lists (it lists a ``.json`` log only
+    when its name starts with a time) and the document."""
+
+    name: str
+    document: Json
+
+
+def inspect_logs(directory: Path) -> list[InspectLog]:
+    """The eval folder's logs, one per method in the order the eval ran them; UsageError
+    when it is not an eval folder."""
+    summary, rows, skipped = latest_rows(directory)
+    rows.sort(key=lambda row: row.key)
+    methods = list(dict.fromkeys([*summary.config.methods, *_methods_of(rows)]))
+    return [_log(directory, summary, rows, skipped, method) for method in methods]
+
+
+def export_inspect(directory: Path, output: Path) -> list[Path]:
+    """Write the eval folder's logs: one to ``output``, or, for an eval of several methods
+    (or when ``output`` is a folder), each in the folder ``output`` under the name Inspect's
+    viewer lists; the paths written. UsageError when the folder is no eval or a log cannot be
+    written."""
+    logs = inspect_logs(directory)
+    if len(logs) == 1 and not output.is_dir():
+        write_output(output, dump_json(logs[0].document))
+        return [output]
+    if output.exists() and not output.is_dir():
+        raise UsageError(
+            f"{directory} holds {len(logs)} methods, one log each: -o names a folder, "
+            f"and {output} is a file"
+        )
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot make the folder {output}: {exc.strerror or exc}") from None
+    for log in logs:
+        write_output(output / log.name, dump_json(log.document))
+    return [output / log.name for log in logs]
+
+
+def _methods_of(rows: list[Row]) -> list[str]:
+    return [name for row in rows for name in row.results()]
+
+
+def _log(
+    directory: Path, summary: Summary, rows: list[Row], skipped: int, method: str
+) -> InspectLog:
+    config, dataset = summary.config, summary.dataset
+    name = one_line(method, 60)
+    stem = one_line(Path(dataset.path).stem, 60) or "dataset"
+    task = f"{stem}-{name}"
+    created = _moment(summary.created) or datetime.now(timezone.utc)
+    run_id = _id("run", summary.created, dataset.path)
+    task_id = _id("task", run_id, method)
+    model = f"openai/{one_line(config.model, 100)}"
+    results = [(row, row.results()[method]) for row in rows if method in row.results()]
+    samples = _samples(directory, summary.figures.kind, model, results)
+    run = config.run
+    document: Json = {
+        "version": LOG_VERSION,
+        "status": _STATUS[summary.status],
+        "eval": {
+            "eval_id": _id("eval", task_id),
+            "run_id": run_id,
+            "created": created.isoformat(),
+            "task": task,
+            "task_id": task_id,
+            "task_version": 0,
+            "dataset": {
+                "name": stem,
+                "location": one_line(Path(dataset.path).name),
+                "samples": len(samples),
+                "sample_ids": [sample["id"] for sample in samples],
+                "shuffled": dataset.selection.shuffle_seed is not None
+                or dataset.selection.paper_subset,
+            },
+            "model": model,
+            "model_generate_config": _picked(run, _GENERATE),
+            **_base_url(run.get("base_url")),
+            "config": {"epochs": 1},
+            "packages": {"react-cli": __version__},
+            "metadata": {"react_cli": _eval_facts(summary, name, skipped)},
+            "viewer": {"trust_content": False},  # the viewer shows it all as plain text
+            "scorers": [
+                {
+                    "name": metric,
+                    "options": {},
+                    "metrics": [{"name": "inspect_ai/mean", "options": {}}],
+                    "metadata": {},
+                }
+                for metric in summary.figures.kind.metrics
+            ],
+        },
+        "plan": {
+            "name": "plan",
+            "steps": [{"solver": name, "params": _picked(run, _PLAN_PARAMS)}],
+            "config": _picked(run, _GENERATE),
+        },
+        "results": _results(summary, method, len(samples)),
+        "stats": {
+            **_times(summary),
+            "model_usage": {model: _usage(sum((_row_usage(r) for _, r in results), Usage()))},
+        },
+        "samples": samples,
+    }
+    stamp = created.astimezone(timezone.utc).strftime("%Y-%m-%dT%H-%M-%S+00-00")
+    return InspectLog(f"{stamp}_{slug(task, 80)}_{task_id}.json", document)
+
+
+def _id(*parts: str) -> str:
+    """A stable id (the same export twice gives the same ids): 22 hex digits, like Inspect's."""
+    return hashlib.sha256("\0".join(parts).encode("utf-8", "replace")).hexdigest()[:22]
+
+
+def _moment(text: str) -> datetime | None:
+    """A recorded ISO 8601 time (UTC when it names no zone); None for anything else."""
+    try:
+        moment = datetime.fromisoformat(text) if len(text) <= 64 else None
+    except ValueError:
+        return None
+    if moment is not None and moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment
+
+
+def _times(summary: Summary) -> Json:
+    started, updated = _moment(summary.created), _moment(summary.updated)
+    times = {"started_at": started, "completed_at": updated}
+    return {key: moment.isoformat() for key, moment in times.items() if moment is not None}
+
+
+def _picked(run: Json, keys: tuple[str, ...]) -> Json:
+    """The recorded settings ``keys`` that are plain values (numbers, flags, one-line text)."""
+    picked: Json = {}
+    for key in keys:
+        value = run.get(key)
+        if isinstance(value, bool) or (isinstance(value, (int, float)) and abs(value) < 1e15):
+            picked[key] = value
+        elif isinstance(value, str):
+            picked[key] = one_line(value)
+    return picked
+
+
+def _base_url(url: object) -> Json:
+    return {"model_base_url": one_line(redact_url(url))} if isinstance(url, str) else {}
+
+
+def _eval_facts(summary: Summary, method: str, skipped: int) -> Json:
+    """What else react-cli records about the eval: its method and methods, prompt, wiki,
+    status and the lines of ``results.jsonl`` that were no row."""
+    config = summary.config
+    wiki = config.run.get("wiki")
+    if isinstance(wiki, str):
+        wiki = f"zim:{Path(wiki[4:]).name}" if wiki.startswith("zim:") else redact_url(wiki)
+    facts: Json = {
+        "method": method,
+        "methods": [one_line(name, 60) for name in config.methods],
+        "prompt": {
+            "name": one_line(config.prompt_name),
+            "sha256": None if config.prompt_sha256 is None else one_line(config.prompt_sha256),
+        },
+        **_picked({**config.run, "wiki": wiki}, (*_FACTS, "wiki")),
+        "concurrency": config.concurrency,
+        "status": summary.status.value,
+        "skipped_lines": skipped,
+    }
+    return facts
+
+
+def _results(summary: Summary, method: str, count: int) -> Json:
+    """The summary's figures of ``method``: its scores as Inspect metrics, the rest as
+    metadata."""
+    figures = summary.figures
+    cells = dict(summary.methods).get(method)
+    if cells is None:  # an eval of one method: the summary's own figures are its
+        table = {key: value for key, value in figures.to_json().items() if key != "stop_reasons"}
+    else:
+        table = dict(cells)
+    numbers = {
+        key: value
+        for key, value in table.items()
+        if isinstance(value, (int, float)) and not isinstance(value, bool)
+    }
+    scores = [
+        {
+            "name": metric,
+            "scorer": metric,
+            "scored_samples": count,
+            "unscored_samples": 0,
+            "params": {},
+            "metrics": (
+                {"mean": {"name": "mean", "value": numbers[metric], "params": {}}}
+                if metric in numbers
+                else {}
+            ),
+        }
+        for metric in figures.kind.metrics
+    ]
+    others = {key: value for key, value in numbers.items() if key not in figures.kind.metrics}
+    return {
+        "total_samples": count,
+        "completed_samples": count,
+        "scores": scores,
+        "metadata": {"react_cli": others},
+    }
+
+
+def _samples(
+    directory: Path, kind: ScoreKind, model: str, results: list[tuple[Row, MethodResult]]
+) -> list[Json]:
+    """The samples, each with the dataset's id of its question where every question has one
+    of its own (cleaned, at most :data:`MAX_ID_CHARS`), else with its dataset index."""
+    named = [found for row, _ in results if (found := _sample_id(row.id)) is not None]
+    unique = len(named) == len(results) and len(set(named)) == len(named)
+    ids = named if unique else [row.index for row, _ in results]
+    return [
+        _sample(directory, kind, model, row, result, sample_id)
+        for (row, result), sample_id in zip(results, ids, strict=True)
+    ]
+
+
+def _sample_id(value: str | int | None) -> str | int | None:
+    if isinstance(value, str):
+        cleaned = one_line(value, MAX_ID_CHARS)
+        return cleaned if cleaned and len(cleaned) <= MAX_ID_CHARS else None
+    return value
+
+
+def _sample(
+    directory: Path,
+    kind: ScoreKind,
+    model: str,
+    row: Row,
+    result: MethodResult,
+    sample_id: str | int,
+) -> Json:
+    answer = "" if result.answer is None else shown(result.answer)
+    golds = [shown(gold) for gold in row.golds]
+    usage = _usage(_row_usage(result))
+    messages, notes = _messages(directory, row, result)
+    sample: Json = {
+        "id": sample_id,
+        "epoch": 1,
+        "input": shown(row.question),
+        "target": golds[0] if len(golds) == 1 else golds,
+        "messages": messages,
+        "output": {
+            "model": model,
+            "choices": [
+                {"message": {"role": "assistant", "content": answer}, "stop_reason": "stop"}
+            ],
+            "completion": answer,
+            "usage": usage,
+        },
+        "scores": _scores(kind, result, answer, golds),
+        "metadata": _sample_facts(row, result, notes),
+        "model_usage": {model: usage},
+        "total_time": result.latency_s,
+        "working_time": result.latency_s,
+    }
+    if result.failed:
+        message = shown(result.error or result.stop_reason.value)
+        sample["error"] = {"message": message, "traceback": "", "traceback_ansi": ""}
+    return sample
+
+
+def _scores(kind: ScoreKind, result: MethodResult, answer: str, golds: list[str]) -> Json:
+    explanation = "gold: " + " / ".join(golds)
+    if kind is ScoreKind.ACCURACY:
+        label = result.label.value if result.label is not None else None
+        read = answer if label is None else shown(label)
+        return {"accuracy": {"value": result.em, "answer": read, "explanation": explanation}}
+    return {
+        "em": {"value": result.em, "answer": answer, "explanation": explanation},
+        "f1": {"value": result.f1, "answer": answer, "explanation": explanation},
+    }
+
+
+def _sample_facts(row: Row, result: MethodResult, notes: Json) -> Json:
+    facts: Json = {
+        "index": row.index,
+        "stop_reason": result.stop_reason.value,
+        "error": None if result.error is None else shown(result.error),
+        "branch": None if result.branch is None else one_line(result.branch),
+        "steps": result.steps,
+        "calls": result.calls,
+        "tokens": result.tokens,
+        "tokens_estimated": result.usage is not None and result.usage.estimated,
+        "cost": result.cost,
+        "label": None
+        if result.label is None or result.label.value is None
+        else one_line(result.label.value),
+        "trace": None if result.trace is None else one_line(result.trace),
+        **notes,
+    }
+    return {key: value for key, value in facts.items() if value is not None}
+
+
+def _row_usage(result: MethodResult) -> Usage:
+    """The result's usage (rows before usage was recorded: its tokens, as prompt tokens)."""
+    return result.usage if result.usage is not None else Usage(result.tokens, 0)
+
+
+def _usage(usage: Usage) -> Json:
+    return {
+        "input_tokens": usage.prompt_tokens,
+        "output_tokens": usage.completion_tokens,
+        "total_tokens": usage.total_tokens,
+    }
+
+
+def _messages(directory: Path, row: Row, result: MethodResult) -> tuple[list[Json], Json]:
+    """The trajectory of ``result`` as chat messages, from its trace; and what the metadata
+    should say about it (no trace, a trace that could not be read, lists cut)."""
+    question: Json = {"role": "user", "content": shown(row.question)}
+    path = None if result.trace is None else inside(directory, result.trace)
+    if path is None:
+        return [question], {"trajectory": "no trace available for this question"}
+    try:
+        trace = Trace.read(path)
+    except TraceError as exc:  # said of the trace's name in the folder, not of a local path
+        reason = str(exc).removeprefix(f"{path}: ")
+        return [question], {"trajectory": shown(f"{result.trace}: {reason}")}
+    messages: list[Json] = []
+    if trace.prompt_template is not None:
+        messages.append({"role": "system", "content": shown(trace.prompt_template)})
+    messages.append(question)
+    transcript = _Transcript(trace.tool_specs)
+    steps, samples = trace.run.steps, trace.record.samples
+    for step in steps[:MAX_ITEMS]:
+        messages += transcript.step(step)
+    messages += [
+        {"role": "assistant", "content": shown(sample.raw)} for sample in samples[:MAX_ITEMS]
+    ]
+    cut = {
+        "steps_not_exported": max(0, len(steps) - MAX_ITEMS) or None,
+        "samples_not_exported": max(0, len(samples) - MAX_ITEMS) or None,
+    }
+    return messages, {key: value for key, value in cut.items() if value is not None}
+
+
+class _Transcript:
+    """A trace's steps as messages: tool calls named as the run's tools spell them, their
+    argument under the name their declaration gives it, and each with an id unique in the
+    sample (the call's own where the endpoint gave one)."""
+
+    def __init__(self, specs: tuple[ToolSpec, ...]) -> None:
+        self.arguments = {spec.name.casefold(): spec.argument for spec in (*specs, FINISH)}
+        self.ids: set[str] = set()
+
+    def step(self, step: Step) -> list[Json]:
+        call = step.call or _recorded_call(step)
+        if call is None:  # no valid action (or no reply): the model's text, the hint it was shown
+            text = step.raw + ("" if step.followup_raw is None else step.followup_raw)
+            messages: list[Json] = [{"role": "assistant", "content": shown(text)}]
+            if step.observation:
+                messages.append({"role": "user", "content": shown(step.observation)})
+            return messages
+        call_id = self._id(call, step)
+        name = one_line(call.name, 100)
+        argument = self.arguments.get(call.name.casefold(), "argument")
+        said: Json = {
+            "role": "assistant",
+            "content": shown(step.thought),
+            "tool_calls": [
+                {
+                    "id": call_id,
+                    "function": name,
+                    "arguments": {one_line(argument, 100): shown(call.argument)},
+                    "type": "function",
+                }
+            ],
+        }
+        if call.name.casefold() == FINISH.name.casefold():
+            return [said]
+        answer: Json = {
+            "role": "tool",
+            "content": shown(step.observation),
+            "tool_call_id": call_id,
+            "function": name,
+        }
+        if step.failed(ErrorKind.TOOL) and step.error is not None:
+            answer["error"] = {"type": "unknown", "message": shown(step.error.message)}
+        return [said, answer]
+
+    def _id(self, call: ToolCall, step: Step) -> str:
+        wanted = one_line(call.id, 100) if call.id else f"step{step.index}"
+        unique, count = wanted, 1
+        while unique in self.ids:  # a repeated id (a hand-made trace): made unique
+            count += 1
+            unique = f"{wanted}-{count}"
+        self.ids.add(unique)
+        return unique
+
+
+def _recorded_call(step: Step) -> ToolCall | None:
+    """The call of a step recorded before calls were (its action as written, ``Name[arg]``);
+    None for a step without one, or whose model call failed."""
+    if step.action is None or step.failed(ErrorKind.PARSE) or step.failed(ErrorKind.MODEL):
+        return None
+    name, bracket, rest = step.action.partition("[")
+    if not bracket or not name.strip():
+        return None
+    return ToolCall(name.strip(), rest.removesuffix("]"))
+
+
+_LISTED = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}")
+
+
+def viewer_lists(path: Path) -> bool:
+    """Whether ``inspect view`` lists the log at ``path`` (its name starts with a time)."""
+    return _LISTED.match(path.name) is not None

@@ -1,0 +1,67 @@
+"""What a command's spans are to the commands (on, or off and free), apart from OpenTelemetry."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
+from typing import Protocol
+
+from react_cli.loop.events import Ignore, Observer
+
+Facts = Mapping[str, str | int | float | bool | None]
+"""What a command tells its spans beside the events (the method, the protocol, a dataset)."""
+Warn = Callable[[str], None]
+
+
+class EvalSpans(Protocol):
+    """An eval's span, started, and a span for each of its questions (from any worker
+    thread)."""
+
+    def question(self, question: str, facts: Facts) -> AbstractContextManager[Observer]: ...
+
+    def finish(self, facts: Facts) -> None:
+        """End the eval's span with what it ended with."""
+
+
+class Spans(Protocol):
+    """What a command sends: a span per run (its model and tool calls inside), or per eval."""
+
+    def run(self, question: str, facts: Facts) -> AbstractContextManager[Observer]:
+        """An observer of one run (``ask``) whose span lasts as long as the block."""
+        ...
+
+    def eval(self, facts: Facts) -> EvalSpans:
+        """An eval's span, started now."""
+        ...
+
+    def close(self) -> None:
+        """Send what is left, waiting at most ``otel_timeout_s``; warn once if spans were
+        dropped."""
+
+
+class NoEvalSpans:
+    """An eval that sends no spans."""
+
+    def question(self, question: str, facts: Facts) -> AbstractContextManager[Observer]:
+        return _ignored()
+
+    def finish(self, facts: Facts) -> None:
+        """Nothing to record."""
+
+
+class NoSpans:
+    """A command that sends no spans."""
+
+    def run(self, question: str, facts: Facts) -> AbstractContextManager[Observer]:
+        return _ignored()
+
+    def eval(self, facts: Facts) -> EvalSpans:
+        return NoEvalSpans()
+
+    def close(self) -> None:
+        """Nothing was sent."""
+
+
+@contextmanager
+def _ignored() -> Iterator[Observer]:
+    yield Ignore()
