@@ -18,8 +18,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "support"))
 
-from eval_fakes import PerQuestion  # noqa: E402
-from share_data import A_SCRIPTS, CHROMIUM_ARGS, HOTPOT  # noqa: E402
+from eval_fakes import HOTPOT, PerQuestion  # noqa: E402
+from share_data import A_SCRIPTS, CHROMIUM_ARGS  # noqa: E402
 from share_evals import run_eval  # noqa: E402
 
 from react_cli.share.export import write_output  # noqa: E402

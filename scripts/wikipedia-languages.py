@@ -25,9 +25,9 @@ HEADER = """\
 def family_lists(source: str) -> set[str]:
     found: set[str] = set()
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
-            if node.targets[0].id in ("codes", "closed_wikis"):
-                found |= set(ast.literal_eval(node.value))
+        target = node.targets[0] if isinstance(node, ast.Assign) else None
+        if isinstance(target, ast.Name) and target.id in ("codes", "closed_wikis"):
+            found |= set(ast.literal_eval(node.value))
     return found
 
 
