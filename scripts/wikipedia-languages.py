@@ -25,7 +25,9 @@ HEADER = """\
 def family_lists(source: str) -> set[str]:
     found: set[str] = set()
     for node in ast.walk(ast.parse(source)):
-        target = node.targets[0] if isinstance(node, ast.Assign) else None
+        if not isinstance(node, ast.Assign):
+            continue
+        target = node.targets[0]
         if isinstance(target, ast.Name) and target.id in ("codes", "closed_wikis"):
             found |= set(ast.literal_eval(node.value))
     return found
