@@ -61,6 +61,12 @@ class Step:
     details: dict[str, Any] = field(default_factory=dict)  # the tool's facts about its call
     forced: bool = False  # the extra Finish[ call of --force-answer
     max_tokens_reached: bool = False  # a reply stopped by max_tokens before its action
+    # Native tool calls (--protocol tools): the assistant message of the step's call and of its
+    # follow-up as received; and, for a call that came in an earlier step's reply with others,
+    # that step (the reply, its cost and time are booked there; this step made no model call).
+    message: dict[str, Any] | None = None
+    followup_message: dict[str, Any] | None = None
+    reply_step: int | None = None
 
     def failed(self, kind: ErrorKind) -> bool:
         return self.error is not None and self.error.kind is kind
@@ -80,6 +86,15 @@ class Step:
         if self.error is not None and self.error.kind is ErrorKind.TOOL:
             details["error"] = self.error.message
         call = {} if self.call is None else {"call": self.call.to_json()}
+        native = {
+            key: value
+            for key, value in (
+                ("message", self.message),
+                ("followup_message", self.followup_message),
+                ("reply_step", self.reply_step),
+            )
+            if value is not None
+        }
         return {
             "index": self.index,
             "thought": self.thought,
@@ -88,6 +103,7 @@ class Step:
             "observation": self.observation,
             "raw": self.raw,
             "followup_raw": self.followup_raw,
+            **native,
             "usage": self.usage.to_json(),
             "latency_s": round(self.latency_s, 4),
             "tool_latency_s": round(self.tool_latency_s, 4),
@@ -119,6 +135,7 @@ class Step:
         else:
             error = None
         usage = data.get("usage")
+        reply_step = data.get("reply_step")
         return cls(
             index=int(data.get("index", 0)),
             thought=optional_text(data, "thought") or "",
@@ -134,6 +151,9 @@ class Step:
             tool_retries=int(data.get("tool_retries") or 0),
             error=error,
             details=details,
+            message=_message(data, "message"),
+            followup_message=_message(data, "followup_message"),
+            reply_step=None if reply_step is None else _step_number(reply_step),
             **flags,
         )
 
@@ -205,7 +225,25 @@ def _call(data: Any) -> ToolCall | None:
     name, argument = optional_text(data, "name"), optional_text(data, "argument")
     if not name or argument is None:
         raise TypeError("a step's call has no name or argument")
-    return ToolCall(name, argument, optional_text(data, "id"))
+    arguments = data.get("arguments")
+    if arguments is not None and not isinstance(arguments, dict):
+        raise TypeError(f"a step's call arguments are {type(arguments).__name__}, not an object")
+    return ToolCall(name, argument, optional_text(data, "id"), arguments)
+
+
+def _message(data: dict[str, Any], key: str) -> dict[str, Any] | None:
+    """A recorded assistant message: absent or null is None; anything but an object is a
+    TypeError (its fields are read, as hostile as when they arrived, by ``llm.toolcalls``)."""
+    value = data.get(key)
+    if value is not None and not isinstance(value, dict):
+        raise TypeError(f"{key} is {type(value).__name__}, not an object")
+    return value
+
+
+def _step_number(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"reply_step is {value!r}, not a step number")
+    return value
 
 
 def _stop_reason(text: str) -> StopReason | str:

@@ -17,11 +17,12 @@ from typing import Any
 
 import requests
 
-from react_cli.core.records import Api, Usage
+from react_cli.core.records import Api, ToolCall, Usage
 from react_cli.infra.deadline import Watchdog
 from react_cli.infra.sizelimit import TooLarge, capped_lines, read_capped
 from react_cli.infra.untrusted import decode, loads
 from react_cli.llm.base import KeepAll, TextCutter, TextSink, cut_whole
+from react_cli.llm.toolcalls import CallAssembler, calls_of
 
 STREAM_READ_BYTES = 512  # per read of a stream: text reaches the screen as it comes
 BODY_READ_BYTES = 65_536
@@ -43,6 +44,11 @@ class Malformed(Exception):
 
 class CutOff(Malformed):
     """A stream that ended without a finish reason: cut off, so a fresh request may do."""
+
+
+class EmptyStream(CutOff):
+    """A stream that sent nothing at all: llama-cpp-python's answer to a streamed ``auto``
+    tool request when the model picks a tool (its handler fails after the headers)."""
 
 
 class BrokeOff(Exception):
@@ -80,11 +86,13 @@ class ShownOnce:
 
 @dataclass(frozen=True)
 class Answer:
-    """The kept text of one completion, its usage (None: not reported) and finish reason."""
+    """The kept text of one completion, its usage (None: not reported) and finish reason, and
+    the native tool calls of a chat answer (as sent: see ``toolcalls``)."""
 
     text: str
     usage: Usage | None
     finish_reason: str | None
+    tool_calls: tuple[ToolCall, ...] = ()
 
 
 @dataclass
@@ -149,8 +157,10 @@ class AnswerReader:
 
     def _choice(self, choice: dict[str, Any], usage: Usage | None) -> Answer:
         """One choice of a JSON answer, cut by the request's cutter and at ``max_chars``."""
+        calls: tuple[ToolCall, ...] = ()
         if self.api is Api.CHAT:
             content = _field(choice.get("message"), "content")
+            calls = calls_of(choice.get("message"), self.max_chars)
         else:
             content = choice.get("text")
         content = content if isinstance(content, str) else ""
@@ -159,7 +169,7 @@ class AnswerReader:
         if len(text) > self.max_chars:
             text, finish = text[: self.max_chars], "length"
             self.log(f"answer longer than {self.max_chars} characters; cut there")
-        return Answer(text, usage, finish)
+        return Answer(text, usage, finish, calls)
 
     def _read_stream(self, response: requests.Response) -> Answer:
         """Read SSE until [DONE] or until the cutter cuts (an invented Observation line).
@@ -168,8 +178,9 @@ class AnswerReader:
         watchdog ends a stream that sends only those, or one byte at a time, when its time is up.
         """
         cutter = self.cutter()
+        calls = CallAssembler(self.max_chars)
         usage: Usage | None = None
-        finish, done, saw_choice = None, False, False
+        finish, done, saw_choice, saw_data = None, False, False, False
         received = shown = 0
         try:
             for line in capped_lines(response.iter_content(STREAM_READ_BYTES), self.limit_bytes):
@@ -178,6 +189,7 @@ class AnswerReader:
                 payload = _sse_data(line)
                 if payload is None:
                     continue
+                saw_data = True
                 if payload == "[DONE]":
                     done = True
                     break
@@ -192,6 +204,8 @@ class AnswerReader:
                     continue
                 saw_choice = True
                 finish = _finish_reason(choice) or finish
+                if self.api is Api.CHAT:
+                    calls.feed(_field(choice.get("delta"), "tool_calls"))
                 piece = self._piece(choice)
                 received += len(piece)
                 released = cutter.feed(piece)[: max(0, self.max_chars - shown)]
@@ -209,6 +223,8 @@ class AnswerReader:
             raise Malformed(f"a stream event {exc}") from None
         if self.watchdog.expired and not done:
             raise BrokeOff(None)
+        if not saw_data:
+            raise EmptyStream(ENDED_BEFORE_DONE)
         if finish is None:  # every complete answer names why it ended
             raise CutOff(DONE_WITHOUT_FINISH if done else ENDED_BEFORE_DONE)
         if not saw_choice:
@@ -216,7 +232,7 @@ class AnswerReader:
         tail = cutter.flush()[: max(0, self.max_chars - shown)]
         if self.sink and tail:
             self.sink(tail)
-        return Answer(cutter.text[: self.max_chars], usage, finish)
+        return Answer(cutter.text[: self.max_chars], usage, finish, calls.calls())
 
     def _piece(self, choice: dict[str, Any]) -> str:
         """The visible text of one chunk; reasoning_content/reasoning fields are ignored."""

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from react_cli.core.errors import UsageError
 from react_cli.core.method import Method
-from react_cli.core.records import Api
+from react_cli.core.records import Api, ProtocolName
 from react_cli.settings.urls import VARIANT_CODE, check_url
 
 if TYPE_CHECKING:
@@ -58,6 +58,7 @@ def validate(settings: Settings, api_source: str) -> None:
     if settings.method not in set(Method):
         shown = _shown(settings.method)
         raise UsageError(f"--method must be one of {', '.join(Method)}, not {shown}")
+    _check_protocol(settings)
     checks = [
         (settings.max_steps >= 1, "--max-steps must be at least 1"),
         (
@@ -106,6 +107,22 @@ def validate(settings: Settings, api_source: str) -> None:
     check_url("--base-url", settings.base_url)
     if settings.wiki.split(":", 1)[0].lower() in ("http", "https"):  # zim:PATH is a file
         check_url("--wiki", settings.wiki)
+
+
+def _check_protocol(settings: Settings) -> None:
+    """The protocol is one there is, on an API that carries it."""
+    if settings.protocol not in set(ProtocolName):
+        shown = _shown(settings.protocol)
+        raise UsageError(f"--protocol must be one of {', '.join(ProtocolName)}, not {shown}")
+    if settings.protocol == ProtocolName.TOOLS and settings.api == Api.COMPLETIONS:
+        raise UsageError(
+            "--protocol tools needs the chat API: /completions takes no tools "
+            "(use --api chat, or --protocol text)"
+        )
+    if settings.protocol == ProtocolName.TOOLS and settings.constrain:
+        raise UsageError(
+            "--constrain applies to --protocol text (native tool calls are structured already)"
+        )
 
 
 def _shown(value: str) -> str:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from react_cli.core.method import Method, Task
+from react_cli.core.records import ProtocolName
 from react_cli.infra.redaction import redact_url
 from react_cli.loop.limits import Limits
 from react_cli.loop.prompts import PromptTemplate
@@ -49,6 +50,8 @@ class RunConfig:
     """The name and hash of each kind of prompt, for methods that send more than one."""
     tools: tuple[ToolSpec, ...] = ()
     """What the run's loops could call, Finish last (none recorded: the paper's three)."""
+    protocol: ProtocolName | str | None = None  # None: not recorded (text); unknown: text
+    constrain: bool | None = None  # text protocol: replies constrained by a grammar
 
     def to_json(self) -> dict[str, Any]:
         limits = self.limits
@@ -65,6 +68,7 @@ class RunConfig:
             "model": self.model,
             "base_url": self.base_url,
             "api": self.api,
+            **_recorded("protocol", None if self.protocol is None else str(self.protocol)),
             "prompt": {"name": self.prompt_name, "sha256": self.prompt_sha256},
             **{key: value for key, value in methods.items() if value not in (None, {}, [])},
             "temperature": self.temperature,
@@ -77,6 +81,7 @@ class RunConfig:
             "stream": self.stream,
             "timeout_s": limits.timeout_s,
             "force_answer": limits.force_answer,
+            **_recorded("constrain", self.constrain),
             "wiki": self.wiki,
             "variant": self.variant,
         }
@@ -120,10 +125,18 @@ class RunConfig:
             hybrid_max_steps=_count(data, "hybrid_max_steps", None),
             prompts=_prompts(data.get("prompts")),
             tools=_tools(data.get("tools")),
+            protocol=_known(ProtocolName, _text(data, "protocol")),
+            constrain=_flag(data, "constrain"),
         )
 
 
-def _known(kind: type[Method] | type[Task], value: str | None) -> Any:
+def _recorded(key: str, value: Any) -> dict[str, Any]:
+    """A field traces before it existed lack: written once recorded (read back, they keep
+    their bytes)."""
+    return {} if value is None else {key: value}
+
+
+def _known(kind: type[Method] | type[Task] | type[ProtocolName], value: str | None) -> Any:
     """A recorded name as the enum member it names, or as text a newer writer used."""
     if value is None:
         return None
@@ -213,5 +226,7 @@ def run_config(
         hybrid_max_steps=hybrid_steps(settings, task) if any(m.hybrid for m in methods) else None,
         prompts=sends,
         tools=tools,
+        protocol=ProtocolName(settings.protocol),
+        constrain=settings.constrain,
         **{name: getattr(settings, name) for name in copied},
     )

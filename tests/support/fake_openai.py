@@ -18,6 +18,12 @@ answering with its LAST reply, so ``[Reply(status=503)]`` is a server that is do
 A request for ``n`` choices (not streamed) gets ``n`` replies as its choices (``n="answer"``),
 a 400 naming ``n`` (``"refuse"``, as reasoning models and llama.cpp's server do), or one
 choice (``"ignore"``, as llama-cpp-python's server does).
+
+Native tool calls: a reply's ``tool_calls`` (``{"name", "arguments", "id"}``; ``arguments`` text
+or an object, sent as given) come in the message's ``tool_calls``, or streamed as OpenAI streams
+them: each call's id and name in its first delta, its arguments in ``chunk_size`` fragments
+(``call_deltas="repeat"``: every delta repeats index, id and name, as llama-cpp-python does;
+``"no_index"``: no index at all). The prompt tokens count the declared ``tools`` too.
 """
 
 from __future__ import annotations
@@ -64,6 +70,8 @@ class Reply:
     fault: str | None = None
     reasoning: str = ""  # sent as reasoning_content (chat only), before the text
     finish_reason: str = "stop"
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # chat only
+    call_deltas: str = "openai"  # how calls stream: "openai", "repeat", "no_index"
 
 
 @dataclass
@@ -277,7 +285,10 @@ class _Handler(BaseHTTPRequestHandler):
                     self._event(_chunk(chat, reasoning=reply.reasoning[i : i + size]))
             for piece in pieces:
                 self._event(_chunk(chat, content=piece))
-            self._event(_chunk(chat, finish=finish))
+            if chat:
+                for delta in _call_deltas(reply, size):
+                    self._event(_chunk(chat, calls=[delta]))
+            self._event(_chunk(chat, finish=_finish(reply, finish)))
             if usage is not None:
                 self._event({"object": "chunk", "choices": [], "usage": usage})
         self._write_chunk(b"data: [DONE]\n\n")
@@ -331,10 +342,50 @@ def _answer(reply: Reply, body: dict[str, Any], default: int | None) -> tuple[st
     return _apply_max_tokens(text, finish, body, default)
 
 
+def _wire_call(number: int, call: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": call.get("id", f"call_fake_{number}"),
+        "type": "function",
+        "function": {"name": call.get("name"), "arguments": call.get("arguments", "")},
+    }
+
+
+def _call_deltas(reply: Reply, size: int) -> list[dict[str, Any]]:
+    """A reply's calls as stream deltas (see the module docstring)."""
+    deltas: list[dict[str, Any]] = []
+    for number, call in enumerate(reply.tool_calls):
+        wire = _wire_call(number, call)
+        head = {"index": number, "id": wire["id"], "type": "function"}
+        name = wire["function"]["name"]
+        arguments = wire["function"]["arguments"]
+        if not isinstance(arguments, str):  # an object: sent whole, in the first delta
+            deltas.append({**head, "function": {"name": name, "arguments": arguments}})
+            continue
+        deltas.append({**head, "function": {"name": name, "arguments": ""}})
+        for i in range(0, len(arguments), size):
+            piece: dict[str, Any] = {"arguments": arguments[i : i + size]}
+            if reply.call_deltas == "repeat":
+                deltas.append({**head, "function": {"name": name, **piece}})
+            else:
+                deltas.append({"index": number, "function": piece})
+    if reply.call_deltas == "no_index":
+        for delta in deltas:
+            delta.pop("index", None)
+    return deltas
+
+
+def _finish(reply: Reply, finish: str) -> str:
+    return "tool_calls" if reply.tool_calls and finish == "stop" else finish
+
+
 def _usage(body: dict[str, Any], texts: list[str]) -> dict[str, int]:
-    """The prompt counted once, every choice's text: 4 characters a token."""
+    """The prompt counted once (with the tools it declares and the calls in its messages),
+    every choice's text: 4 characters a token."""
     messages = body.get("messages") or []
-    prompt = "".join(str(m.get("content", "")) for m in messages) or str(body.get("prompt", ""))
+    prompt = "".join(str(m.get("content") or "") for m in messages) or str(body.get("prompt", ""))
+    prompt += "".join(json.dumps(m["tool_calls"]) for m in messages if m.get("tool_calls"))
+    if body.get("tools"):
+        prompt += json.dumps(body["tools"], separators=(",", ":"))
     prompt_tokens, completion_tokens = len(prompt) // 4, sum(len(text) // 4 for text in texts)
     return {
         "prompt_tokens": prompt_tokens,
@@ -348,11 +399,14 @@ def _completion(
 ) -> dict[str, Any]:
     choices = []
     for index, (text, finish) in enumerate(answers):
-        choice: dict[str, Any] = {"index": index, "finish_reason": finish}
+        choice: dict[str, Any] = {"index": index, "finish_reason": _finish(reply, finish)}
         if chat:
             choice["message"] = {"role": "assistant", "content": text}
             if reply.reasoning:
                 choice["message"]["reasoning_content"] = reply.reasoning
+            if reply.tool_calls:
+                calls = [_wire_call(n, call) for n, call in enumerate(reply.tool_calls)]
+                choice["message"].update(content=text or None, tool_calls=calls)
         else:
             choice["text"] = text
         choices.append(choice)
@@ -374,6 +428,7 @@ def _chunk(
     reasoning: str | None = None,
     role: str | None = None,
     finish: str | None = None,
+    calls: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     if chat:
         delta: dict[str, Any] = {}
@@ -381,6 +436,8 @@ def _chunk(
             delta.update(role=role, content="")
         if content is not None:
             delta["content"] = content
+        if calls is not None:
+            delta["tool_calls"] = calls
         if reasoning is not None:
             delta["reasoning_content"] = reasoning
         choice: dict[str, Any] = {"index": 0, "delta": delta, "finish_reason": finish}

@@ -1,0 +1,69 @@
+"""GBNF grammars that constrain a text-protocol reply (``--constrain``): one thought line, then
+``Action k: Name[argument]`` with Name a tool of the run's set.
+
+llama.cpp's server and llama-cpp-python's take a GBNF ``grammar`` on both endpoints (vLLM's
+``structured_outputs`` reads the same text: xgrammar's EBNF is compatible). A grammar the
+server cannot parse kills llama.cpp's server, so every literal is written by
+:func:`literal` (quote, backslash and control characters escaped) and every class is a fixed
+one; nothing the model or the user wrote reaches a grammar but the tool names. The step number
+is a literal (a grammar left to write it gives ``Action 2005:``); text and arguments are
+bounded (``{m,n}``), so a constrained reply always ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from react_cli.tools.base import ToolSpec
+
+THOUGHT_CHARS = 400
+ARGUMENT_CHARS = 200
+_RULES = (
+    f"thought ::= [^\\n]{{1,{THOUGHT_CHARS}}}",
+    f"arg ::= [^\\]\\n]{{0,{ARGUMENT_CHARS}}}",
+)
+
+
+def literal(text: str) -> str:
+    """``text`` as a GBNF string literal."""
+    out = []
+    for char in text:
+        code = ord(char)
+        if char in '"\\':
+            out.append("\\" + char)
+        elif char == "\n":
+            out.append("\\n")
+        elif char == "\r":
+            out.append("\\r")
+        elif char == "\t":
+            out.append("\\t")
+        elif code < 0x20 or code == 0x7F:
+            out.append(f"\\x{code:02X}")
+        elif 0xD800 <= code <= 0xDFFF:  # a lone surrogate cannot be sent as UTF-8
+            out.append("\\uFFFD")
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
+
+
+def _names(specs: Sequence[ToolSpec]) -> str:
+    return "name ::= " + " | ".join(literal(spec.name) for spec in specs)
+
+
+def step_grammar(step: int, specs: Sequence[ToolSpec], *, thoughts: bool) -> str:
+    """A step's reply after ``Thought k:`` (ReAct) or ``Action k:`` (Act)."""
+    if thoughts:
+        head = f'root ::= " " thought "\\n" {literal(f"Action {step}: ")} name "[" arg "]"'
+    else:
+        head = 'root ::= " " name "[" arg "]"'
+    return "\n".join((head, _names(specs), *_RULES)) + "\n"
+
+
+def action_grammar(specs: Sequence[ToolSpec]) -> str:
+    """The reply to the paper's extra call for the action alone (after ``Action k:``)."""
+    return "\n".join(('root ::= " " name "[" arg "]"', _names(specs), *_RULES[1:])) + "\n"
+
+
+def answer_grammar() -> str:
+    """The reply after ``--force-answer``'s ``Action k: Finish[``: the answer and ``]``."""
+    return "\n".join(('root ::= arg "]"', *_RULES[1:])) + "\n"
