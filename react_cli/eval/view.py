@@ -100,6 +100,13 @@ def _line(text: str) -> str:
     return " ".join(plain(text).split())
 
 
+def _protocol_row(protocol: object) -> list[tuple[str, str]]:
+    """The protocol's row, for an eval that did not speak the paper's text."""
+    return (
+        [("protocol", _line(protocol))] if isinstance(protocol, str) and protocol != "text" else []
+    )
+
+
 def summary_table(summary: Summary) -> Table:
     """The final numbers of an eval, one per line."""
     table = Table(title="react-cli eval", show_header=False, title_justify="left")
@@ -110,6 +117,7 @@ def summary_table(summary: Summary) -> Table:
         ("dataset", f"{_line(dataset.path)} ({dataset.format.value})"),
         ("model", _line(config.model)),
         ("prompt", _line(config.prompt_name)),
+        *_protocol_row(config.run.get("protocol")),
         ("status", summary.status.value),
         ("questions", str(figures.n)),
     ]

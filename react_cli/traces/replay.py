@@ -188,7 +188,8 @@ def recorded_tools(
 ) -> ToolSet:
     """A tool set that answers the recorded calls of ``steps`` (in order), then ``live``."""
     recording = _Recording(steps, specs, live)
-    return ToolSet([_RecordedTool(spec, recording) for spec in specs if spec != FINISH])
+    finish = FINISH.name.casefold()  # a recorded Finish is the built-in one, whatever it says
+    return ToolSet([_RecordedTool(s, recording) for s in specs if s.name.casefold() != finish])
 
 
 @dataclass(frozen=True)

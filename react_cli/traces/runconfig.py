@@ -159,7 +159,11 @@ def _tools(data: Any) -> tuple[ToolSpec, ...]:
         return ()
     if not isinstance(data, list):
         raise TypeError(f"config tools is {type(data).__name__}, not a list")
-    return tuple(ToolSpec.from_json(item) for item in data)
+    specs = tuple(ToolSpec.from_json(item) for item in data)
+    names = [spec.name.casefold() for spec in specs]
+    if len(set(names)) != len(names):
+        raise ValueError("config tools name one tool twice")
+    return specs
 
 
 def _text(data: dict[str, Any], key: str) -> str | None:

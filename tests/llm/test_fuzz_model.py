@@ -164,3 +164,87 @@ def test_any_model_answer_ends_cleanly(
         assert len(lines) == 1 and lines[0].startswith("Error: no answer: ")
     for control in ("\x1b", "\x9b", "\u202e", "\x00"):
         assert control not in result.stdout + result.stderr
+
+
+HOSTILE_CALL = st.one_of(
+    json_value,
+    st.fixed_dictionaries(
+        {
+            "index": st.one_of(st.integers(-5, 10**15), json_value),
+            "id": st.one_of(HOSTILE_TEXT, json_value),
+            "function": st.fixed_dictionaries(
+                {
+                    "name": st.one_of(
+                        st.sampled_from(["search", "finish", "lookup"]), HOSTILE_TEXT
+                    ),
+                    "arguments": st.one_of(
+                        HOSTILE_TEXT,
+                        json_value,
+                        st.sampled_from(
+                            ['{"entity": "Arthur', "'s Magazine\"}", '{"answer": "yes"}']
+                        ),
+                        st.integers(1, 100_000).map(lambda depth: "[" * depth),
+                    ),
+                }
+            ),
+        }
+    ),
+)
+
+
+def call_delta(calls: Any) -> bytes:
+    return event(json.dumps({"choices": [{"delta": {"tool_calls": calls}}]}).encode())
+
+
+@st.composite
+def tool_answers(draw: st.DrawFn) -> tuple[Answer, bool]:
+    """A hostile answer with native tool calls: streamed deltas, or one message."""
+    calls = draw(st.lists(HOSTILE_CALL, max_size=4))
+    if draw(st.booleans()):
+        message = {
+            "content": draw(HOSTILE_TEXT),
+            "tool_calls": draw(st.one_of(st.just(calls), json_value)),
+        }
+        body = json.dumps(
+            {"choices": [{"message": message, "finish_reason": "tool_calls"}]}
+        ).encode()
+        return Answer(
+            head(Content_Type="application/json", Content_Length=str(len(body))) + body
+        ), False
+    events = [call_delta(draw(st.one_of(st.just([call]), json_value))) for call in calls]
+    events += draw(st.lists(EVENTS, max_size=2))
+    stream = b"".join(
+        [*events, delta("", draw(st.sampled_from(["tool_calls", "stop", None]))), event(b"[DONE]")]
+    )
+    return Answer(
+        head(Content_Type="text/event-stream", Content_Length=str(len(stream))) + stream
+    ), True
+
+
+@cli_fuzz(15)
+@given(answer=tool_answers())
+def test_any_tool_call_answer_ends_cleanly(
+    cli: Runner, wiki: FakeMediaWiki, answer: tuple[Answer, bool]
+) -> None:
+    hostile, stream = answer
+    with HostileServer(hostile) as llm:
+        started = time.monotonic()
+        result = cli(
+            ["ask", "When?", "--json", "--protocol", "tools", "--max-steps", "2",
+             "--max-tokens", "20", *([] if stream else ["--no-stream"])],
+            OPENAI_BASE_URL=llm.url + "/v1",
+            REACT_CLI_MODEL="m",
+            REACT_CLI_WIKI=wiki.url,
+        )  # fmt: skip
+    assert time.monotonic() - started < BOUND_S
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+    trace = cli.trace()
+    assert json.loads(result.stdout)["protocol"] == "tools" == trace["config"]["protocol"]
+    lines = said(result.stderr)
+    if result.code == 0:
+        assert trace["stop_reason"] in FINISHED and lines == []
+    else:
+        assert result.code == 1 and trace["stop_reason"] in FAILED
+        assert len(lines) == 1 and lines[0].startswith("Error: no answer: ")
+    for control in ("\x1b", "\x9b", "\u202e", "\x00"):
+        assert control not in result.stdout + result.stderr

@@ -22,6 +22,10 @@ GOOD: dict[str, Any] = json.loads(EXAMPLE.read_text(encoding="utf-8"))
 HYBRID: dict[str, Any] = json.loads(
     (EXAMPLES / "kiss-and-tell-cot-sc-react.json").read_text(encoding="utf-8")
 )
+# Native tool calls: a reply of two calls, the raw assistant messages, the tools protocol.
+TOOLS: dict[str, Any] = json.loads(
+    (EXAMPLES / "arthurs-magazine-tools.json").read_text(encoding="utf-8")
+)
 BOUND_S = 10.0  # a hang detector: each command takes well under a second
 FUZZ = cli_fuzz(15)
 
@@ -64,6 +68,17 @@ def test_any_method_trace_is_shown_re_run_or_refused_in_one_line(
         assert_shown_or_refused(cli, ["replay", *mode, str(path)], path)
     derived = ["replay", "--rerun", "--method", "react+cot-sc", str(path)]
     assert_shown_or_refused(cli, derived, path, codes="012")  # 2: the trace cannot give it
+
+
+@cli_fuzz(10)
+@given(data=mutated(TOOLS))
+def test_any_tools_trace_is_shown_re_run_or_refused_in_one_line(
+    cli: Runner, tmp_path_factory: pytest.TempPathFactory, data: bytes
+) -> None:
+    path = tmp_path_factory.mktemp("trace") / "tools.json"
+    path.write_bytes(data)
+    for mode in ([], ["--rerun"], ["--format", "markdown"]):
+        assert_shown_or_refused(cli, ["replay", *mode, str(path)], path)
 
 
 @cli_fuzz(10)

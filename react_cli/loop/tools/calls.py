@@ -146,6 +146,8 @@ def read_call(wire: ToolCall, call_id: str, specs: Sequence[ToolSpec]) -> ReadCa
     try:
         arguments = _arguments(wire.argument, spec)
         argument = spec.argument_from(arguments)
+        if spec.parameters is None:  # one text, on one line, as the text protocol reads it
+            argument = " ".join(argument.split())
     except ArgumentError as exc:
         return ReadCall(None, shown, call_id, f"Invalid call: {exc}.")
     if not argument.strip() and spec.name != FINISH.name:
