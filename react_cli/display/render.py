@@ -171,7 +171,8 @@ class Renderer:
         """A complete action (a native tool call), after its reply's text: on the line of an
         ``Action k:`` label still empty, else on a line of its own."""
         self._end_reply()
-        if not (self._after_label and self._label_word == "action" and self._index == index):
+        on_label = self._line_open and self._after_label  # nothing printed after it since
+        if not (on_label and self._label_word == "action" and self._index == index):
             self._action_requested(index)
         self._show(action)
         self._end_line()

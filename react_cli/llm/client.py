@@ -321,6 +321,7 @@ class OpenAIClient:
         try:
             return read(reader)
         except EmptyStream as exc:
+            response.raw.close()  # the server failed after its headers: never reuse the socket
             if request.tools and self.facts.refuse(STREAMED_TOOLS):
                 self._log("a streamed tool request got an empty stream; asking without streaming")
                 raise _Resend from None

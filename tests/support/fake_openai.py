@@ -236,7 +236,8 @@ class _Handler(BaseHTTPRequestHandler):
         chat = path.endswith("/chat/completions")
         replies = [reply] + [fake._next_reply(body) for _ in range(choices - 1)]
         answers = [_answer(r, body, fake.default_max_tokens) for r in replies]
-        usage = _usage(body, [text for text, _ in answers]) if reply.usage else None
+        written = [text + _calls_text(r) for r, (text, _) in zip(replies, answers, strict=True)]
+        usage = _usage(body, written) if reply.usage else None
         if body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             text, finish = answers[0]
@@ -372,6 +373,11 @@ def _call_deltas(reply: Reply, size: int) -> list[dict[str, Any]]:
         for delta in deltas:
             delta.pop("index", None)
     return deltas
+
+
+def _calls_text(reply: Reply) -> str:
+    """A reply's calls as the completion tokens count them."""
+    return "".join(json.dumps(call, separators=(",", ":")) for call in reply.tool_calls)
 
 
 def _finish(reply: Reply, finish: str) -> str:

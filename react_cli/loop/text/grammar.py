@@ -7,7 +7,10 @@ server cannot parse kills llama.cpp's server, so every literal is written by
 :func:`literal` (quote, backslash and control characters escaped) and every class is a fixed
 one; nothing the model or the user wrote reaches a grammar but the tool names. The step number
 is a literal (a grammar left to write it gives ``Action 2005:``); text and arguments are
-bounded (``{m,n}``), so a constrained reply always ends.
+bounded (``{m,n}``), so a constrained reply always ends. The grammar allows only what the
+parser reads as the action: the thought never starts like an invented ``Observation`` line
+(which the client cuts), holds no ``<`` (a ``<think>`` block would swallow the action), and an
+argument starts with neither a space nor ``]`` (an empty argument is no action).
 """
 
 from __future__ import annotations
@@ -18,10 +21,11 @@ from react_cli.tools.base import ToolSpec
 
 THOUGHT_CHARS = 400
 ARGUMENT_CHARS = 200
-_RULES = (
-    f"thought ::= [^\\n]{{1,{THOUGHT_CHARS}}}",
-    f"arg ::= [^\\]\\n]{{0,{ARGUMENT_CHARS}}}",
+THOUGHT = (
+    f"thought ::= head [^\\n<]{{0,{THOUGHT_CHARS - 2}}}",
+    "head ::= [^\\n<*_#> \\tOo] [^\\n<] | [Oo] [^\\n<Bb]",
 )
+ARGUMENT = f"arg ::= [^\\]\\n ] [^\\]\\n]{{0,{ARGUMENT_CHARS - 1}}}"
 
 
 def literal(text: str) -> str:
@@ -50,20 +54,24 @@ def _names(specs: Sequence[ToolSpec]) -> str:
     return "name ::= " + " | ".join(literal(spec.name) for spec in specs)
 
 
+def _grammar(*rules: str) -> str:
+    return "\n".join(rules) + "\n"
+
+
 def step_grammar(step: int, specs: Sequence[ToolSpec], *, thoughts: bool) -> str:
     """A step's reply after ``Thought k:`` (ReAct) or ``Action k:`` (Act)."""
-    if thoughts:
-        head = f'root ::= " " thought "\\n" {literal(f"Action {step}: ")} name "[" arg "]"'
-    else:
-        head = 'root ::= " " name "[" arg "]"'
-    return "\n".join((head, _names(specs), *_RULES)) + "\n"
+    if not thoughts:
+        return action_grammar(specs)
+    head = f'root ::= " " thought "\\n" {literal(f"Action {step}: ")} name "[" arg "]"'
+    return _grammar(head, _names(specs), *THOUGHT, ARGUMENT)
 
 
 def action_grammar(specs: Sequence[ToolSpec]) -> str:
-    """The reply to the paper's extra call for the action alone (after ``Action k:``)."""
-    return "\n".join(('root ::= " " name "[" arg "]"', _names(specs), *_RULES[1:])) + "\n"
+    """The reply to the paper's extra call for the action alone, or an Act step's (after
+    ``Action k:``)."""
+    return _grammar('root ::= " " name "[" arg "]"', _names(specs), ARGUMENT)
 
 
 def answer_grammar() -> str:
     """The reply after ``--force-answer``'s ``Action k: Finish[``: the answer and ``]``."""
-    return "\n".join(('root ::= arg "]"', *_RULES[1:])) + "\n"
+    return _grammar('root ::= arg "]"', ARGUMENT)
