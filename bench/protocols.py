@@ -19,18 +19,14 @@ import tempfile
 from pathlib import Path
 from statistics import fmean
 
-import _common  # noqa: F401  (makes tests/ importable)
+from _common import run_eval  # (makes tests/ importable too)
 from eval_fakes import HOTPOT, Q
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, _usage
 from method_fakes import SCRIPTS, MethodsEndpoint
 from tool_fakes import ProtocolsEndpoint, tools_script
 
-from react_cli.eval.plan import EvalRequest, plan_eval
-from react_cli.eval.runner import evaluate
-from react_cli.eval.store import claim_folder
-from react_cli.llm.sampling import EndpointFacts
-from react_cli.session import build_backend, build_model
+from react_cli.eval.plan import EvalRequest
 
 PROTOCOLS = ("text", "tools")
 
@@ -42,14 +38,7 @@ def question_of(body: dict[str, object]) -> str:
 
 def one_eval(llm: FakeOpenAI, wiki: FakeMediaWiki, folder: Path, protocol: str, limit: int) -> None:
     flags = {"model": "m", "base_url": llm.url, "wiki": wiki.url, "protocol": protocol}
-    plan = plan_eval(EvalRequest(dataset=HOTPOT, limit=limit, out=folder, flags=flags))
-    facts = EndpointFacts()
-    evaluate(
-        plan,
-        claim_folder(plan.folder, resuming=False),
-        model_factory=lambda: build_model(plan.settings, facts=facts),
-        backend=build_backend(plan.settings),
-    )
+    run_eval(EvalRequest(dataset=HOTPOT, limit=limit, out=folder, flags=flags))
 
 
 def main() -> None:

@@ -24,7 +24,7 @@ from hostile import cli_fuzz, json_value
 from hostile_server import Answer, HostileServer, chunked, forever, head
 from hypothesis import given
 from hypothesis import strategies as st
-from inproc import RETRY_NOTICE, Runner
+from inproc import RETRY_NOTICE, CliResult, Runner
 
 TIMEOUT_S = 0.1
 BOUND_S = 5.0
@@ -135,16 +135,16 @@ def said(stderr: str) -> list[str]:
     ]
 
 
-@cli_fuzz(20)
-@given(answer=answers())
-def test_any_model_answer_ends_cleanly(
-    cli: Runner, wiki: FakeMediaWiki, answer: tuple[Answer, bool]
-) -> None:
+def ask_hostile(
+    cli: Runner, wiki: FakeMediaWiki, answer: tuple[Answer, bool], *extra: str
+) -> tuple[CliResult, dict[str, Any]]:
+    """``ask --json`` against a server answering every call with ``answer``: the run ends in
+    time, answered or with one ``Error:`` line, no control character shown; and its trace."""
     hostile, stream = answer
     with HostileServer(hostile) as llm:
         started = time.monotonic()
         result = cli(
-            ["ask", "When?", "--json", "--max-steps", "2", "--max-tokens", "20",
+            ["ask", "When?", "--json", "--max-steps", "2", "--max-tokens", "20", *extra,
              *([] if stream else ["--no-stream"])],
             OPENAI_BASE_URL=llm.url + "/v1",
             REACT_CLI_MODEL="m",
@@ -153,17 +153,27 @@ def test_any_model_answer_ends_cleanly(
     assert time.monotonic() - started < BOUND_S
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr
     trace = cli.trace()  # valid UTF-8 JSON, or this fails
-    summary = json.loads(result.stdout)
-    assert summary["stop_reason"] == trace["stop_reason"]
     lines = said(result.stderr)
     if result.code == 0:
         assert trace["stop_reason"] in FINISHED and lines == []
-        assert isinstance(summary["answer"], str)
     else:
         assert result.code == 1 and trace["stop_reason"] in FAILED
         assert len(lines) == 1 and lines[0].startswith("Error: no answer: ")
     for control in ("\x1b", "\x9b", "\u202e", "\x00"):
         assert control not in result.stdout + result.stderr
+    return result, trace
+
+
+@cli_fuzz(20)
+@given(answer=answers())
+def test_any_model_answer_ends_cleanly(
+    cli: Runner, wiki: FakeMediaWiki, answer: tuple[Answer, bool]
+) -> None:
+    result, trace = ask_hostile(cli, wiki, answer)
+    summary = json.loads(result.stdout)
+    assert summary["stop_reason"] == trace["stop_reason"]
+    if result.code == 0:
+        assert isinstance(summary["answer"], str)
 
 
 HOSTILE_CALL = st.one_of(
@@ -226,25 +236,5 @@ def tool_answers(draw: st.DrawFn) -> tuple[Answer, bool]:
 def test_any_tool_call_answer_ends_cleanly(
     cli: Runner, wiki: FakeMediaWiki, answer: tuple[Answer, bool]
 ) -> None:
-    hostile, stream = answer
-    with HostileServer(hostile) as llm:
-        started = time.monotonic()
-        result = cli(
-            ["ask", "When?", "--json", "--protocol", "tools", "--max-steps", "2",
-             "--max-tokens", "20", *([] if stream else ["--no-stream"])],
-            OPENAI_BASE_URL=llm.url + "/v1",
-            REACT_CLI_MODEL="m",
-            REACT_CLI_WIKI=wiki.url,
-        )  # fmt: skip
-    assert time.monotonic() - started < BOUND_S
-    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
-    trace = cli.trace()
+    result, trace = ask_hostile(cli, wiki, answer, "--protocol", "tools")
     assert json.loads(result.stdout)["protocol"] == "tools" == trace["config"]["protocol"]
-    lines = said(result.stderr)
-    if result.code == 0:
-        assert trace["stop_reason"] in FINISHED and lines == []
-    else:
-        assert result.code == 1 and trace["stop_reason"] in FAILED
-        assert len(lines) == 1 and lines[0].startswith("Error: no answer: ")
-    for control in ("\x1b", "\x9b", "\u202e", "\x00"):
-        assert control not in result.stdout + result.stderr

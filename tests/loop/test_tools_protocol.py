@@ -285,8 +285,7 @@ def test_ids_are_made_unique_within_a_reply() -> None:
     assert ids == ["dup", "call_1_2"] == answered
 
 
-hostile_call = st.builds(
-    ToolCall,
+hostile_call = st.tuples(
     st.one_of(text, st.sampled_from(["search", "Finish", "functions.lookup", "", "x" * 5000])),
     st.one_of(
         json_literal,
@@ -296,10 +295,10 @@ hostile_call = st.builds(
         text.map(lambda t: json.dumps({"answer": t, "keyword": t})),
     ),
     st.one_of(st.none(), text),
-)
+).map(lambda parts: ToolCall(*parts))
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(
     st.lists(
         st.tuples(st.one_of(text, st.just(TAGGED)), st.lists(hostile_call, max_size=4).map(tuple)),

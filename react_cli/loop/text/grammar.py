@@ -21,11 +21,18 @@ from react_cli.tools.base import ToolSpec
 
 THOUGHT_CHARS = 400
 ARGUMENT_CHARS = 200
+# Characters no part of a reply holds: controls (newlines among them), Unicode line breaks.
+_NEVER = "\\x00-\\x1f\\x7f\\x85\\u2028\\u2029"
+# Spaces Python's str.strip() removes: an argument starting with one would be read without it.
+_SPACES = "\\x20\\xa0\\u1680\\u2000-\\u200a\\u202f\\u205f\\u3000"
+_CLOSE = "\\]］"  # the brackets that end an argument, as the parser reads them
 THOUGHT = (
-    f"thought ::= head [^\\n<]{{0,{THOUGHT_CHARS - 2}}}",
-    "head ::= [^\\n<*_#> \\tOo] [^\\n<] | [Oo] [^\\n<Bb]",
+    f"thought ::= head [^{_NEVER}<]{{0,{THOUGHT_CHARS - 2}}}",
+    f"head ::= [^{_NEVER}{_SPACES}<*_#>Oo] [^{_NEVER}<] | [Oo] [^{_NEVER}<Bb]",
 )
-ARGUMENT = f"arg ::= [^\\]\\n ] [^\\]\\n]{{0,{ARGUMENT_CHARS - 1}}}"
+ARGUMENT = (
+    f"arg ::= [^{_NEVER}{_SPACES}{_CLOSE}［] [^{_NEVER}{_CLOSE}［]{{0,{ARGUMENT_CHARS - 1}}}"
+)
 
 
 def literal(text: str) -> str:
