@@ -155,7 +155,11 @@ def _finish(traced: Trace, path: Path | None, as_json: bool, settings: Settings)
         raise result.failure
     if result.answer is None:
         reason = StopReason(result.stop_reason)
-        raise NoAnswerError(f"no answer: {describe_stop(reason, settings.max_steps, result.error)}")
+        said = describe_stop(reason, settings.max_steps, result.error)
+        calls = settings.protocol == ProtocolName.TOOLS and reason is StopReason.PARSE_ERRORS
+        if calls and all(step.action is None for step in result.steps):
+            said += " (no reply called a tool: the endpoint may ignore tools; try --protocol text)"
+        raise NoAnswerError(f"no answer: {said}")
 
 
 def _prompts(settings: Settings, fork: Fork | None) -> PromptSet:

@@ -73,32 +73,39 @@ def cut_whole(cutter: TextCutter, text: str) -> str:
     return cutter.text
 
 
+class ChoiceMode(StrEnum):
+    """Which calls a request with tools asks for (OpenAI's ``tool_choice``)."""
+
+    AUTO = "auto"  # the model's choice: text, calls, or both
+    REQUIRED = "required"  # some call
+    FUNCTION = "function"  # a call of one named function
+
+
 @dataclass(frozen=True)
 class ToolChoice:
-    """Which calls a request with tools asks for: the model's choice (``auto``), some call
-    (``required``), or a call of one ``function``; the last two are forced choices, which an
-    endpoint may not take (the client then asks with ``auto``)."""
+    """A request's ``tool_choice``: a mode, and the function a ``FUNCTION`` choice names. The
+    two forced modes are ones an endpoint may not take (the client then asks with ``auto``)."""
 
-    mode: str = "auto"  # "auto", "required" or "function"
+    mode: ChoiceMode = ChoiceMode.AUTO
     function: str | None = None
 
     @classmethod
     def of(cls, function: str) -> ToolChoice:
-        return cls("function", function)
+        return cls(ChoiceMode.FUNCTION, function)
 
     @property
     def forced(self) -> bool:
-        return self.mode != "auto"
+        return self.mode is not ChoiceMode.AUTO
 
     def wire(self) -> str | dict[str, Any]:
         """As the request's ``tool_choice``."""
-        if self.mode == "function":
+        if self.mode is ChoiceMode.FUNCTION:
             return {"type": "function", "function": {"name": self.function}}
-        return self.mode
+        return str(self.mode)
 
 
 AUTO = ToolChoice()
-REQUIRED = ToolChoice("required")
+REQUIRED = ToolChoice(ChoiceMode.REQUIRED)
 
 
 @dataclass(frozen=True)
@@ -126,7 +133,7 @@ class ModelRequest:
         (for estimating its tokens where the endpoint reports none)."""
         if not self.messages:
             return self.prompt
-        parts = [content_text(message.get("content")) for message in self.messages]
+        parts = [str(message.get("content") or "") for message in self.messages]
         parts += [
             json.dumps(message["tool_calls"])
             for message in self.messages
@@ -135,19 +142,6 @@ class ModelRequest:
         if self.tools:
             parts.append(json.dumps(list(self.tools), separators=(",", ":")))
         return "\n".join(parts)
-
-
-def content_text(content: Any) -> str:
-    """A message's ``content`` as text (a list of parts: their text parts joined)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
-            part["text"]
-            for part in content
-            if isinstance(part, dict) and isinstance(part.get("text"), str)
-        )
-    return ""
 
 
 @dataclass

@@ -1,12 +1,15 @@
 """The model client: one ReAct step from any OpenAI-compatible endpoint (chat or completions).
 
-It builds the request, stops sending ``stop`` or ``stream_options`` once the endpoint rejects
-them (for the rest of the run), raises an ``LLMError`` (worded by ``failures``) for what it
-cannot fix, draws several completions at once for the sampling methods (``sampling``), and
-lists the models an endpoint serves. Whatever a fresh request may fix (a
-connection error, 429/5xx, an answer that breaks off, stalls or is cut after its 200) is retried
-by the one ``retry.RetryPolicy`` within the run's ``Deadline``; ``stream.AnswerReader`` reads
-the answer.
+It builds the request (a chat with tools, ``tool_choice`` and a grammar where the request
+carries them), stops sending ``stop``, ``stream_options``, a grammar or a forced
+``tool_choice`` once the endpoint rejects them (for the rest of the run; a refused grammar is
+said once, as a warning), stops streaming tool requests after an empty stream, says that an
+endpoint refusing ``tools`` wants ``--protocol text``, raises an ``LLMError`` (worded by
+``failures``) for what it cannot fix, draws several completions at once for the sampling
+methods (``sampling``), and lists the models an endpoint serves. Whatever a fresh request may
+fix (a connection error, 429/5xx, an answer that breaks off, stalls or is cut after its 200)
+is retried by the one ``retry.RetryPolicy`` within the run's ``Deadline``;
+``stream.AnswerReader`` reads the answer.
 """
 
 from __future__ import annotations
@@ -40,7 +43,15 @@ from react_cli.infra.redaction import Redactor, redact_url, url_secrets
 from react_cli.infra.retry import Retryable, RetryPolicy
 from react_cli.infra.sizelimit import TooLarge, read_capped
 from react_cli.infra.untrusted import loads
-from react_cli.llm.base import AUTO, Completion, ModelRequest, Sampled, TextSink, ToolChoice
+from react_cli.llm.base import (
+    AUTO,
+    ChoiceMode,
+    Completion,
+    ModelRequest,
+    Sampled,
+    TextSink,
+    ToolChoice,
+)
 from react_cli.llm.failures import Failures, always, reissued
 from react_cli.llm.sampling import Choices, EndpointFacts, NRefused, sample
 from react_cli.llm.stream import (
@@ -360,7 +371,7 @@ class OpenAIClient:
             return
         forced = _forced_mode(body)
         if forced is not None and self._refuses_forced(status, message):
-            self.facts.refuse(forced)
+            self.facts.refuse(str(forced))
             self._log(f"endpoint refused tool_choice {forced!r}; asking with 'auto'")
             return
         where = f"{self.shown_url} (model {self.model!r})"
@@ -394,12 +405,12 @@ _HUNG_UP = frozenset(
 )
 
 
-def _forced_mode(body: dict[str, Any]) -> str | None:
+def _forced_mode(body: dict[str, Any]) -> ChoiceMode | None:
     """The forced ``tool_choice`` mode a request body asks for (``required``, ``function``)."""
     choice = body.get("tool_choice")
-    if choice == "required":
-        return "required"
-    return "function" if isinstance(choice, dict) else None
+    if choice == ChoiceMode.REQUIRED:
+        return ChoiceMode.REQUIRED
+    return ChoiceMode.FUNCTION if isinstance(choice, dict) else None
 
 
 def _ignore(line: str) -> None:

@@ -130,13 +130,15 @@ class EvalFolder:
 
     @property
     def label(self) -> str:
-        """What the eval ran: model and prompt (and protocol, unless the paper's text), and its
-        methods unless ReAct's alone."""
+        """What the eval ran: model and prompt (and the protocol, unless the paper's text; a
+        grammar, if one constrained it), and its methods unless ReAct's alone."""
         config = self.summary.config
         label = f"{config.model} · {config.prompt_name}"
         protocol = config.run.get("protocol")
         if isinstance(protocol, str) and protocol != "text":
             label += f" · {one_line(protocol)}"
+        if config.run.get("constrain") is True:
+            label += " · constrained"
         if self.method is not None:
             return f"{label} · {one_line(self.method)}"
         return label if config.methods == ("react",) else f"{label} · {', '.join(config.methods)}"

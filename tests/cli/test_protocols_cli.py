@@ -237,3 +237,16 @@ def test_constrain_sends_a_grammar_and_a_refusal_is_one_warning(
     warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1 and "the rest of the run is not constrained" in warnings[0]
     assert cli.trace()["config"]["constrain"] is True
+
+
+def test_an_endpoint_that_ignores_tools_is_said_to_at_the_end(
+    cli: Runner, wiki: FakeMediaWiki
+) -> None:
+    """llama-cpp-python's default chat format answers a request with tools as plain text."""
+    with FakeOpenAI([Reply(text="I think the answer is Paris.")]) as llm:
+        result = cli.ask(llm, wiki, "--protocol", "tools")
+    assert result.code == 1 and len(llm.requests) == 6  # 3 steps, each with its follow-up
+    assert one_error_line(result.stderr) == (
+        "Error: no answer: the model kept writing no valid action (no reply called a tool: "
+        "the endpoint may ignore tools; try --protocol text)"
+    )

@@ -11,6 +11,12 @@ DEFAULT settings (no --max-tokens: llama-cpp-python alone would answer 16 tokens
 that no thought was cut, that token counts the server did not report are shown and recorded
 as estimates, and that the trace is clean. Each run prints one line of figures (steps, stop
 reason, seconds per step, prompt tokens) with ``-s``.
+
+Native tool calls (``ask --protocol tools``) need a server started with a tools chat format
+(``REACT_CLI_TEST_LLAMA_TOOLS_URL``; see ``scripts/e2e-llama.sh``); ten HotpotQA questions over
+a ZIM built from their distractor paragraphs run the text protocol on both endpoints with and
+without ``--constrain`` (and the tools protocol, given that server), printing parse errors, stop
+reason, EM and time per question.
 """
 
 from __future__ import annotations

@@ -244,8 +244,8 @@ def test_the_assembler_is_bounded() -> None:
     assert all(len(call.name) <= 256 and len(call.id or "") <= 256 for call in calls)
 
 
-@settings(max_examples=50, deadline=None)
-@given(st.lists(json_value, max_size=6), json_value)
+@settings(max_examples=60, deadline=None)
+@given(st.lists(json_value, max_size=3), json_value)
 def test_the_assembler_survives_any_deltas(deltas: list[object], message: object) -> None:
     assembler = CallAssembler(max_chars=500)
     for delta in deltas:

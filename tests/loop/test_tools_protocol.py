@@ -298,12 +298,12 @@ hostile_call = st.tuples(
 ).map(lambda parts: ToolCall(*parts))
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(
     st.lists(
-        st.tuples(st.one_of(text, st.just(TAGGED)), st.lists(hostile_call, max_size=4).map(tuple)),
+        st.tuples(st.one_of(text, st.just(TAGGED)), st.lists(hostile_call, max_size=3).map(tuple)),
         min_size=1,
-        max_size=6,
+        max_size=3,
     )
 )
 def test_hostile_calls_never_break_a_run(replies: list[Reply]) -> None:

@@ -30,9 +30,7 @@ THOUGHT = (
     f"thought ::= head [^{_NEVER}<]{{0,{THOUGHT_CHARS - 2}}}",
     f"head ::= [^{_NEVER}{_SPACES}<*_#>Oo] [^{_NEVER}<] | [Oo] [^{_NEVER}<Bb]",
 )
-ARGUMENT = (
-    f"arg ::= [^{_NEVER}{_SPACES}{_CLOSE}［] [^{_NEVER}{_CLOSE}［]{{0,{ARGUMENT_CHARS - 1}}}"
-)
+ARGUMENT = f"arg ::= [^{_NEVER}{_SPACES}{_CLOSE}［] [^{_NEVER}{_CLOSE}［]{{0,{ARGUMENT_CHARS - 1}}}"
 
 
 def literal(text: str) -> str:
