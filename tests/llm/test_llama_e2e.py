@@ -225,6 +225,18 @@ def test_ask_against_a_real_server(
     )
 
 
+def evaluated(
+    args: list[str], env: dict[str, str], out: Path, timeout: float
+) -> tuple[dict[str, Any], float]:
+    """An ``eval`` that must complete (exit 0, no traceback): its summary and wall time."""
+    started = time.monotonic()
+    proc = react_cli(args, env, timeout=timeout)
+    wall = time.monotonic() - started
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    return json.loads((out / "summary.json").read_text(encoding="utf-8")), wall
+
+
 HOTPOT_FIRST6 = ROOT / "tests" / "fixtures" / "eval" / "hotpotqa_dev_first6.json"
 SAMPLES = "3"
 
@@ -239,12 +251,7 @@ def test_every_method_against_a_real_server(tmp_path: Path, wiki: FakeMediaWiki)
     with RecordingProxy(LLAMA_URL) as proxy:
         servers = {"OPENAI_BASE_URL": proxy.url, "REACT_CLI_WIKI": wiki.url}
         env = cli_env(tmp_path / "home", REACT_CLI_MODEL=MODEL, **servers)
-        started = time.monotonic()
-        proc = react_cli(args, env, timeout=1500)
-        wall = time.monotonic() - started
-    assert proc.returncode == 0, proc.stderr
-    assert "Traceback" not in proc.stderr
-    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+        summary, wall = evaluated(args, env, out, timeout=1500)
     methods = summary["methods"]
     assert list(methods) == [m.value for m in Method] and summary["status"] == "finished"
     assert all(figures["n"] == 3 and figures["failed"] == 0 for figures in methods.values())
@@ -331,7 +338,7 @@ def test_ask_tools_protocol_against_a_real_server(
     print(
         f"\nE2E protocol=tools stream={stream} exit={proc.returncode} stop={trace['stop_reason']} "
         f"steps={len(steps)} requests={len(bodies)} native_calls={len(native)} "
-        f"actions={[s['action'] for s in steps]} first_prompt_tokens="
+        f"actions={[s['action'] for s in steps]} step1_prompt_tokens="
         f"{steps[0]['usage']['prompt_tokens']} answer={trace['answer']!r}"
     )
 
@@ -351,12 +358,7 @@ def _eval(
     args = ["eval", str(DISTRACTORS), "--out", str(out), "--wiki", f"zim:{zim}"]
     args += ["--concurrency", "1", "--max-steps", "6", *extra]
     env = cli_env(tmp_path / "home", OPENAI_BASE_URL=url, REACT_CLI_MODEL=MODEL)
-    started = time.monotonic()
-    proc = react_cli(args, env, timeout=3000)
-    wall = time.monotonic() - started
-    assert proc.returncode == 0, proc.stderr
-    assert "Traceback" not in proc.stderr
-    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    summary, wall = evaluated(args, env, out, timeout=3000)
     rows = sorted(
         (json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()),
         key=lambda row: row["index"],

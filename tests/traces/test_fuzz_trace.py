@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from hostile import cli_fuzz, mutated
 from hypothesis import given
+from hypothesis import strategies as st
 from inproc import Runner, one_error_line
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "traces"
@@ -58,27 +59,20 @@ def test_any_trace_file_is_shown_or_refused_in_one_line(
 
 
 @cli_fuzz(10)
-@given(data=mutated(HYBRID))
-def test_any_method_trace_is_shown_re_run_or_refused_in_one_line(
-    cli: Runner, tmp_path_factory: pytest.TempPathFactory, data: bytes
+@pytest.mark.parametrize("kind", ["hybrid", "tools"])
+@given(data=st.data())
+def test_any_method_or_tools_trace_is_shown_re_run_or_refused_in_one_line(
+    cli: Runner, tmp_path_factory: pytest.TempPathFactory, kind: str, data: st.DataObject
 ) -> None:
-    path = tmp_path_factory.mktemp("trace") / "hybrid.json"
-    path.write_bytes(data)
+    path = tmp_path_factory.mktemp("trace") / f"{kind}.json"
+    path.write_bytes(data.draw(mutated(HYBRID if kind == "hybrid" else TOOLS)))
     for mode in ([], ["--json"], ["--rerun"]):
         assert_shown_or_refused(cli, ["replay", *mode, str(path)], path)
+    if kind == "tools":  # the native calls and assistant messages, exported
+        assert_shown_or_refused(cli, ["replay", "--format", "markdown", str(path)], path)
+        return
     derived = ["replay", "--rerun", "--method", "react+cot-sc", str(path)]
     assert_shown_or_refused(cli, derived, path, codes="012")  # 2: the trace cannot give it
-
-
-@cli_fuzz(10)
-@given(data=mutated(TOOLS))
-def test_any_tools_trace_is_shown_re_run_or_refused_in_one_line(
-    cli: Runner, tmp_path_factory: pytest.TempPathFactory, data: bytes
-) -> None:
-    path = tmp_path_factory.mktemp("trace") / "tools.json"
-    path.write_bytes(data)
-    for mode in ([], ["--rerun"], ["--format", "markdown"]):
-        assert_shown_or_refused(cli, ["replay", *mode, str(path)], path)
 
 
 @cli_fuzz(10)
