@@ -16,19 +16,15 @@ import os
 import tempfile
 from pathlib import Path
 
-import _common  # noqa: F401  (makes tests/ importable)
+from _common import run_eval  # (makes tests/ importable too)
 from eval_fakes import HOTPOT
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import N_MODES, FakeOpenAI
 from method_fakes import SCRIPTS, MethodsEndpoint
 
 from react_cli.core.method import Method
-from react_cli.eval.plan import EvalRequest, plan_eval
-from react_cli.eval.runner import evaluate
-from react_cli.eval.store import claim_folder
+from react_cli.eval.plan import EvalRequest
 from react_cli.eval.summary import Summary
-from react_cli.llm.sampling import EndpointFacts
-from react_cli.session import build_backend, build_model
 
 
 class Servers:
@@ -48,15 +44,7 @@ class Servers:
         """An eval of ``methods`` into ``folder``: its summary and the requests it made."""
         self.endpoint, before = MethodsEndpoint(SCRIPTS), len(self.llm.requests)
         flags = {"model": "m", "base_url": self.llm.url, "wiki": self.wiki.url, "samples": samples}
-        request = EvalRequest(dataset=HOTPOT, limit=limit, out=folder, methods=methods, flags=flags)
-        plan = plan_eval(request)
-        facts = EndpointFacts()
-        evaluate(
-            plan,
-            claim_folder(plan.folder, resuming=False),
-            model_factory=lambda: build_model(plan.settings, facts=facts),
-            backend=build_backend(plan.settings),
-        )
+        run_eval(EvalRequest(dataset=HOTPOT, limit=limit, out=folder, methods=methods, flags=flags))
         return _summary(folder), len(self.llm.requests) - before
 
 

@@ -22,8 +22,9 @@ sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 from eval_fakes import Q  # noqa: E402
 from fake_mediawiki import FakeMediaWiki  # noqa: E402
-from fake_openai import FakeOpenAI, scripted  # noqa: E402
+from fake_openai import FakeOpenAI, Reply, scripted  # noqa: E402
 from method_fakes import SCRIPTS, MethodsEndpoint  # noqa: E402
+from tool_fakes import tool_call  # noqa: E402
 
 OUT = Path("examples/traces")
 QUESTION = "Which magazine was started first, Arthur's Magazine or First for Women?"
@@ -41,6 +42,21 @@ FORK_STEP_2 = (
     " It was published in Philadelphia. Now First for Women.\nAction 3: Search[First for Women]",
     " First for Women started in 1989, after 1844.\nAction 4: Finish[Arthur's Magazine]",
 )
+TOOLS_RUN = [  # the clean run as native tool calls, the two searches in one reply
+    Reply(
+        text="I need to search Arthur's Magazine and First for Women, and find which was "
+        "started first.",
+        tool_calls=[
+            tool_call("search", entity="Arthur's Magazine"),
+            tool_call("search", entity="First for Women"),
+        ],
+    ),
+    Reply(
+        text="Arthur's Magazine was started in 1844, First for Women in 1989: Arthur's "
+        "Magazine was started first.",
+        tool_calls=[tool_call("finish", answer="Arthur's Magazine")],
+    ),
+]
 REAL_QUESTIONS = {
     "gemma-einstein": "In which country was Albert Einstein born?",
     "gemma-colorado-orogeny": "What is the elevation range for the area that the eastern sector "
@@ -70,6 +86,13 @@ def main() -> None:
             fork = ["--from-trace", str(clean), "--from-step", "2"]
             target = OUT / "arthurs-magazine-fork-step-2.json"
             ask(target, ["-m", "scripted", "--base-url", llm.url, *fork], env)
+        with FakeOpenAI(TOOLS_RUN) as llm:
+            target = OUT / "arthurs-magazine-tools.json"
+            ask(
+                target,
+                ["-m", "scripted", "--base-url", llm.url, "--protocol", "tools", QUESTION],
+                env,
+            )
         with FakeOpenAI(MethodsEndpoint(SCRIPTS)) as llm:  # CoT-SC's 10/21: ReAct takes over
             target = OUT / "kiss-and-tell-cot-sc-react.json"
             method = ["--method", "cot-sc+react"]

@@ -16,14 +16,14 @@ from urllib.parse import urlsplit
 
 from react_cli.core.errors import UsageError
 from react_cli.core.method import Method, Task
-from react_cli.core.records import RetryObserver
+from react_cli.core.records import ProtocolName, RetryObserver
 from react_cli.core.trajectory import Run
 from react_cli.llm.base import LanguageModel, Model, Sampler
 from react_cli.loop.events import Ignore, Observer, RunStarted
 from react_cli.loop.limits import Limits
 from react_cli.loop.prompts import PromptSet
 from react_cli.loop.protocol import Protocol
-from react_cli.loop.text.protocol import TextProtocol
+from react_cli.loop.registry import loop_protocols
 from react_cli.methods.events import MethodFinished
 from react_cli.methods.memo import Memo, Sampling
 from react_cli.methods.outcome import answer
@@ -45,7 +45,12 @@ OPENAI_HOST = "api.openai.com"
 
 def text_protocols() -> dict[Method, Protocol]:
     """The paper's protocol for each loop: ReAct with thoughts, Act without."""
-    return {Method.REACT: TextProtocol(thoughts=True), Method.ACT: TextProtocol(thoughts=False)}
+    return loop_protocols(ProtocolName.TEXT)
+
+
+def settings_protocols(settings: Settings) -> dict[Method, Protocol]:
+    """The protocol the settings name (``--protocol``, ``--constrain``) for each loop."""
+    return loop_protocols(ProtocolName(settings.protocol), constrain=settings.constrain)
 
 
 @dataclass(frozen=True)
@@ -135,6 +140,7 @@ def open_session(
         hybrid_steps=hybrid_steps(settings, prompts.task),
         sampling=Sampling(settings.samples, settings.sample_temperature),
         sampler=model,
+        protocols=settings_protocols(settings),
         settings=settings,
     )
 
@@ -173,15 +179,17 @@ def build_model(
     debug_log: DebugLog | None = None,
     on_retry: RetryObserver | None = None,
     facts: EndpointFacts | None = None,
+    on_warning: DebugLog | None = None,
 ) -> LanguageModel:
     """The client a run calls, for its loop and its samples; ``facts`` what it learns about
-    the endpoint (shared by an eval's clients)."""
+    the endpoint (shared by an eval's clients), ``on_warning`` told of what it had to give up
+    (a grammar the endpoint refused)."""
     if not settings.model:
         raise UsageError(
             "no model configured: pass -m/--model, set REACT_CLI_MODEL, "
             'or put model = "..." in the config file'
         )
-    return model_client(settings, debug_log, on_retry, facts)
+    return model_client(settings, debug_log, on_retry, facts, on_warning)
 
 
 def model_client(
@@ -189,6 +197,7 @@ def model_client(
     debug_log: DebugLog | None = None,
     on_retry: RetryObserver | None = None,
     facts: EndpointFacts | None = None,
+    on_warning: DebugLog | None = None,
 ) -> OpenAIClient:
     """The endpoint's client as the settings describe it (``models`` needs no model name)."""
     from react_cli.llm import OpenAIClient
@@ -208,6 +217,7 @@ def model_client(
         on_retry=on_retry,
         sample_concurrency=settings.sample_concurrency,
         facts=facts,
+        on_warning=on_warning,
     )
 
 

@@ -22,6 +22,7 @@ RUNS = [
     ("startup.py", ["--runs", "1"], ["react-cli --help: median"]),
     ("pathological.py", ["--repeat", "1", "--sizes", "1000,2000"], ["worst growth per"]),
     ("methods.py", ["--samples", "3", "--n", "ignore", "--limit", "2"], ["in one pass"]),
+    ("protocols.py", ["--limit", "1"], ["tools  per question:", "first call"]),
     (
         "otel_collectors.py",
         ["--runs", "1", "--timeout", "0.05"],

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-KINDS = ("", "-act", "-cot", "-standard")  # ReAct's prompt is the task's own name
+KINDS = ("", "-act", "-cot", "-standard", "-tools", "-act-tools")  # ReAct's: the task's name
 HEAVY = ("requests", "bs4", "rich", "urllib3", "lxml", "libzim", "opentelemetry", "inspect_ai")
 """What start-up and --help never import (the extras' modules are imported only when used)."""
 SHIPPED = (*(f"{task}{kind}" for task in ("hotpotqa", "fever") for kind in KINDS), "hotpotqa-zh")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
@@ -19,7 +18,7 @@ from react_cli.core.errors import (
     UsageError,
 )
 from react_cli.core.method import Method
-from react_cli.core.records import StopReason
+from react_cli.core.records import ProtocolName, StopReason
 from react_cli.infra.interrupts import guarded, hold, pressed
 
 if TYPE_CHECKING:
@@ -85,7 +84,7 @@ def ask(
         fork = Fork.open(from_trace, from_step)
         if options.method is not None and options.method != fork.method:
             raise UsageError(f"a fork continues the trace's method, {fork.method}")
-        settings = replace(settings, method=str(fork.method))
+        settings = fork.settings(settings, options.protocol)
     prompts = _prompts(settings, fork if options.prompt is None else None)
     from react_cli.telemetry.setup import open_spans
 
@@ -114,7 +113,8 @@ def ask(
             Renderer(make_console(), live=True, prices=settings.prices()) if verbose else None
         )
         notices = observer.retry_waiting if observer else stderr_retry_notice
-        model = build_model(settings, debug_log, notices)
+        warn = observer.warning if observer else print_warning
+        model = build_model(settings, debug_log, notices, on_warning=warn)
         backend = build_backend(settings, debug_log, notices)
         session = open_session(settings, prompts, model=model, backend=backend)
         if fork:
@@ -169,7 +169,11 @@ def _finish(traced: Trace, path: Path | None, as_json: bool, settings: Settings)
         raise result.failure
     if result.answer is None:
         reason = StopReason(result.stop_reason)
-        raise NoAnswerError(f"no answer: {describe_stop(reason, settings.max_steps, result.error)}")
+        said = describe_stop(reason, settings.max_steps, result.error)
+        calls = settings.protocol == ProtocolName.TOOLS and reason is StopReason.PARSE_ERRORS
+        if calls and all(step.action is None for step in result.steps):
+            said += " (no reply called a tool: the endpoint may ignore tools; try --protocol text)"
+        raise NoAnswerError(f"no answer: {said}")
 
 
 def _print_sources(traced: Trace) -> None:
@@ -191,7 +195,7 @@ def _prompts(settings: Settings, fork: Fork | None) -> PromptSet:
     if fork is not None:
         template = fork.trace.template()
         return PromptSet(template, {Method(settings.method): template})
-    return prompt_set(settings.prompt, [Method(settings.method)])
+    return prompt_set(settings.prompt, [Method(settings.method)], ProtocolName(settings.protocol))
 
 
 def _interrupted_before_the_run(

@@ -132,7 +132,8 @@ def eval_command(
     debug_log = stderr_debug_log if debug or debug_enabled() else None
     view = ProgressView(make_console())
     facts = EndpointFacts()  # whether it answers n: learnt once for every worker's client
-    clients = [build_model(settings, debug_log, view.retry_waiting, facts)]  # fails at once
+    first = build_model(settings, debug_log, view.retry_waiting, facts, print_warning)
+    clients = [first]  # fails at once
     backend = build_backend(settings, debug_log, view.retry_waiting)
     spans = open_spans(settings, print_warning)  # off (and free) unless asked for
     lock = claim_folder(plan.folder, plan.resuming)
@@ -145,7 +146,7 @@ def eval_command(
             model_factory=lambda: (
                 clients.pop()
                 if clients
-                else build_model(settings, debug_log, view.retry_waiting, facts)
+                else build_model(settings, debug_log, view.retry_waiting, facts, print_warning)
             ),
             backend=backend,
             observer=view,

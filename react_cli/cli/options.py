@@ -94,6 +94,16 @@ ApiOpt = Annotated[
 ]
 
 
+ProtocolOpt = Annotated[
+    str | None,
+    typer.Option(
+        metavar="[text|tools]",  # checked by config.resolve
+        help="How the loop speaks to the model: the paper's text prompt, or the chat API's "
+        "native tool calls [env REACT_CLI_PROTOCOL; text].",
+    ),
+]
+
+
 PromptOpt = Annotated[
     str | None,
     typer.Option(
@@ -163,6 +173,16 @@ ForceAnswerOpt = Annotated[
 ]
 
 
+ConstrainOpt = Annotated[
+    bool,
+    typer.Option(
+        "--constrain",
+        help="Text protocol: constrain each reply to a thought and a valid action with a "
+        "grammar (llama.cpp's and vLLM's servers).",
+    ),
+]
+
+
 WikiOpt = Annotated[
     str | None,
     typer.Option(
@@ -215,10 +235,12 @@ def settings_flags(**flags: Any) -> dict[str, Any]:
     """The settings the options a command was given set (None or off = not given)."""
     no_stream = flags.pop("no_stream", False)
     force_answer = flags.pop("force_answer", False)
+    constrain = flags.pop("constrain", False)
     return _flags(
         **flags,
         stream=False if no_stream else None,
         force_answer=True if force_answer else None,
+        constrain=True if constrain else None,
     )
 
 
@@ -232,6 +254,7 @@ class RunOptions:
     base_url: BaseUrlOpt = None
     api_key: ApiKeyOpt = None
     api: ApiOpt = None
+    protocol: ProtocolOpt = None
     prompt: PromptOpt = None
     method: MethodOpt = None
     max_steps: MaxStepsOpt = None
@@ -243,6 +266,7 @@ class RunOptions:
     max_total_tokens: MaxTotalTokensOpt = None
     timeout: TimeoutOpt = None
     force_answer: ForceAnswerOpt = False
+    constrain: ConstrainOpt = False
     wiki: WikiOpt = None
     lang: LangOpt = None
     variant: VariantOpt = None

@@ -21,9 +21,10 @@ prompts_app = typer.Typer(
 
 @prompts_app.callback(invoke_without_command=True)
 def prompts_list(ctx: typer.Context) -> None:
-    """List the shipped prompt templates: name, method, task, first line ('prompts show NAME'
-    prints one). A prompt file of your own says which method and task it is for in front
-    matter: a first line '---', then 'method: cot' and 'task: fever', then '---'."""
+    """List the shipped prompt templates: name, method, task, protocol, first line ('prompts
+    show NAME' prints one). A prompt file of your own says which method, task and protocol it
+    is for in front matter: a first line '---', then 'method: cot', 'task: fever' (and
+    'protocol: tools' for native tool calls), then '---'."""
     if ctx.invoked_subcommand is not None:
         return
     from react_cli.display.terminal import plain
@@ -34,7 +35,9 @@ def prompts_list(ctx: typer.Context) -> None:
         template = load_prompt(name)
         first = template.text.strip().splitlines()[0] if template.text.strip() else ""
         described = cap(first, DESCRIPTION_WIDTH)
-        print(f"{name}\t{template.method}\t{template.task}\t{plain(described)}")
+        print(
+            f"{name}\t{template.method}\t{template.task}\t{template.protocol}\t{plain(described)}"
+        )
 
 
 @prompts_app.command("show")

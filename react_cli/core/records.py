@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
@@ -45,6 +45,13 @@ class Api(StrEnum):
 
     CHAT = "chat"  # /chat/completions, the prompt as one user message
     COMPLETIONS = "completions"  # /completions, the prompt as raw text (base models)
+
+
+class ProtocolName(StrEnum):
+    """How a loop speaks to the model (``--protocol``): the values traces and evals carry."""
+
+    TEXT = "text"  # the paper's Thought/Action/Observation prompt, actions read from the text
+    TOOLS = "tools"  # the chat API's native function calling: tools declared, calls returned
 
 
 CHARS_PER_TOKEN = 4
@@ -176,14 +183,22 @@ RetryObserver = Callable[[RetryWait], None]
 @dataclass(frozen=True)
 class ToolCall:
     """An action as the loop runs it: the tool's name (as the run's tool set spells it), its
-    argument, and the call's id when the endpoint gave one. ``str`` is the paper's spelling."""
+    argument, and the call's id when the endpoint gave one. ``str`` is the paper's spelling.
+
+    A native tool call also keeps the ``arguments`` object the model sent (the argument is read
+    from it). In a model's reply (``llm.base.Completion``) a call is as the endpoint sent it:
+    ``name`` the function's name and ``argument`` its arguments' JSON text, unread."""
 
     name: str
     argument: str
     id: str | None = None
+    arguments: dict[str, Any] | None = field(default=None, compare=False)
 
     def __str__(self) -> str:
         return f"{self.name}[{self.argument}]"
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "argument": self.argument, "id": self.id}
+        data: dict[str, Any] = {"name": self.name, "argument": self.argument, "id": self.id}
+        if self.arguments is not None:
+            data["arguments"] = self.arguments
+        return data

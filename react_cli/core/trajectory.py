@@ -63,6 +63,12 @@ class Step:
     forced: bool = False  # the extra Finish[ call of --force-answer
     max_tokens_reached: bool = False  # a reply stopped by max_tokens before its action
     source: PageSource | None = None  # the page text the observation showed, if it showed one
+    # Native tool calls (--protocol tools): the assistant message of the step's call and of its
+    # follow-up as received; and, for a call that came in an earlier step's reply with others,
+    # that step (the reply, its cost and time are booked there; this step made no model call).
+    message: dict[str, Any] | None = None
+    followup_message: dict[str, Any] | None = None
+    reply_step: int | None = None
 
     def failed(self, kind: ErrorKind) -> bool:
         return self.error is not None and self.error.kind is kind
@@ -83,6 +89,15 @@ class Step:
             details["error"] = self.error.message
         call = {} if self.call is None else {"call": self.call.to_json()}
         source = {} if self.source is None else {"source": self.source.to_json()}
+        native = {
+            key: value
+            for key, value in (
+                ("message", self.message),
+                ("followup_message", self.followup_message),
+                ("reply_step", self.reply_step),
+            )
+            if value is not None
+        }
         return {
             "index": self.index,
             "thought": self.thought,
@@ -91,6 +106,7 @@ class Step:
             "observation": self.observation,
             "raw": self.raw,
             "followup_raw": self.followup_raw,
+            **native,
             "usage": self.usage.to_json(),
             "latency_s": round(self.latency_s, 4),
             "tool_latency_s": round(self.tool_latency_s, 4),
@@ -140,6 +156,9 @@ class Step:
             error=error,
             details=details,
             source=None if source is None else PageSource.from_json(source),
+            message=_message(data, "message"),
+            followup_message=_message(data, "followup_message"),
+            reply_step=fields.whole(data.get("reply_step"), "reply_step", low=1),
             **flags,
         )
 
@@ -211,7 +230,19 @@ def _call(data: Any) -> ToolCall | None:
     name, argument = fields.optional_text(data, "name"), fields.optional_text(data, "argument")
     if not name or argument is None:
         raise TypeError("a step's call has no name or argument")
-    return ToolCall(name, argument, fields.optional_text(data, "id"))
+    arguments = data.get("arguments")
+    if arguments is not None and not isinstance(arguments, dict):
+        raise TypeError(f"a step's call arguments are {type(arguments).__name__}, not an object")
+    return ToolCall(name, argument, fields.optional_text(data, "id"), arguments)
+
+
+def _message(data: dict[str, Any], key: str) -> dict[str, Any] | None:
+    """A recorded assistant message: absent or null is None; anything but an object is a
+    TypeError (its fields are read, as hostile as when they arrived, by ``llm.toolcalls``)."""
+    value = data.get(key)
+    if value is not None and not isinstance(value, dict):
+        raise TypeError(f"{key} is {type(value).__name__}, not an object")
+    return value
 
 
 def _stop_reason(text: str) -> StopReason | str:

@@ -19,6 +19,7 @@ from react_cli.core.trajectory import ErrorKind, Run, Step
 from react_cli.core.wording import cost_text, plural, token_text
 from react_cli.display.terminal import format_seconds, plain
 from react_cli.loop.events import (
+    ActionChosen,
     ActionRequested,
     Event,
     ModelDone,
@@ -27,6 +28,7 @@ from react_cli.loop.events import (
     RunStarted,
     StepFinished,
     StepStarted,
+    ThoughtStarted,
     ToolsDeclared,
 )
 from react_cli.loop.text.parser import ignored_text, parse_step
@@ -53,7 +55,10 @@ def step_meta(step: Step) -> str:
 
     The terminal shows it after each step, the exported pages too.
     """
-    parts = [f"model {format_seconds(step.latency_s)}"]
+    if step.reply_step is not None:  # its call came in an earlier step's reply
+        parts = [f"the reply of step {step.reply_step}"]
+    else:
+        parts = [f"model {format_seconds(step.latency_s)}"]
     if step.tool_latency_s:
         parts.append(f"tool {format_seconds(step.tool_latency_s)}")
     if step.usage.total_tokens:
@@ -103,12 +108,16 @@ class Renderer:
         self._echo_checked = False
         self._first_line_done = False
         self._action_seen = False
+        self._all_thought = False  # the reply is all thought: its action comes apart
+        self._deferred: Text | None = None  # a label printed with the reply's first text
 
-    def _label(self, label: str, style: str) -> None:
+    def _label(self, label: str, style: str, *, deferred: bool = False) -> None:
         self._end_reply()
         self._end_line()
-        self.console.print(Text(label, style=style), end=" ")
-        self._line_open = self._after_label = True
+        self._deferred = Text(label, style=style) if deferred else None
+        if not deferred:
+            self.console.print(Text(label, style=style), end=" ")
+        self._line_open, self._after_label = not deferred, True
         self._label_word = label.split()[0].lower()
         self._text, self._shown, self._scanned, self._echo_checked = "", 0, 0, False
         self._first_line_done = self._action_seen = False
@@ -128,8 +137,13 @@ class Renderer:
                 self._specs = specs
             case StepStarted(index):
                 self._step_started(index)
+            case ThoughtStarted(index):  # a reply of calls alone shows no "Thought k:"
+                self._label(f"Thought {index}:", "bold cyan", deferred=True)
+                self._thought_call, self._index, self._all_thought = True, index, True
             case ActionRequested(index):
                 self._action_requested(index)
+            case ActionChosen(index, action):
+                self._action_chosen(index, action)
             case ModelText(text):
                 self._model_text(text)
             case ModelDone():
@@ -147,11 +161,26 @@ class Renderer:
 
     def _step_started(self, index: int) -> None:
         self._label(f"Thought {index}:", "bold cyan")
-        self._thought_call, self._index = True, index
+        self._thought_call, self._index, self._all_thought = True, index, False
 
     def _action_requested(self, index: int) -> None:
         self._label(f"Action {index}:", "bold magenta")
-        self._thought_call, self._index = False, index
+        self._thought_call, self._index, self._all_thought = False, index, False
+
+    def _action_chosen(self, index: int, action: str) -> None:
+        """A complete action (a native tool call), after its reply's text: on the line of an
+        ``Action k:`` label still empty, else on a line of its own."""
+        self._end_reply()
+        on_label = self._line_open and self._after_label  # nothing printed after it since
+        if not (on_label and self._label_word == "action" and self._index == index):
+            self._action_requested(index)
+        self._show(action)
+        self._end_line()
+
+    def warning(self, message: str) -> None:
+        """A warning the run goes on after (the endpoint refused a grammar), on its own line."""
+        self._end_line()
+        self.console.print(Text(f"warning: {' '.join(plain(message).split())}", style="yellow"))
 
     def _model_text(self, text: str) -> None:
         self._text += text
@@ -166,6 +195,10 @@ class Renderer:
         """Print what is now certain to be kept: the first line as it streams, later lines
         once a line holding an action has completed (each line is parsed once)."""
         text = self._text
+        if self._all_thought:  # nothing in it is an action: shown as it comes
+            self._stream(text[self._shown :])
+            self._shown = len(text)
+            return
         if not self._echo_checked:
             head = text[self._shown :]
             if len(head) < ECHO_WINDOW and "\n" not in head:
@@ -215,6 +248,10 @@ class Renderer:
         """The reply is complete: print the rest of what is kept, then what is ignored."""
         if not self._text:
             return
+        if self._all_thought:
+            self._stream(self._text[self._shown :])
+            self._text, self._shown, self._scanned = "", 0, 0
+            return
         if not self._echo_checked:
             self._skip_echoed_label()
         ignored = ignored_text(self._text, thought_call=self._thought_call, specs=self._specs)
@@ -240,6 +277,9 @@ class Renderer:
         if self._after_label:
             cleaned = cleaned.lstrip()
         if cleaned:
+            if self._deferred is not None:
+                self.console.print(self._deferred, end=" ")
+                self._deferred = None
             self.console.print(Text(cleaned), end="", soft_wrap=True)
             self._line_open = not cleaned.endswith("\n")
             self._after_label = False

@@ -11,9 +11,11 @@ import time
 from rich.console import Console
 
 from react_cli.core.method import Method
+from react_cli.core.records import ProtocolName
 from react_cli.core.trajectory import Run
 from react_cli.display.render import Renderer
 from react_cli.loop.events import (
+    ActionChosen,
     ActionRequested,
     Event,
     ModelDone,
@@ -23,6 +25,7 @@ from react_cli.loop.events import (
     RunStarted,
     StepFinished,
     StepStarted,
+    ThoughtStarted,
     ToolsDeclared,
 )
 from react_cli.methods.events import MethodFinished, SamplingFinished, SamplingStarted
@@ -48,18 +51,31 @@ class PacedRenderer(Renderer):
 
 
 def replay_steps(
-    observer: Observer, run: Run, specs: tuple[ToolSpec, ...], *, thoughts: bool = True
+    observer: Observer,
+    run: Run,
+    specs: tuple[ToolSpec, ...],
+    *,
+    thoughts: bool = True,
+    native: bool = False,
 ) -> None:
-    """A loop's recorded steps through the events a live loop produces (Act: no thoughts)."""
+    """A loop's recorded steps through the events a live loop produces (Act: no thoughts;
+    ``native``: the tools protocol's, each action told apart from the reply's text)."""
     observer.notify(ToolsDeclared(specs))
     for step in run.steps:
-        observer.notify(StepStarted(step.index) if thoughts else ActionRequested(step.index))
-        observer.notify(ModelText(step.raw))
-        observer.notify(ModelDone())
-        if step.followup_raw is not None:
-            observer.notify(ActionRequested(step.index))
-            observer.notify(ModelText(step.followup_raw))
+        k = step.index
+        if native and step.forced:
+            observer.notify(ActionRequested(k))
+        elif not native or step.reply_step is None:  # a step that made its own model call
+            started = ThoughtStarted(k) if native else StepStarted(k)
+            observer.notify(started if thoughts else ActionRequested(k))
+            observer.notify(ModelText(step.raw))
             observer.notify(ModelDone())
+            if step.followup_raw is not None:
+                observer.notify(ActionRequested(k))
+                observer.notify(ModelText(step.followup_raw))
+                observer.notify(ModelDone())
+        if native and step.action is not None:
+            observer.notify(ActionChosen(k, step.action))
         observer.notify(StepFinished(step))
 
 
@@ -80,7 +96,9 @@ def replay_trace(observer: Observer, trace: Trace) -> None:
     sampled = None
     for part in parts:
         if part.loop and run.steps:
-            replay_steps(observer, run, trace.tool_specs, thoughts=part is not Method.ACT)
+            native = trace.config.protocol == ProtocolName.TOOLS
+            thoughts = part is not Method.ACT
+            replay_steps(observer, run, trace.tool_specs, thoughts=thoughts, native=native)
         elif not part.loop and record.samples:
             many = part is Method.COT_SC
             temperature = (trace.config.sample_temperature or 0.0) if many else 0.0

@@ -14,6 +14,7 @@ from typing import Any
 
 from react_cli.core.errors import UsageError
 from react_cli.core.method import Method, Task, parse_methods
+from react_cli.core.records import ProtocolName
 from react_cli.eval.config import EvalConfig
 from react_cli.eval.datasets import Dataset, Example, Format, Selection, load_dataset, select
 from react_cli.eval.files import SUMMARY, read_summary
@@ -120,7 +121,7 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
         selection=selection,
         settings=settings,
         methods=methods,
-        prompts=prompt_set(settings.prompt, methods),
+        prompts=prompt_set(settings.prompt, methods, ProtocolName(settings.protocol)),
         folder=request.resume or request.out or _new_folder(path),
         resuming=request.resume is not None,
         concurrency=concurrency,

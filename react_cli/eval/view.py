@@ -115,6 +115,13 @@ def whose_figures(summary: Summary) -> str:
     return f" ({known[first].label if first in known else _line(first)})"
 
 
+def _protocol_row(protocol: object) -> list[tuple[str, str]]:
+    """The protocol's row, for an eval that did not speak the paper's text."""
+    return (
+        [("protocol", _line(protocol))] if isinstance(protocol, str) and protocol != "text" else []
+    )
+
+
 def summary_table(summary: Summary) -> Table:
     """The final numbers of an eval, one per line (the scores, steps, tokens, cost, latency
     and stop reasons labelled with their method's name where there are several)."""
@@ -127,6 +134,7 @@ def summary_table(summary: Summary) -> Table:
         ("dataset", f"{_line(dataset.path)} ({dataset.format.value})"),
         ("model", _line(config.model)),
         ("prompt", _line(config.prompt_name)),
+        *_protocol_row(config.run.get("protocol")),
         ("status", summary.status.value),
         ("questions", str(figures.n)),
     ]

@@ -9,11 +9,12 @@ inventing (the text protocol: an ``Observation`` line) while it streams, knowing
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
-from react_cli.core.records import StrEnum, Usage
+from react_cli.core.records import StrEnum, ToolCall, Usage
 from react_cli.infra.deadline import Deadline
 
 
@@ -72,16 +73,75 @@ def cut_whole(cutter: TextCutter, text: str) -> str:
     return cutter.text
 
 
+class ChoiceMode(StrEnum):
+    """Which calls a request with tools asks for (OpenAI's ``tool_choice``)."""
+
+    AUTO = "auto"  # the model's choice: text, calls, or both
+    REQUIRED = "required"  # some call
+    FUNCTION = "function"  # a call of one named function
+
+
+@dataclass(frozen=True)
+class ToolChoice:
+    """A request's ``tool_choice``: a mode, and the function a ``FUNCTION`` choice names. The
+    two forced modes are ones an endpoint may not take (the client then asks with ``auto``)."""
+
+    mode: ChoiceMode = ChoiceMode.AUTO
+    function: str | None = None
+
+    @classmethod
+    def of(cls, function: str) -> ToolChoice:
+        return cls(ChoiceMode.FUNCTION, function)
+
+    @property
+    def forced(self) -> bool:
+        return self.mode is not ChoiceMode.AUTO
+
+    def wire(self) -> str | dict[str, Any]:
+        """As the request's ``tool_choice``."""
+        if self.mode is ChoiceMode.FUNCTION:
+            return {"type": "function", "function": {"name": self.function}}
+        return str(self.mode)
+
+
+AUTO = ToolChoice()
+REQUIRED = ToolChoice(ChoiceMode.REQUIRED)
+
+
 @dataclass(frozen=True)
 class ModelRequest:
     """One call to the model: which call it is (``kind``, of step ``step``; 0 for samples),
-    the prompt the model continues, its stop sequences, and how to cut its reply."""
+    the prompt the model continues, its stop sequences, and how to cut its reply.
+
+    A chat request with tools (``--protocol tools``) sends ``messages`` (the chat so far, as
+    OpenAI messages) instead of the prompt, declares ``tools`` (OpenAI ``tools`` entries) and
+    says which calls it wants (``tool_choice``). ``grammar`` (``--constrain``) is a GBNF grammar
+    the reply must follow, built by the protocol from its tools, for servers that take one."""
 
     kind: CallKind
     prompt: str
     stop: tuple[str, ...] = ()
     step: int = 0
     cutter: Callable[[], TextCutter] = KeepAll
+    messages: tuple[dict[str, Any], ...] = ()
+    tools: tuple[dict[str, Any], ...] = ()
+    tool_choice: ToolChoice = AUTO
+    grammar: str | None = None
+
+    def sent_text(self) -> str:
+        """What the model reads, as text: the prompt, or the messages and the declared tools
+        (for estimating its tokens where the endpoint reports none)."""
+        if not self.messages:
+            return self.prompt
+        parts = [str(message.get("content") or "") for message in self.messages]
+        parts += [
+            json.dumps(message["tool_calls"])
+            for message in self.messages
+            if message.get("tool_calls")
+        ]
+        if self.tools:
+            parts.append(json.dumps(list(self.tools), separators=(",", ":")))
+        return "\n".join(parts)
 
 
 @dataclass
@@ -91,6 +151,10 @@ class Completion:
     ``text`` is the model's output exactly as received, already cut by the request's cutter;
     ``<think>`` blocks are still in it. ``finish_reason`` is the endpoint's (``"length"``: it
     stopped at ``max_tokens``); ``retries`` the requests the call had to make again.
+
+    A reply to a request with tools also holds its ``tool_calls`` as the endpoint sent them
+    (each a ``ToolCall`` whose ``name`` is the function's and ``argument`` its arguments' JSON
+    text, unread), and ``message``: the assistant message, as the chat goes on with it.
     """
 
     text: str
@@ -98,6 +162,13 @@ class Completion:
     latency_s: float = 0.0
     retries: int = 0
     finish_reason: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    message: dict[str, Any] | None = None
+
+    def output_text(self) -> str:
+        """What the model wrote, as text: its text and its calls (for estimating tokens)."""
+        calls = "".join(f"{call.name}{call.argument}" for call in self.tool_calls)
+        return self.text + calls
 
 
 TextSink = Callable[[str], None]

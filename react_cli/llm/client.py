@@ -1,12 +1,15 @@
 """The model client: one ReAct step from any OpenAI-compatible endpoint (chat or completions).
 
-It builds the request, stops sending ``stop`` or ``stream_options`` once the endpoint rejects
-them (for the rest of the run), raises an ``LLMError`` (worded by ``failures``) for what it
-cannot fix, draws several completions at once for the sampling methods (``sampling``), and
-lists the models an endpoint serves. Whatever a fresh request may fix (a
-connection error, 429/5xx, an answer that breaks off, stalls or is cut after its 200) is retried
-by the one ``retry.RetryPolicy`` within the run's ``Deadline``; ``stream.AnswerReader`` reads
-the answer.
+It builds the request (a chat with tools, ``tool_choice`` and a grammar where the request
+carries them), stops sending ``stop``, ``stream_options``, a grammar or a forced
+``tool_choice`` once the endpoint rejects them (for the rest of the run; a refused grammar is
+said once, as a warning), stops streaming tool requests after an empty stream, says that an
+endpoint refusing ``tools`` wants ``--protocol text``, raises an ``LLMError`` (worded by
+``failures``) for what it cannot fix, draws several completions at once for the sampling
+methods (``sampling``), and lists the models an endpoint serves. Whatever a fresh request may
+fix (a connection error, 429/5xx, an answer that breaks off, stalls or is cut after its 200)
+is retried by the one ``retry.RetryPolicy`` within the run's ``Deadline``;
+``stream.AnswerReader`` reads the answer.
 """
 
 from __future__ import annotations
@@ -19,13 +22,19 @@ from urllib.parse import urlsplit, urlunsplit
 
 import requests
 
-from react_cli.core.errors import LLMConnectionError, LLMResponseError, UsageError
+from react_cli.core.errors import (
+    LLMConfigError,
+    LLMConnectionError,
+    LLMResponseError,
+    UsageError,
+)
 from react_cli.core.records import CHARS_PER_TOKEN, Api, RetryObserver, Usage
 from react_cli.core.wording import quoted
 from react_cli.infra.deadline import NO_DEADLINE, Deadline, Watchdog
 from react_cli.infra.http import (
     TIMED_OUT,
     credentials,
+    failure_reason,
     is_transient,
     make_session,
     user_agent,
@@ -35,10 +44,27 @@ from react_cli.infra.redaction import Redactor, redact_url, url_secrets
 from react_cli.infra.retry import Retryable, RetryPolicy
 from react_cli.infra.sizelimit import TooLarge, read_capped
 from react_cli.infra.untrusted import loads
-from react_cli.llm.base import Completion, ModelRequest, Sampled, TextSink
+from react_cli.llm.base import (
+    AUTO,
+    ChoiceMode,
+    Completion,
+    ModelRequest,
+    Sampled,
+    TextSink,
+    ToolChoice,
+)
 from react_cli.llm.failures import Failures, always, reissued
 from react_cli.llm.sampling import Choices, EndpointFacts, NRefused, sample
-from react_cli.llm.stream import Answer, AnswerReader, BrokeOff, CutOff, Malformed, ShownOnce
+from react_cli.llm.stream import (
+    Answer,
+    AnswerReader,
+    BrokeOff,
+    CutOff,
+    EmptyStream,
+    Malformed,
+    ShownOnce,
+)
+from react_cli.llm.toolcalls import assistant_message
 
 MODEL_HINT = "check the model name ('react-cli models' lists them) and the base URL"
 URL_HINT = "check the base URL (an OpenAI-compatible one usually ends in /v1)"
@@ -48,6 +74,12 @@ BODY_OVERHEAD_BYTES = 64_000  # JSON around the text of a non-streamed answer
 MAX_MODELS_BYTES = 32 << 20  # aggregators list thousands of models, with descriptions (~2 MB)
 _MENTIONS_STOP = re.compile(r"\bstop(?:_sequences?)?\b", re.IGNORECASE)
 _MENTIONS_N = re.compile(r"\bn\b|\bchoices?\b", re.IGNORECASE)  # llama.cpp: "one ... choice"
+_MENTIONS_TOOLS = re.compile(r"\btools\b|\btool[_ ]choice\b", re.IGNORECASE)
+_MENTIONS_TOOL_CHOICE = re.compile(r"\btool[_ ]choice\b|\brequired\b", re.IGNORECASE)
+_MENTIONS_GRAMMAR = re.compile(r"\bgrammar\b|\bstructured_outputs\b", re.IGNORECASE)
+TOOLS_HINT = "use --protocol text"
+GRAMMAR = "grammar"
+STREAMED_TOOLS = "streamed tool requests"
 T = TypeVar("T")
 ChoicesRead = tuple[list[Answer], Usage | None]  # a sampling request's answers and reported usage
 
@@ -71,6 +103,7 @@ class OpenAIClient:
         on_retry: RetryObserver | None = None,
         sample_concurrency: int = 4,
         facts: EndpointFacts | None = None,
+        on_warning: Callable[[str], None] | None = None,
     ) -> None:
         try:
             self.api = Api(api)
@@ -100,6 +133,7 @@ class OpenAIClient:
         self._on_retry = on_retry
         self.sample_concurrency = sample_concurrency
         self.facts = facts or EndpointFacts()
+        self._warn = on_warning or self._log
 
     def close(self) -> None:
         self._session.close()
@@ -118,7 +152,11 @@ class OpenAIClient:
 
         answer, retries = self._exchange(lambda: self._body(request), read, deadline)
         elapsed = time.monotonic() - started
-        return Completion(answer.text, answer.usage, elapsed, retries, answer.finish_reason)
+        calls = answer.tool_calls
+        message = assistant_message(answer.text, calls) if request.tools else None
+        return Completion(
+            answer.text, answer.usage, elapsed, retries, answer.finish_reason, calls, message
+        )
 
     def sample(
         self, request: ModelRequest, *, n: int, temperature: float, deadline: Deadline
@@ -160,7 +198,11 @@ class OpenAIClient:
                     response = self._send(self.url, dog, deadline, json=body)
                     with response:
                         if response.status_code < 400:
-                            return read(response, dog)
+                            try:
+                                return read(response, dog)
+                            except _Resend:
+                                resent += 1
+                                continue
                         self._drop_rejected(response, body)  # raises unless one was dropped
                         resent += 1
 
@@ -208,21 +250,38 @@ class OpenAIClient:
         sampling = n > 0
         temperature = self.temperature if temperature is None else temperature
         body: dict[str, Any] = {"model": self.model, "temperature": temperature}
-        if self.api is Api.CHAT:
+        if request.messages or request.tools:
+            if self.api is not Api.CHAT:
+                raise UsageError("tools and chat messages need the chat API (--api chat)")
+            body["messages"] = list(request.messages)
+        elif self.api is Api.CHAT:
             body["messages"] = [{"role": "user", "content": request.prompt}]
         else:
             body["prompt"] = request.prompt
+        if request.tools:
+            body["tools"] = list(request.tools)
+            body["tool_choice"] = self._tool_choice(request.tool_choice).wire()
         if self.max_tokens is not None:
             body["max_tokens"] = self.max_tokens
         if request.stop and self.stop_supported:
             body["stop"] = list(request.stop)
+        if request.grammar is not None and GRAMMAR not in self.facts.refused:
+            # llama.cpp's field, and vLLM's (>= 0.12); each server ignores the other's
+            body["grammar"] = request.grammar
+            body["structured_outputs"] = {"grammar": request.grammar}
         if n > 1:
             body["n"] = n
         stream = self.stream and not sampling
+        if request.tools and STREAMED_TOOLS in self.facts.refused:
+            stream = False
         body["stream"] = stream
         if stream and self.stream_options_supported:
             body["stream_options"] = {"include_usage": True}
         return body
+
+    def _tool_choice(self, choice: ToolChoice) -> ToolChoice:
+        """The choice to send: a forced one the endpoint refused is asked as ``auto``."""
+        return AUTO if choice.forced and choice.mode in self.facts.refused else choice
 
     def _send(
         self,
@@ -256,6 +315,12 @@ class OpenAIClient:
             )
         except requests.RequestException as exc:
             reason = self._say.reason(exc, dog)
+            if json is not None and GRAMMAR in json and failure_reason(exc) in _HUNG_UP:
+                raise LLMConnectionError(
+                    f"{shown} closed the connection on a request with a grammar ({reason}): "
+                    "llama.cpp's server crashes on a grammar it cannot parse; run without "
+                    "--constrain and report the grammar's step (--debug shows it)"
+                ) from None
             error = LLMConnectionError(f"cannot reach {shown}: {reason}")
             if not is_transient(exc):
                 raise error from None
@@ -278,6 +343,12 @@ class OpenAIClient:
         )
         try:
             return read(reader)
+        except EmptyStream as exc:
+            response.raw.close()  # the server failed after its headers: never reuse the socket
+            if request.tools and self.facts.refuse(STREAMED_TOOLS):
+                self._log("a streamed tool request got an empty stream; asking without streaming")
+                raise _Resend from None
+            raise Retryable("the stream was cut off", reissued(self._say.malformed(exc))) from None
         except CutOff as exc:
             raise Retryable("the stream was cut off", reissued(self._say.malformed(exc))) from None
         except Malformed as exc:
@@ -302,13 +373,56 @@ class OpenAIClient:
             self.stop_supported = False
             self._log("endpoint rejected stop; retrying without it (cutting client-side)")
             return
+        if status in (400, 422) and GRAMMAR in body and _MENTIONS_GRAMMAR.search(message):
+            if self.facts.refuse(GRAMMAR):
+                self._warn(
+                    f"the endpoint does not take a grammar ({message or f'HTTP {status}'}): "
+                    "the rest of the run is not constrained (--constrain needs llama.cpp's "
+                    "server, llama-cpp-python's, or vLLM)"
+                )
+            return
+        forced = _forced_mode(body)
+        if forced is not None and self._refuses_forced(status, message):
+            self.facts.refuse(str(forced))
+            self._log(f"endpoint refused tool_choice {forced!r}; asking with 'auto'")
+            return
         where = f"{self.shown_url} (model {quoted(self.model)})"
+        if status in (400, 422) and "tools" in body and _MENTIONS_TOOLS.search(message):
+            said = f": {message}" if message else ""
+            raise LLMConfigError(
+                f"{where} does not accept tools (HTTP {status}{said}); {TOOLS_HINT}"
+            )
         raise self._say.refusal(response, message, where, MODEL_HINT)
+
+    @staticmethod
+    def _refuses_forced(status: int, message: str) -> bool:
+        """Whether an error answer to a forced ``tool_choice`` refuses it: a 400 naming it, or
+        a 500 (llama-cpp-python fails on ``required`` with an empty message)."""
+        return (status in (400, 422) and bool(_MENTIONS_TOOL_CHOICE.search(message))) or (
+            status == 500
+        )
 
     def _body_limit(self) -> int:
         """The most bytes an answer (or one stream event) may take: its text at 4 bytes a
         character (UTF-8) and JSON around it; the text is cut at ``max_chars`` after."""
         return 4 * max(self.max_chars, DEFAULT_MAX_CHARS) + BODY_OVERHEAD_BYTES
+
+
+class _Resend(Exception):
+    """The answer showed the request must be sent again at once, changed (see ``facts``)."""
+
+
+_HUNG_UP = frozenset(
+    {"the server closed the connection without answering", "the connection was reset"}
+)
+
+
+def _forced_mode(body: dict[str, Any]) -> ChoiceMode | None:
+    """The forced ``tool_choice`` mode a request body asks for (``required``, ``function``)."""
+    choice = body.get("tool_choice")
+    if choice == ChoiceMode.REQUIRED:
+        return ChoiceMode.REQUIRED
+    return ChoiceMode.FUNCTION if isinstance(choice, dict) else None
 
 
 def _ignore(line: str) -> None:

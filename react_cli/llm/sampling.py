@@ -13,7 +13,7 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from react_cli.core.records import Usage
 from react_cli.llm.base import Completion, Sampled
@@ -22,9 +22,22 @@ from react_cli.llm.stream import Answer
 
 @dataclass
 class EndpointFacts:
-    """What a run learnt about its endpoint; shared by the clients of one eval."""
+    """What a run learnt about its endpoint; shared by the clients of one eval.
+
+    ``refused`` names what the endpoint would not take and is no longer sent: ``grammar``,
+    a forced ``tool_choice`` (``required``, ``function``), streamed tool requests."""
 
     n_supported: bool | None = None  # None: not tried yet
+    refused: set[str] = field(default_factory=set)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def refuse(self, what: str) -> bool:
+        """Remember that the endpoint refuses ``what``; True for the client that learnt it
+        first (which says so, once for all of them)."""
+        with self._lock:
+            new = what not in self.refused
+            self.refused.add(what)
+        return new
 
 
 @dataclass(frozen=True)

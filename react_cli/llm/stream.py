@@ -17,12 +17,13 @@ from typing import Any
 
 import requests
 
-from react_cli.core.records import Api, Usage
+from react_cli.core.records import Api, ToolCall, Usage
 from react_cli.infra.deadline import Watchdog
 from react_cli.infra.redaction import Redactor
 from react_cli.infra.sizelimit import TooLarge, capped_lines, read_capped
 from react_cli.infra.untrusted import decode, loads
 from react_cli.llm.base import KeepAll, TextCutter, TextSink, cut_whole
+from react_cli.llm.toolcalls import CallAssembler, calls_of
 
 STREAM_READ_BYTES = 512  # per read of a stream: text reaches the screen as it comes
 BODY_READ_BYTES = 65_536
@@ -44,6 +45,11 @@ class Malformed(Exception):
 
 class CutOff(Malformed):
     """A stream that ended without a finish reason: cut off, so a fresh request may do."""
+
+
+class EmptyStream(CutOff):
+    """A stream that sent nothing at all: llama-cpp-python's answer to a streamed ``auto``
+    tool request when the model picks a tool (its handler fails after the headers)."""
 
 
 class BrokeOff(Exception):
@@ -81,11 +87,13 @@ class ShownOnce:
 
 @dataclass(frozen=True)
 class Answer:
-    """The kept text of one completion, its usage (None: not reported) and finish reason."""
+    """The kept text of one completion, its usage (None: not reported) and finish reason, and
+    the native tool calls of a chat answer (as sent: see ``toolcalls``)."""
 
     text: str
     usage: Usage | None
     finish_reason: str | None
+    tool_calls: tuple[ToolCall, ...] = ()
 
 
 @dataclass
@@ -152,8 +160,10 @@ class AnswerReader:
 
     def _choice(self, choice: dict[str, Any], usage: Usage | None) -> Answer:
         """One choice of a JSON answer, cut by the request's cutter and at ``max_chars``."""
+        calls: tuple[ToolCall, ...] = ()
         if self.api is Api.CHAT:
             content = _field(choice.get("message"), "content")
+            calls = calls_of(choice.get("message"), self.max_chars)
         else:
             content = choice.get("text")
         content = content if isinstance(content, str) else ""
@@ -162,7 +172,7 @@ class AnswerReader:
         if len(text) > self.max_chars:
             text, finish = text[: self.max_chars], "length"
             self.log(f"answer longer than {self.max_chars} characters; cut there")
-        return Answer(self.redact(text), usage, finish and self.redact(finish))
+        return Answer(self.redact(text), usage, finish and self.redact(finish), self._masked(calls))
 
     def _read_stream(self, response: requests.Response) -> Answer:
         """Read SSE until [DONE] or until the cutter cuts (an invented Observation line).
@@ -172,8 +182,9 @@ class AnswerReader:
         """
         cutter = self.cutter()
         show = self.redact.stream(self.sink) if self.sink else None
+        calls = CallAssembler(self.max_chars)
         usage: Usage | None = None
-        finish, done, saw_choice = None, False, False
+        finish, done, saw_choice, saw_data = None, False, False, False
         received = shown = 0
         try:
             for line in capped_lines(response.iter_content(STREAM_READ_BYTES), self.limit_bytes):
@@ -182,6 +193,7 @@ class AnswerReader:
                 payload = _sse_data(line)
                 if payload is None:
                     continue
+                saw_data = True
                 if payload == "[DONE]":
                     done = True
                     break
@@ -196,6 +208,8 @@ class AnswerReader:
                     continue
                 saw_choice = True
                 finish = _finish_reason(choice) or finish
+                if self.api is Api.CHAT:
+                    calls.feed(_field(choice.get("delta"), "tool_calls"))
                 piece = self._piece(choice)
                 received += len(piece)
                 released = cutter.feed(piece)[: max(0, self.max_chars - shown)]
@@ -213,6 +227,8 @@ class AnswerReader:
             raise Malformed(f"a stream event {exc}") from None
         if self.watchdog.expired and not done:
             raise BrokeOff(None)
+        if not saw_data:
+            raise EmptyStream(ENDED_BEFORE_DONE)
         if finish is None:  # every complete answer names why it ended
             raise CutOff(DONE_WITHOUT_FINISH if done else ENDED_BEFORE_DONE)
         if not saw_choice:
@@ -221,7 +237,16 @@ class AnswerReader:
         if show:
             show(tail)
             show.flush()
-        return Answer(self.redact(cutter.text[: self.max_chars]), usage, self.redact(finish))
+        text = self.redact(cutter.text[: self.max_chars])
+        return Answer(text, usage, self.redact(finish), self._masked(calls.calls()))
+
+    def _masked(self, calls: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:
+        """The calls with what the endpoint may have echoed masked, like the text."""
+        redact = self.redact
+        return tuple(
+            ToolCall(redact(call.name), redact(call.argument), call.id and redact(call.id))
+            for call in calls
+        )
 
     def _piece(self, choice: dict[str, Any]) -> str:
         """The visible text of one chunk; reasoning_content/reasoning fields are ignored."""

@@ -164,7 +164,7 @@ class _Running(Exchange):
             self.tell(ModelText(completion.text))
         self.tell(ModelDone())
         # Some servers report no usage (e.g. when streaming): an estimate, marked as one.
-        usage = completion.usage or Usage.estimate(request.prompt, completion.text)
+        usage = completion.usage or Usage.estimate(request.sent_text(), completion.output_text())
         step.usage = step.usage + usage
         self.budget_tokens += usage.total_tokens
         step.latency_s += completion.latency_s

@@ -49,6 +49,23 @@ class ActionRequested(Event):
 
 
 @dataclass(frozen=True)
+class ThoughtStarted(Event):
+    """A step starts whose reply is all thought: its action comes apart, complete (a native
+    tool call, told by :class:`ActionChosen`), so none of its text is read as an action."""
+
+    index: int
+
+
+@dataclass(frozen=True)
+class ActionChosen(Event):
+    """A step's action, complete, as the paper writes it (``Search[X]``), where the protocol
+    does not stream it as text: a native tool call, after the reply's text."""
+
+    index: int
+    action: str
+
+
+@dataclass(frozen=True)
 class ModelText(Event):
     """Text of the model's reply, as it streams in."""
 

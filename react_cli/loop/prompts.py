@@ -11,9 +11,12 @@ with front matter saying which method's prompt it is and for which task::
     ---
 
 (``method``: standard, cot, act or react, the default; ``task``: hotpotqa, the default, or
-fever). The shipped prompts are named ``TASK`` (ReAct) and ``TASK-METHOD`` (the others), e.g.
-``hotpotqa-cot``. A run's prompt is ``prefix(question)`` followed only by appended steps, so
-servers' prefix caches keep hitting.
+fever; ``protocol``: text, the default, or tools: a prompt for native tool calls, which only
+ReAct and Act make). The shipped prompts are named ``TASK`` (ReAct) and ``TASK-METHOD`` (the
+others), e.g. ``hotpotqa-cot``, and ``...-tools`` for the tools protocol (``hotpotqa-tools``,
+``hotpotqa-act-tools``). A run's prompt is ``prefix(question)`` followed only by appended steps,
+so servers' prefix caches keep hitting; a tools prompt is a chat (:meth:`PromptTemplate.chat`):
+its text before the question's line is the system message, the rest the first user message.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from pathlib import Path
 
 from react_cli.core.errors import UsageError
 from react_cli.core.method import PROMPT_KINDS, Method, Task
+from react_cli.core.records import ProtocolName
 from react_cli.core.wording import PATH_CHARS, quoted
 from react_cli.infra.untrusted import read_text
 
@@ -56,6 +60,7 @@ class PromptTemplate:
     text: str
     method: Method = Method.REACT
     task: Task = Task.HOTPOTQA
+    protocol: ProtocolName = ProtocolName.TEXT
 
     @property
     def sha256(self) -> str:
@@ -67,14 +72,25 @@ class PromptTemplate:
         text = self.text.replace(TOOLS_MARKER, tools, 1)
         return text.replace(QUESTION_MARKER, question.strip(), 1)
 
+    def chat(self, question: str, tools: str = "") -> tuple[str, str]:
+        """The template as a chat's start: (system message, first user message). The system
+        message is the text before the line holding the question, the user message that line
+        on, with the tools and the question filled in."""
+        text = self.text.replace(TOOLS_MARKER, tools, 1)
+        line = text.rfind("\n", 0, max(0, text.find(QUESTION_MARKER))) + 1
+        user = text[line:].replace(QUESTION_MARKER, question.strip(), 1)
+        return text[:line].strip(), user.strip()
+
 
 def shipped_names() -> list[str]:
     return sorted(p.stem for p in prompts_dir().glob(f"*{_SUFFIX}"))
 
 
-def shipped_name(task: Task, kind: Method) -> str:
-    """The shipped prompt of ``task`` for ``kind``: ``hotpotqa`` (ReAct), ``hotpotqa-cot``."""
-    return str(task) if kind is Method.REACT else f"{task}-{kind}"
+def shipped_name(task: Task, kind: Method, protocol: ProtocolName = ProtocolName.TEXT) -> str:
+    """The shipped prompt of ``task`` for ``kind``: ``hotpotqa`` (ReAct), ``hotpotqa-cot``;
+    in the tools protocol ``hotpotqa-tools``, ``hotpotqa-act-tools``."""
+    name = str(task) if kind is Method.REACT else f"{task}-{kind}"
+    return f"{name}-tools" if protocol is ProtocolName.TOOLS else name
 
 
 def load_prompt(name_or_path: str) -> PromptTemplate:
@@ -95,18 +111,21 @@ def load_prompt(name_or_path: str) -> PromptTemplate:
     except (OSError, ValueError) as exc:  # BadInput, or a NUL byte in the path
         raise UsageError(f"cannot read prompt file {str(path)!r}: {exc}") from None
     name = name_or_path if path == shipped else str(path)
-    method, task, text = _front_matter(text, name)
+    method, task, protocol, text = _front_matter(text, name)
     if QUESTION_MARKER not in text:
         text = text if text.endswith("\n") or not text else text + "\n"
         text += _QUESTION_TAIL.get(method, f"Question: {QUESTION_MARKER}\n")
-    return PromptTemplate(name=name, text=text, method=method, task=task)
+    return PromptTemplate(name=name, text=text, method=method, task=task, protocol=protocol)
 
 
-def _front_matter(text: str, name: str) -> tuple[Method, Task, str]:
-    """The method and task a file declares, and its text after the front matter."""
+_KEYS = ("method", "task", "protocol")
+
+
+def _front_matter(text: str, name: str) -> tuple[Method, Task, ProtocolName, str]:
+    """The method, task and protocol a file declares, and its text after the front matter."""
     lines = text.split("\n")
     if lines[0].rstrip("\r") != _FENCE:
-        return Method.REACT, Task.HOTPOTQA, text
+        return Method.REACT, Task.HOTPOTQA, ProtocolName.TEXT, text
     head = [line.rstrip("\r") for line in lines[1 : MAX_FRONT_MATTER_LINES + 1]]
     if _FENCE not in head:
         raise UsageError(f"prompt {name}: its front matter (from the first '---') never ends")
@@ -117,10 +136,10 @@ def _front_matter(text: str, name: str) -> tuple[Method, Task, str]:
         key = key.strip().lower()
         if not line.strip():
             continue
-        if not colon or key not in ("method", "task") or key in fields:
+        if not colon or key not in _KEYS or key in fields:
             raise UsageError(
-                f"prompt {name}: front matter lines are 'method: NAME' and 'task: NAME' "
-                f"(each once), not {quoted(line.strip())}"
+                f"prompt {name}: front matter lines are 'method: NAME', 'task: NAME' and "
+                f"'protocol: NAME' (each once), not {quoted(line.strip())}"
             )
         fields[key] = value.strip().lower()
     method, task = fields.get("method", "react"), fields.get("task", "hotpotqa")
@@ -134,8 +153,14 @@ def _front_matter(text: str, name: str) -> tuple[Method, Task, str]:
     if task not in set(Task):
         tasks = ", ".join(Task)
         raise UsageError(f"prompt {name}: task must be one of {tasks}, not {quoted(task)}")
+    protocol = fields.get("protocol", str(ProtocolName.TEXT))
+    if protocol not in set(ProtocolName):
+        names = ", ".join(ProtocolName)
+        raise UsageError(f"prompt {name}: protocol must be one of {names}, not {quoted(protocol)}")
     assert kind is not None
-    return kind, Task(task), "\n".join(lines[end + 2 :])
+    if protocol == ProtocolName.TOOLS and not kind.loop:
+        raise UsageError(f"prompt {name}: a tools prompt is for the react or act method")
+    return kind, Task(task), ProtocolName(protocol), "\n".join(lines[end + 2 :])
 
 
 @dataclass(frozen=True)
@@ -155,12 +180,16 @@ class PromptSet:
         return self.templates[Method.REACT if Method.REACT in kinds else kinds[0]]
 
 
-def prompt_set(setting: str, methods: Iterable[Method]) -> PromptSet:
-    """The prompts ``methods`` use when the prompt setting is ``setting``.
+def prompt_set(
+    setting: str, methods: Iterable[Method], protocol: ProtocolName = ProtocolName.TEXT
+) -> PromptSet:
+    """The prompts ``methods`` use when the prompt setting is ``setting``, their loops speaking
+    ``protocol`` (Standard's and CoT's calls are text whatever the protocol).
 
     A task's own name (``hotpotqa``, ``fever``) stands for its shipped prompt of each method.
     Any other prompt serves the method it is written for (UsageError if none of ``methods``
-    uses one), and the others get the shipped prompts of its task.
+    uses one, or if it is written for another protocol), and the others get the shipped
+    prompts of its task.
     """
     named, asked = load_prompt(setting), tuple(methods)
     kinds = list(dict.fromkeys(kind for method in asked for kind in method.prompts))
@@ -172,10 +201,20 @@ def prompt_set(setting: str, methods: Iterable[Method]) -> PromptSet:
             f"{','.join(asked)} sends {wanted} prompts "
             "(a prompt file says which in its front matter: see 'react-cli prompts')"
         )
+    if not whole_task and named.method.loop and named.protocol is not protocol:
+        raise UsageError(
+            f"the prompt {named.name!r} is a {named.protocol} protocol prompt: give "
+            f"--protocol {named.protocol}, or a {protocol} prompt "
+            "(a prompt file says which in its front matter: see 'react-cli prompts')"
+        )
+
+    def sent_in(kind: Method) -> ProtocolName:
+        return protocol if kind.loop else ProtocolName.TEXT
+
     templates = {
         kind: named
         if kind is named.method and not whole_task
-        else load_prompt(shipped_name(named.task, kind))
+        else load_prompt(shipped_name(named.task, kind, sent_in(kind)))
         for kind in kinds
     }
     return PromptSet(named, templates)

@@ -11,6 +11,7 @@ ENV_VARS: dict[str, tuple[str, ...]] = {
     "base_url": ("OPENAI_BASE_URL", "OPENAI_API_BASE"),
     "api_key": ("OPENAI_API_KEY",),
     "api": ("REACT_CLI_API",),
+    "protocol": ("REACT_CLI_PROTOCOL",),
     "prompt": ("REACT_CLI_PROMPT",),
     "method": ("REACT_CLI_METHOD",),
     "wiki": ("REACT_CLI_WIKI",),

@@ -18,6 +18,7 @@ class Settings:
     base_url: str = "https://api.openai.com/v1"
     api_key: str | None = None
     api: str = "chat"
+    protocol: str = "text"  # a records.ProtocolName value: text (the paper's) or tools
     prompt: str = "hotpotqa"
     method: str = "react"  # a methods.Method value, checked by validation
     max_steps: int = 8
@@ -37,6 +38,7 @@ class Settings:
     max_tool_errors: int = 2
     run_timeout_s: float | None = None  # --timeout: the whole run
     force_answer: bool = False
+    constrain: bool = False  # text protocol: each reply follows a grammar (llama.cpp, vLLM)
     stream: bool = True
     timeout_s: float = 120.0  # one model request
     wiki_timeout_s: float = 20.0  # one Wikipedia request

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from react_cli.core.errors import UsageError
 from react_cli.core.method import Method
-from react_cli.core.records import Api
+from react_cli.core.records import Api, ProtocolName
 from react_cli.core.wording import quoted
 from react_cli.settings.urls import VARIANT_CODE, check_url
 
@@ -64,6 +64,7 @@ def validate(settings: Settings, api_source: str) -> None:
     if settings.method not in set(Method):
         shown = _shown(settings.method)
         raise UsageError(f"--method must be one of {', '.join(Method)}, not {shown}")
+    _check_protocol(settings)
     checks = [
         (settings.max_steps >= 1, "--max-steps must be at least 1"),
         (
@@ -132,6 +133,22 @@ def _check_contact(contact: str | None) -> None:
         "the contact (REACT_CLI_CONTACT or contact in the config file)",
         "it goes into the User-Agent header, which holds no control characters",
     )
+
+
+def _check_protocol(settings: Settings) -> None:
+    """The protocol is one there is, on an API that carries it."""
+    if settings.protocol not in set(ProtocolName):
+        shown = _shown(settings.protocol)
+        raise UsageError(f"--protocol must be one of {', '.join(ProtocolName)}, not {shown}")
+    if settings.protocol == ProtocolName.TOOLS and settings.api == Api.COMPLETIONS:
+        raise UsageError(
+            "--protocol tools needs the chat API: /completions takes no tools "
+            "(use --api chat, or --protocol text)"
+        )
+    if settings.protocol == ProtocolName.TOOLS and settings.constrain:
+        raise UsageError(
+            "--constrain applies to --protocol text (native tool calls are structured already)"
+        )
 
 
 def _shown(value: str) -> str:

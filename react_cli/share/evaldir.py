@@ -104,6 +104,7 @@ Facts = tuple[tuple[str, str], ...]
 _CONFIG_SHOWN = (
     "model",
     "api",
+    "protocol",
     "method",
     "temperature",
     "max_steps",
@@ -111,6 +112,7 @@ _CONFIG_SHOWN = (
     "max_total_tokens",
     "timeout_s",
     "force_answer",
+    "constrain",
     "wiki",
     "variant",
     "concurrency",
@@ -133,9 +135,15 @@ class EvalFolder:
 
     @property
     def label(self) -> str:
-        """What the eval ran: model and prompt, and its methods unless ReAct's alone."""
+        """What the eval ran: model and prompt (and the protocol, unless the paper's text; a
+        grammar, if one constrained it), and its methods unless ReAct's alone."""
         config = self.summary.config
         label = f"{config.model} · {config.prompt_name}"
+        protocol = config.run.get("protocol")
+        if isinstance(protocol, str) and protocol != "text":
+            label += f" · {one_line(protocol)}"
+        if config.run.get("constrain") is True:
+            label += " · constrained"
         if self.method is not None:
             return f"{label} · {one_line(self.method)}"
         return label if config.methods == ("react",) else f"{label} · {', '.join(config.methods)}"

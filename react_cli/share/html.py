@@ -13,7 +13,8 @@ def _field(label: str, text: str, *, class_: str = "text") -> Html:
 def _step(step: StepView) -> Html:
     n = step.index
     headline = step.action if step.action is not None else "no valid action"
-    parts = [_field(f"Thought {n}", step.thought)]
+    no_thought = not step.thought and step.reply_step is not None  # a call of an earlier reply
+    parts = [] if no_thought else [_field(f"Thought {n}", step.thought)]
     if step.action is not None:
         parts.append(_field(f"Action {n}", step.action))
     if step.error is not None:
@@ -27,6 +28,9 @@ def _step(step: StepView) -> Html:
     if step.followup_raw is not None:
         raw.append(el("p", f"Extra call for Action {n}:", class_="muted"))
         raw.append(el("pre", step.followup_raw))
+    if step.tool_calls is not None:
+        raw.append(el("p", "Tool calls:", class_="muted"))
+        raw.append(el("pre", step.tool_calls))
     parts.append(el("details", el("summary", "Raw model text"), *raw, class_="raw"))
     summary = el("summary", f"Step {n} · ", el("span", headline, class_="muted"))
     return el("details", summary, *parts, class_="step")

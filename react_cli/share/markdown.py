@@ -72,7 +72,9 @@ def _page(source: SourceView) -> str:
 
 
 def _step(step: StepView) -> list[str]:
-    blocks = [f"### Step {step.index}", _labelled(f"Thought {step.index}", step.thought)]
+    blocks = [f"### Step {step.index}"]
+    if step.thought or step.reply_step is None:  # a call of an earlier reply has no thought
+        blocks.append(_labelled(f"Thought {step.index}", step.thought))
     if step.action is not None:
         blocks.append(_labelled(f"Action {step.index}", step.action))
     if step.error is not None:

@@ -17,6 +17,7 @@ from react_cli.core.trajectory import ErrorKind, Step
 from react_cli.display.render import step_meta
 from react_cli.display.sources import where
 from react_cli.display.terminal import format_seconds
+from react_cli.infra.untrusted import dump_json
 from react_cli.methods.record import Sample
 from react_cli.methods.sources import RunSource
 from react_cli.share.text import link_target, one_line, shown
@@ -52,6 +53,8 @@ class StepView:
     error: str | None  # why the tool or model failed, shown instead of an observation
     costs: str  # "model 0.52 s · tool 0.10 s · 1657 tokens", and "no valid action", "forced answer"
     source: SourceView | None = None  # the page (at its revision) the observation showed
+    reply_step: int | None = None  # native calls: the step whose reply held this step's call
+    tool_calls: str | None = None  # native calls: the reply's calls as sent (JSON text)
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,7 @@ def view_of(trace: Trace) -> TraceView:
     facts: list[tuple[str, str | None]] = [
         ("Stop reason", one_line(run.stop_reason)),
         ("Method", method),
+        ("Protocol", _protocol(trace.config.protocol)),
         ("Branch", branch),
         ("Model", _text(trace.config.model)),
         ("Prompt", _text(trace.config.prompt_name)),
@@ -157,7 +161,20 @@ def _step(step: Step, source: SourceView | None) -> StepView:
         error=shown(failed.message) if failed and failed.message else None,
         costs=step_meta(step),
         source=source,
+        reply_step=step.reply_step,
+        tool_calls=_calls_text(step.message),
     )
+
+
+def _calls_text(message: dict[str, Any] | None) -> str | None:
+    """A recorded reply's native calls as JSON text, shown as text (None: it has none)."""
+    calls = message.get("tool_calls") if message is not None else None
+    if not calls:
+        return None
+    try:
+        return shown(dump_json(calls, indent=1))
+    except (TypeError, ValueError, RecursionError):  # a hand-made trace's odd values
+        return None
 
 
 def _sample(sample: Sample) -> SampleView:
@@ -174,6 +191,11 @@ def _votes(votes: dict[str, int]) -> tuple[tuple[str, int], ...]:
 def _text(value: Any) -> str | None:
     """A recorded label (model, method, time…) on one line; None when absent."""
     return None if value is None else one_line(str(value))
+
+
+def _protocol(value: Any) -> str | None:
+    """The protocol, shown unless it was the paper's text (or not recorded)."""
+    return None if value is None or str(value) == "text" else one_line(str(value))
 
 
 def _fork(value: Any) -> str | None:

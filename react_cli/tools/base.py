@@ -10,6 +10,7 @@ reads the page of the last Search), so every run gets a set of its own.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -17,19 +18,52 @@ from typing import Any, Protocol
 from react_cli.core.errors import UsageError
 from react_cli.core.sources import PageSource
 from react_cli.infra.deadline import Deadline
+from react_cli.tools.schema import checked, one_text_schema
 
 
 @dataclass(frozen=True)
 class ToolSpec:
     """A tool as the model is told of it: ``Search[entity], which searches ...`` (the
-    description completes the paper's "which ..." clause)."""
+    description completes the paper's "which ..." clause), or as a native function declaration
+    (:meth:`declaration`: ``search`` with the JSON Schema of its arguments).
+
+    A tool of one text argument needs no schema (it is made from ``argument``); one that takes
+    more gives ``parameters``, its arguments' JSON Schema, and receives them as JSON text."""
 
     name: str  # as the model writes it, e.g. "Search"
     argument: str  # what its argument is, e.g. "entity"
     description: str
+    parameters: dict[str, Any] | None = field(default=None, compare=False)
+
+    @property
+    def function_name(self) -> str:
+        """Its name as a native function: lower case, only the characters OpenAI allows."""
+        name = "".join(c if c.isascii() and (c.isalnum() or c in "_-") else "_" for c in self.name)
+        return name.lower()[:64] or "tool"
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        """The JSON Schema of its arguments: ``parameters``, or one text ``argument``."""
+        return self.parameters if self.parameters is not None else one_text_schema(self.argument)
+
+    def declaration(self) -> dict[str, Any]:
+        """The tool as an OpenAI ``tools`` entry."""
+        description = self.description[:1].upper() + self.description[1:]
+        function = {"name": self.function_name, "description": description}
+        return {"type": "function", "function": {**function, "parameters": self.schema}}
+
+    def argument_from(self, arguments: Any) -> str:
+        """The argument a call with these JSON ``arguments`` runs with: the one text, or
+        (a tool with ``parameters``) the arguments as JSON text; ArgumentError when they do
+        not fit the schema."""
+        fitted = checked(self.function_name, self.schema, arguments)
+        if self.parameters is None:
+            return str(fitted[self.argument])
+        return json.dumps(fitted, ensure_ascii=False, sort_keys=True)
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "argument": self.argument, "description": self.description}
+        data = {"name": self.name, "argument": self.argument, "description": self.description}
+        return data if self.parameters is None else {**data, "parameters": self.parameters}
 
     @classmethod
     def from_json(cls, data: Any) -> ToolSpec:
@@ -41,7 +75,10 @@ class ToolSpec:
             raise TypeError("a tool's name or argument is not text")
         if not isinstance(description, str):
             raise TypeError("a tool's description is not text")
-        return cls(name, argument, description)
+        parameters = data.get("parameters")
+        if parameters is not None and not isinstance(parameters, dict):
+            raise TypeError("a tool's parameters are not an object")
+        return cls(name, argument, description, parameters)
 
 
 FINISH = ToolSpec("Finish", "answer", "returns the answer and finishes the task.")

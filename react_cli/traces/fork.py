@@ -12,9 +12,10 @@ from typing import Any
 
 from react_cli.core.errors import UsageError
 from react_cli.core.method import Method
-from react_cli.core.records import StopReason, Usage
+from react_cli.core.records import Api, ProtocolName, StopReason, Usage
 from react_cli.core.trajectory import Run
 from react_cli.session import Session
+from react_cli.settings.settings import Settings
 from react_cli.tools.base import ToolSet
 from react_cli.traces.replay import RecordedModel, recorded_tools
 from react_cli.traces.trace import Trace
@@ -54,6 +55,19 @@ class Fork:
     def method(self) -> Method:
         """The forked run's method: ReAct or Act."""
         return Method.ACT if self.trace.record.method == Method.ACT else Method.REACT
+
+    def settings(self, settings: Settings, protocol_given: str | None) -> Settings:
+        """``settings`` for the live part: the trace's method and protocol (UsageError when an
+        option asks for another protocol, or the endpoint's API cannot carry the trace's)."""
+        protocol = self.trace.protocol
+        if protocol_given is not None and protocol_given != protocol:
+            raise UsageError(f"a fork continues the trace's protocol, {protocol}")
+        if protocol is ProtocolName.TOOLS and settings.api != Api.CHAT:
+            raise UsageError("the trace's run made native tool calls: fork it with --api chat")
+        constrain = settings.constrain and protocol is ProtocolName.TEXT
+        return replace(
+            settings, method=str(self.method), protocol=str(protocol), constrain=constrain
+        )
 
     def session(self, live: Session) -> Session:
         """``live`` (the configured endpoint and wiki) after the replayed steps."""

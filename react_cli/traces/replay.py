@@ -1,7 +1,8 @@
 """Replay saved traces: re-run them with the current code, fork them.
 
 A trace is turned back into a session's inputs. ``RecordedModel`` answers each model call with
-the raw text the trace holds for that call, found by the call's identity (its step and kind),
+the raw text (and, for native tool calls, the assistant message and its calls) the trace holds
+for that call, found by the call's identity (its step and kind),
 and ``recorded_tools`` answers each tool call with the recorded observation; both hand over to
 live ones when the recording runs out (a fork) or are swapped for live ones (``--live-tools``).
 The loop itself is the unchanged one, and the recorded completions of the other methods are
@@ -27,8 +28,10 @@ from react_cli.core.trajectory import ErrorKind, Run, Step
 from react_cli.core.wording import quoted
 from react_cli.infra.deadline import Deadline
 from react_cli.llm.base import CallKind, Completion, Model, ModelRequest, TextSink
+from react_cli.llm.toolcalls import calls_of
 from react_cli.loop.events import Observer, RunStarted
 from react_cli.loop.prompts import PromptSet
+from react_cli.loop.registry import loop_protocols
 from react_cli.loop.text.parser import parse_action
 from react_cli.methods.answers import read_answer
 from react_cli.methods.events import MethodFinished
@@ -36,12 +39,13 @@ from react_cli.methods.memo import NotRecorded
 from react_cli.methods.outcome import answer
 from react_cli.methods.record import MethodRecord, Sample, loop_calls
 from react_cli.methods.results import Outcome, SampleSet
-from react_cli.session import Session, text_protocols
+from react_cli.session import Session
 from react_cli.tools.base import FINISH, ToolResult, ToolSet, ToolSpec
 from react_cli.traces.trace import Trace
 
 FAILURES = frozenset({StopReason.LLM_ERROR, StopReason.INTERRUPTED})
 """How a recorded run may have ended in a model call, which a re-run fails the same way."""
+MAX_RECORDED_CHARS = 1 << 24  # a recorded reply's call arguments (the trace is bounded)
 
 
 class ReplayExhausted(LLMError):
@@ -77,7 +81,8 @@ class RecordedModel:
         self._failed_call: tuple[CallKind, int] | None = None
         last = run.steps[-1] if run.steps else None
         if last is not None and run.stop_reason in FAILURES:
-            if last.raw:  # the step's text arrived, so its extra call for the action failed
+            if last.raw or last.message is not None:  # the step's reply arrived, so its extra
+                # call for the action failed
                 self._failed_call = (CallKind.FOLLOWUP, last.index)
             else:  # the call that failed produced no text
                 kind = CallKind.FORCED if last.forced else CallKind.STEP
@@ -94,9 +99,13 @@ class RecordedModel:
             if self.live is not None:
                 return self.live.complete(request, deadline=deadline, on_text=on_text)
             self._end_like_the_recording(request)
+        message = step.message if first_call else step.followup_message
+        calls = () if message is None else calls_of(message, MAX_RECORDED_CHARS)
         if first_call:  # the step's cost is booked on its first call
-            return Completion(text, step.usage, step.latency_s, step.retries)
-        return Completion(text, Usage())
+            return Completion(
+                text, step.usage, step.latency_s, step.retries, tool_calls=calls, message=message
+            )
+        return Completion(text, Usage(), tool_calls=calls, message=message)
 
     def _end_like_the_recording(self, request: ModelRequest) -> NoReturn:
         if (request.kind, request.step) == self._failed_call:
@@ -182,7 +191,8 @@ def recorded_tools(
 ) -> ToolSet:
     """A tool set that answers the recorded calls of ``steps`` (in order), then ``live``."""
     recording = _Recording(steps, specs, live)
-    return ToolSet([_RecordedTool(spec, recording) for spec in specs if spec != FINISH])
+    finish = FINISH.name.casefold()  # a recorded Finish is the built-in one, whatever it says
+    return ToolSet([_RecordedTool(s, recording) for s in specs if s.name.casefold() != finish])
 
 
 @dataclass(frozen=True)
@@ -250,6 +260,7 @@ def recorded_session(
     task = config.task if isinstance(config.task, Task) else Task.HOTPOTQA
     template = trace.template()
     specs = trace.tool_specs
+    protocols = loop_protocols(trace.protocol, constrain=bool(config.constrain))
 
     def recorded() -> ToolSet:
         return recorded_tools(run.steps, specs)
@@ -260,7 +271,7 @@ def recorded_session(
         tools=live or recorded,
         limits=replace(config.limits, timeout_s=None),
         hybrid_steps=config.hybrid_max_steps or task.hybrid_steps,
-        protocols=text_protocols(),
+        protocols=protocols,
     )
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from react_cli.core import fields
 from react_cli.core.method import Method, Task
+from react_cli.core.records import ProtocolName
 from react_cli.infra.redaction import redact_url
 from react_cli.loop.limits import Limits
 from react_cli.loop.prompts import PromptTemplate
@@ -50,6 +51,8 @@ class RunConfig:
     """The name and hash of each kind of prompt, for methods that send more than one."""
     tools: tuple[ToolSpec, ...] = ()
     """What the run's loops could call, Finish last (none recorded: the paper's three)."""
+    protocol: ProtocolName | str | None = None  # None: not recorded (text); unknown: text
+    constrain: bool | None = None  # text protocol: replies constrained by a grammar
 
     def to_json(self) -> dict[str, Any]:
         limits = self.limits
@@ -66,6 +69,7 @@ class RunConfig:
             "model": self.model,
             "base_url": self.base_url,
             "api": self.api,
+            **_recorded("protocol", None if self.protocol is None else str(self.protocol)),
             "prompt": {"name": self.prompt_name, "sha256": self.prompt_sha256},
             **{key: value for key, value in methods.items() if value not in (None, {}, [])},
             "temperature": self.temperature,
@@ -78,6 +82,7 @@ class RunConfig:
             "stream": self.stream,
             "timeout_s": limits.timeout_s,
             "force_answer": limits.force_answer,
+            **_recorded("constrain", self.constrain),
             "wiki": self.wiki,
             "variant": self.variant,
         }
@@ -121,10 +126,18 @@ class RunConfig:
             hybrid_max_steps=_count(data, "hybrid_max_steps", None),
             prompts=_prompts(data.get("prompts")),
             tools=_tools(data.get("tools")),
+            protocol=_known(ProtocolName, _text(data, "protocol")),
+            constrain=_flag(data, "constrain"),
         )
 
 
-def _known(kind: type[Method] | type[Task], value: str | None) -> Any:
+def _recorded(key: str, value: Any) -> dict[str, Any]:
+    """A field traces before it existed lack: written once recorded (read back, they keep
+    their bytes)."""
+    return {} if value is None else {key: value}
+
+
+def _known(kind: type[Method] | type[Task] | type[ProtocolName], value: str | None) -> Any:
     """A recorded name as the enum member it names, or as text a newer writer used."""
     if value is None:
         return None
@@ -147,7 +160,11 @@ def _tools(data: Any) -> tuple[ToolSpec, ...]:
         return ()
     if not isinstance(data, list):
         raise TypeError(f"config tools is {type(data).__name__}, not a list")
-    return tuple(ToolSpec.from_json(item) for item in data)
+    specs = tuple(ToolSpec.from_json(item) for item in data)
+    names = [spec.name.casefold() for spec in specs]
+    if len(set(names)) != len(names):
+        raise ValueError("config tools name one tool twice")
+    return specs
 
 
 def _text(data: dict[str, Any], key: str) -> str | None:
@@ -201,5 +218,7 @@ def run_config(
         hybrid_max_steps=hybrid_steps(settings, task) if any(m.hybrid for m in methods) else None,
         prompts=sends,
         tools=tools,
+        protocol=ProtocolName(settings.protocol),
+        constrain=settings.constrain,
         **{name: getattr(settings, name) for name in copied},
     )

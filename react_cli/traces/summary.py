@@ -27,6 +27,7 @@ class RunSummary:
             "model": config.model,
             "endpoint": config.base_url,
             "method": method["method"],
+            "protocol": str(self.trace.protocol),
             "answer": run.answer,
             "branch": method["branch"],
             "stop_reason": str(run.stop_reason),

@@ -23,6 +23,7 @@ from typing import Any
 from react_cli.core.errors import TraceError, UsageError
 from react_cli.core.fields import optional_text
 from react_cli.core.method import Method, Task
+from react_cli.core.records import ProtocolName
 from react_cli.core.trajectory import Run
 from react_cli.core.wording import quoted
 from react_cli.infra.files import write_json_atomic, write_json_in
@@ -178,11 +179,24 @@ class Trace:
         """The prompt template of the run's loop (or of its one call), recorded in full."""
         method = self.record.method
         kinds = method.prompts if isinstance(method, Method) else (Method.REACT,)
+        protocol = self.config.protocol
         return PromptTemplate(
             name=self.config.prompt_name or "recorded",
             text=_FALLBACK_TEMPLATE if self.prompt_template is None else self.prompt_template,
             method=Method.REACT if Method.REACT in kinds else kinds[0],
+            protocol=protocol if isinstance(protocol, ProtocolName) else ProtocolName.TEXT,
         )
+
+    @property
+    def protocol(self) -> ProtocolName:
+        """The protocol the run's loop spoke (traces before protocols: the paper's text);
+        TraceError for one this react-cli does not know."""
+        protocol = self.config.protocol
+        if protocol is None:
+            return ProtocolName.TEXT
+        if not isinstance(protocol, ProtocolName):
+            raise TraceError(f"{self.path}: this react-cli does not know the protocol {protocol!r}")
+        return protocol
 
 
 def trace_target(path: Path) -> Path:

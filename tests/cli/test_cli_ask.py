@@ -194,16 +194,20 @@ def test_broken_config_file_is_a_usage_error(cli: Runner) -> None:
 def test_prompts_commands(cli: Runner) -> None:
     listed = cli(["prompts"])
     assert listed.code == 0 and listed.stderr == ""
-    assert [line.split("\t")[:3] for line in listed.stdout.splitlines()] == [
-        ["fever", "react", "fever"],
-        ["fever-act", "act", "fever"],
-        ["fever-cot", "cot", "fever"],
-        ["fever-standard", "standard", "fever"],
-        ["hotpotqa", "react", "hotpotqa"],
-        ["hotpotqa-act", "act", "hotpotqa"],
-        ["hotpotqa-cot", "cot", "hotpotqa"],
-        ["hotpotqa-standard", "standard", "hotpotqa"],
-        ["hotpotqa-zh", "react", "hotpotqa"],
+    assert [line.split("\t")[:4] for line in listed.stdout.splitlines()] == [
+        ["fever", "react", "fever", "text"],
+        ["fever-act", "act", "fever", "text"],
+        ["fever-act-tools", "act", "fever", "tools"],
+        ["fever-cot", "cot", "fever", "text"],
+        ["fever-standard", "standard", "fever", "text"],
+        ["fever-tools", "react", "fever", "tools"],
+        ["hotpotqa", "react", "hotpotqa", "text"],
+        ["hotpotqa-act", "act", "hotpotqa", "text"],
+        ["hotpotqa-act-tools", "act", "hotpotqa", "tools"],
+        ["hotpotqa-cot", "cot", "hotpotqa", "text"],
+        ["hotpotqa-standard", "standard", "hotpotqa", "text"],
+        ["hotpotqa-tools", "react", "hotpotqa", "tools"],
+        ["hotpotqa-zh", "react", "hotpotqa", "text"],
     ]
     shown = cli(["prompts", "show", "hotpotqa"])
     assert shown.code == 0

@@ -104,7 +104,7 @@ def test_ask_eval_and_config_take_the_same_run_options(cli: Runner) -> None:
     from react_cli.cli.options import RunOptions
 
     flags = {f"--{option.name.replace('_', '-')}" for option in fields(RunOptions)}
-    assert len(flags) == 20  # --method, the 3 sampling options and --otel among them
+    assert len(flags) == 22  # --method, the 3 sampling options, --otel, --protocol, --constrain
     for command in (["ask"], ["eval", "run"], ["config"]):
         shown = set(re.findall(r"(--[a-z-]+)", cli([*command, "-h"]).stdout))
         assert flags <= shown, (command, flags - shown)
@@ -119,7 +119,7 @@ def test_prompt_descriptions_end_at_a_word(cli: Runner) -> None:
     result = cli(["prompts"])
     assert result.code == 0
     for line in result.stdout.splitlines():
-        name, _, _, description = line.split("\t")
+        name, _, _, _, description = line.split("\t")
         first_line = cli(["prompts", "show", name]).stdout.strip().splitlines()[0]
         shown = description.removesuffix(" …")
         assert first_line.startswith(shown)

@@ -328,3 +328,28 @@ def test_a_url_typed_into_the_wrong_setting_is_refused_without_its_secrets(
     assert result.code == 2 and result.stdout == ""
     assert result.stderr.startswith("Error: ") and result.stderr.count("\n") == 1
     assert_no_secret(result.stderr, "the usage error")
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_native_tool_calls_that_echo_the_key_never_show_it(
+    cli: Runner, wiki: FakeMediaWiki, stream: bool
+) -> None:
+    """A tools-protocol reply whose call names and arguments echo the key (a server echoing
+    its request into the call): masked in the trace, ``--json`` and the next request."""
+    planted = json.dumps({"entity": f"Arthur's Magazine {KEY}"})
+    calls = [
+        Reply(text="", tool_calls=[{"name": "search", "arguments": planted, "id": f"c-{KEY}"}]),
+        Reply(text="", tool_calls=[{"name": "finish", "arguments": {"answer": "1844"}}]),
+    ]
+    with FakeOpenAI(calls) as model:
+        result = cli(
+            ["ask", "When?", "--json", "--protocol", "tools", "--api-key", KEY]
+            + ([] if stream else ["--no-stream"]),
+            OPENAI_BASE_URL=model.url,
+            REACT_CLI_MODEL="m",
+            REACT_CLI_WIKI=wiki.url,
+            REACT_CLI_PROMPT="hotpotqa-tools",
+        )
+    assert result.code == 0, result.stderr
+    assert_no_secret(everything_written(result, cli.home / "traces"), "the output or the trace")
+    assert_no_secret(sent_to_model(model), "what the model was sent")

@@ -24,7 +24,7 @@ from hostile import cli_fuzz, json_value
 from hostile_server import Answer, HostileServer, chunked, forever, head
 from hypothesis import given
 from hypothesis import strategies as st
-from inproc import RETRY_NOTICE, Runner
+from inproc import RETRY_NOTICE, CliResult, Runner
 
 TIMEOUT_S = 0.1
 BOUND_S = 5.0
@@ -135,16 +135,16 @@ def said(stderr: str) -> list[str]:
     ]
 
 
-@cli_fuzz(20)
-@given(answer=answers())
-def test_any_model_answer_ends_cleanly(
-    cli: Runner, wiki: FakeMediaWiki, answer: tuple[Answer, bool]
-) -> None:
+def ask_hostile(
+    cli: Runner, wiki: FakeMediaWiki, answer: tuple[Answer, bool], *extra: str
+) -> tuple[CliResult, dict[str, Any]]:
+    """``ask --json`` against a server answering every call with ``answer``: the run ends in
+    time, answered or with one ``Error:`` line, no control character shown; and its trace."""
     hostile, stream = answer
     with HostileServer(hostile) as llm:
         started = time.monotonic()
         result = cli(
-            ["ask", "When?", "--json", "--max-steps", "2", "--max-tokens", "20",
+            ["ask", "When?", "--json", "--max-steps", "2", "--max-tokens", "20", *extra,
              *([] if stream else ["--no-stream"])],
             OPENAI_BASE_URL=llm.url + "/v1",
             REACT_CLI_MODEL="m",
@@ -153,14 +153,88 @@ def test_any_model_answer_ends_cleanly(
     assert time.monotonic() - started < BOUND_S
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr
     trace = cli.trace()  # valid UTF-8 JSON, or this fails
-    summary = json.loads(result.stdout)
-    assert summary["stop_reason"] == trace["stop_reason"]
     lines = said(result.stderr)
     if result.code == 0:
         assert trace["stop_reason"] in FINISHED and lines == []
-        assert isinstance(summary["answer"], str)
     else:
         assert result.code == 1 and trace["stop_reason"] in FAILED
         assert len(lines) == 1 and lines[0].startswith("Error: no answer: ")
     for control in ("\x1b", "\x9b", "\u202e", "\x00"):
         assert control not in result.stdout + result.stderr
+    return result, trace
+
+
+@cli_fuzz(20)
+@given(answer=answers())
+def test_any_model_answer_ends_cleanly(
+    cli: Runner, wiki: FakeMediaWiki, answer: tuple[Answer, bool]
+) -> None:
+    result, trace = ask_hostile(cli, wiki, answer)
+    summary = json.loads(result.stdout)
+    assert summary["stop_reason"] == trace["stop_reason"]
+    if result.code == 0:
+        assert isinstance(summary["answer"], str)
+
+
+HOSTILE_CALL = st.one_of(
+    json_value,
+    st.fixed_dictionaries(
+        {
+            "index": st.one_of(st.integers(-5, 10**15), json_value),
+            "id": st.one_of(HOSTILE_TEXT, json_value),
+            "function": st.fixed_dictionaries(
+                {
+                    "name": st.one_of(
+                        st.sampled_from(["search", "finish", "lookup"]), HOSTILE_TEXT
+                    ),
+                    "arguments": st.one_of(
+                        HOSTILE_TEXT,
+                        json_value,
+                        st.sampled_from(
+                            ['{"entity": "Arthur', "'s Magazine\"}", '{"answer": "yes"}']
+                        ),
+                        st.integers(1, 100_000).map(lambda depth: "[" * depth),
+                    ),
+                }
+            ),
+        }
+    ),
+)
+
+
+def call_delta(calls: Any) -> bytes:
+    return event(json.dumps({"choices": [{"delta": {"tool_calls": calls}}]}).encode())
+
+
+@st.composite
+def tool_answers(draw: st.DrawFn) -> tuple[Answer, bool]:
+    """A hostile answer with native tool calls: streamed deltas, or one message."""
+    calls = draw(st.lists(HOSTILE_CALL, max_size=4))
+    if draw(st.booleans()):
+        message = {
+            "content": draw(HOSTILE_TEXT),
+            "tool_calls": draw(st.one_of(st.just(calls), json_value)),
+        }
+        body = json.dumps(
+            {"choices": [{"message": message, "finish_reason": "tool_calls"}]}
+        ).encode()
+        return Answer(
+            head(Content_Type="application/json", Content_Length=str(len(body))) + body
+        ), False
+    events = [call_delta(draw(st.one_of(st.just([call]), json_value))) for call in calls]
+    events += draw(st.lists(EVENTS, max_size=2))
+    stream = b"".join(
+        [*events, delta("", draw(st.sampled_from(["tool_calls", "stop", None]))), event(b"[DONE]")]
+    )
+    return Answer(
+        head(Content_Type="text/event-stream", Content_Length=str(len(stream))) + stream
+    ), True
+
+
+@cli_fuzz(15)
+@given(answer=tool_answers())
+def test_any_tool_call_answer_ends_cleanly(
+    cli: Runner, wiki: FakeMediaWiki, answer: tuple[Answer, bool]
+) -> None:
+    result, trace = ask_hostile(cli, wiki, answer, "--protocol", "tools")
+    assert json.loads(result.stdout)["protocol"] == "tools" == trace["config"]["protocol"]

@@ -11,6 +11,12 @@ DEFAULT settings (no --max-tokens: llama-cpp-python alone would answer 16 tokens
 that no thought was cut, that token counts the server did not report are shown and recorded
 as estimates, and that the trace is clean. Each run prints one line of figures (steps, stop
 reason, seconds per step, prompt tokens) with ``-s``.
+
+Native tool calls (``ask --protocol tools``) need a server started with a tools chat format
+(``REACT_CLI_TEST_LLAMA_TOOLS_URL``; see ``scripts/e2e-llama.sh``); ten HotpotQA questions over
+a ZIM built from their distractor paragraphs run the text protocol on both endpoints with and
+without ``--constrain`` (and the tools protocol, given that server), printing parse errors, stop
+reason, EM and time per question.
 """
 
 from __future__ import annotations
@@ -219,6 +225,18 @@ def test_ask_against_a_real_server(
     )
 
 
+def evaluated(
+    args: list[str], env: dict[str, str], out: Path, timeout: float
+) -> tuple[dict[str, Any], float]:
+    """An ``eval`` that must complete (exit 0, no traceback): its summary and wall time."""
+    started = time.monotonic()
+    proc = react_cli(args, env, timeout=timeout)
+    wall = time.monotonic() - started
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    return json.loads((out / "summary.json").read_text(encoding="utf-8")), wall
+
+
 HOTPOT_FIRST6 = ROOT / "tests" / "fixtures" / "eval" / "hotpotqa_dev_first6.json"
 SAMPLES = "3"
 
@@ -233,12 +251,7 @@ def test_every_method_against_a_real_server(tmp_path: Path, wiki: FakeMediaWiki)
     with RecordingProxy(LLAMA_URL) as proxy:
         servers = {"OPENAI_BASE_URL": proxy.url, "REACT_CLI_WIKI": wiki.url}
         env = cli_env(tmp_path / "home", REACT_CLI_MODEL=MODEL, **servers)
-        started = time.monotonic()
-        proc = react_cli(args, env, timeout=1500)
-        wall = time.monotonic() - started
-    assert proc.returncode == 0, proc.stderr
-    assert "Traceback" not in proc.stderr
-    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+        summary, wall = evaluated(args, env, out, timeout=1500)
     methods = summary["methods"]
     assert list(methods) == [m.value for m in Method] and summary["status"] == "finished"
     assert all(figures["n"] == 3 and figures["failed"] == 0 for figures in methods.values())
@@ -258,3 +271,151 @@ def test_every_method_against_a_real_server(tmp_path: Path, wiki: FakeMediaWiki)
             f"E2E {method:<13} EM={figures['em']:.3f} calls={figures.get('calls', 0)} "
             f"tokens={figures['tokens']} time={figures['avg_latency_s'] * 3:.1f} s"
         )
+
+
+# --- native tool calls and constrained actions ------------------------------------------------
+# A server started with a chat format that supports tools, e.g. llama-cpp-python's
+# ``--chat_format chatml-function-calling`` (scripts/e2e-llama.sh's second URL); without one the
+# tools test is skipped (the default format ignores tools without an error).
+LLAMA_TOOLS_URL = os.environ.get("REACT_CLI_TEST_LLAMA_TOOLS_URL", "")
+needs_tools = pytest.mark.skipif(
+    not LLAMA_TOOLS_URL,
+    reason="set REACT_CLI_TEST_LLAMA_TOOLS_URL to a server started with a tools chat format",
+)
+DISTRACTORS = ROOT / "tests" / "fixtures" / "hotpotqa" / "distractor_first10.json"
+
+
+@needs_tools
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "no-stream"])
+def test_ask_tools_protocol_against_a_real_server(
+    tmp_path: Path, wiki: FakeMediaWiki, stream: bool
+) -> None:
+    trace_path = tmp_path / "trace.json"
+    args = ["ask", QUESTION, "--protocol", "tools", "--max-steps", MAX_STEPS, "-v"]
+    args += ["--trace", str(trace_path), "--json"] + ([] if stream else ["--no-stream"])
+    with RecordingProxy(LLAMA_TOOLS_URL) as proxy:
+        env = cli_env(
+            tmp_path / "home",
+            OPENAI_BASE_URL=proxy.url,
+            REACT_CLI_MODEL=MODEL,
+            REACT_CLI_WIKI=wiki.url,
+        )
+        proc = react_cli(args, env, timeout=800)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "Traceback" not in proc.stderr
+    trace = load_trace(trace_path)
+    summary = json.loads(proc.stdout)
+    assert summary["protocol"] == "tools" == trace["config"]["protocol"]
+    assert trace["stop_reason"] in set(StopReason) and trace["stop_reason"] != "llm_error"
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("Error: ")]
+    assert len(errors) == (proc.returncode == 1)
+    steps = trace["steps"]
+    assert steps and len(steps) <= int(MAX_STEPS)
+    # Every request declares the three tools and grows the chat by appending to it.
+    bodies = proxy.bodies
+    assert all(
+        [t["function"]["name"] for t in b["tools"]] == ["search", "lookup", "finish"]
+        for b in bodies
+    )
+    assert all(b["messages"][0]["role"] == "system" for b in bodies)
+    for before, after in itertools.pairwise(bodies):
+        assert after["messages"][: len(before["messages"])] == before["messages"]
+    # The server's native calls were taken (its ids), each answered by a tool message carrying
+    # its id and exactly the step's observation.
+    native = [s for s in steps if s.get("message") and s["message"].get("tool_calls")]
+    assert native, "the server made no native tool call: was it started with a tools format?"
+    last = bodies[-1]["messages"]
+    answers = {m["tool_call_id"]: m["content"] for m in last if m["role"] == "tool"}
+    for step in steps:
+        call = step.get("call")
+        if (
+            call
+            and call["name"] != "Finish"
+            and call["id"] in answers
+            and step["index"] < len(steps)
+        ):
+            assert answers[call["id"]] == step["observation"]
+    print(
+        f"\nE2E protocol=tools stream={stream} exit={proc.returncode} stop={trace['stop_reason']} "
+        f"steps={len(steps)} requests={len(bodies)} native_calls={len(native)} "
+        f"actions={[s['action'] for s in steps]} step1_prompt_tokens="
+        f"{steps[0]['usage']['prompt_tokens']} answer={trace['answer']!r}"
+    )
+
+
+def _build_zim(tmp_path: Path) -> Path:
+    zim = tmp_path / "distractors.zim"
+    env = cli_env(tmp_path / "home")
+    built = react_cli(["wiki", "build-zim", str(DISTRACTORS), str(zim)], env, timeout=300)
+    assert built.returncode == 0, built.stderr
+    return zim
+
+
+def _eval(
+    name: str, tmp_path: Path, zim: Path, url: str, extra: list[str]
+) -> tuple[dict[str, Any], list[dict[str, Any]], float]:
+    out = tmp_path / name
+    args = ["eval", str(DISTRACTORS), "--out", str(out), "--wiki", f"zim:{zim}"]
+    args += ["--concurrency", "1", "--max-steps", "6", *extra]
+    env = cli_env(tmp_path / "home", OPENAI_BASE_URL=url, REACT_CLI_MODEL=MODEL)
+    summary, wall = evaluated(args, env, out, timeout=3000)
+    rows = sorted(
+        (json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()),
+        key=lambda row: row["index"],
+    )
+    print(
+        f"\nE2E hotpotqa-zim {name}: {len(rows)} questions, EM={summary['em']:.3f}, "
+        f"wall {wall:.0f} s"
+    )
+    for row in rows:
+        trace = load_trace(out / row["trace"])
+        parse_errors = sum(step["error"] == "parse_error" for step in trace["steps"])
+        print(
+            f"E2E   q{row['index']:<2} {name:<9} EM={row['em']:.0f} stop={row['stop_reason']:<15} "
+            f"steps={row['steps']} parse_errors={parse_errors} time={row['latency_s']:.1f} s "
+            f"answer={row['answer']!r} gold={row['gold']!r}"
+        )
+    return summary, rows, wall
+
+
+# The text protocol on both endpoints with and without the grammar, and the tools protocol.
+ZIM_RUNS = {
+    "text": ["--api", "completions"],
+    "constrain": ["--api", "completions", "--constrain"],
+    "chat": ["--api", "chat"],
+    "chat+grammar": ["--api", "chat", "--constrain"],
+}
+
+
+@pytest.mark.timeout(5400)  # five evals of ten questions: about 25 minutes on 2 busy cores
+def test_hotpotqa_over_a_distractor_zim_with_and_without_constrain(tmp_path: Path) -> None:
+    """Ten HotpotQA questions over a ZIM of their own distractor paragraphs: the text
+    protocol on both endpoints with and without ``--constrain`` (and native tool calls, given
+    a tools server); with the grammar no run stops for unparseable output."""
+    zim = _build_zim(tmp_path)
+    results: dict[str, list[dict[str, Any]]] = {}
+    with RecordingProxy(LLAMA_URL) as proxy:
+        for name, args in ZIM_RUNS.items():
+            sent = len(proxy.bodies)
+            summary, results[name], _ = _eval(name, tmp_path, zim, proxy.url, args)
+            assert summary["n"] == 10 and summary["config"]["constrain"] == ("--constrain" in args)
+            grammars = ["grammar" in body for body in proxy.bodies[sent:]]
+            assert all(grammars) if "--constrain" in args else not any(grammars)
+    if LLAMA_TOOLS_URL:
+        # llama-cpp-python's chatml-function-calling ignores max_tokens when it picks a tool
+        # itself (tool_choice "auto"): a tiny model may write to the context's end; a question
+        # is bounded by --timeout (the server still finishes such a reply before the next).
+        tools_args = ["--protocol", "tools", "--timeout", "300"]
+        tools, results["tools"], _ = _eval("tools", tmp_path, zim, LLAMA_TOOLS_URL, tools_args)
+        assert tools["config"]["protocol"] == "tools"
+    print()
+    for name, rows in results.items():
+        stops = [row["stop_reason"] for row in rows]
+        print(
+            f"E2E hotpotqa-zim {name:<12} EM={sum(r['em'] for r in rows) / len(rows):.2f} "
+            f"parse_errors stops={stops.count('parse_errors')} "
+            f"finish={stops.count('finish')} "
+            f"time/question={sum(r['latency_s'] for r in rows) / len(rows):.1f} s"
+        )
+    for name in ("constrain", "chat+grammar"):
+        assert not [row for row in results[name] if row["stop_reason"] == "parse_errors"], name

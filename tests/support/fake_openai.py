@@ -19,6 +19,12 @@ A request for ``n`` choices (not streamed) gets ``n`` replies as its choices (``
 a 400 naming ``n`` (``"refuse"``, as reasoning models and llama.cpp's server do), or one
 choice (``"ignore"``, as llama-cpp-python's server does). ``ECHO`` in a reply's text or body
 becomes the request's line and headers, on one line (a server echoing what it was sent).
+
+Native tool calls: a reply's ``tool_calls`` (``{"name", "arguments", "id"}``; ``arguments`` text
+or an object, sent as given) come in the message's ``tool_calls``, or streamed as OpenAI streams
+them: each call's id and name in its first delta, its arguments in ``chunk_size`` fragments
+(``call_deltas="repeat"``: every delta repeats index, id and name, as llama-cpp-python does;
+``"no_index"``: no index at all). The prompt tokens count the declared ``tools`` too.
 """
 
 from __future__ import annotations
@@ -68,6 +74,8 @@ class Reply:
     fault: str | None = None
     reasoning: str = ""  # sent as reasoning_content (chat only), before the text
     finish_reason: str = "stop"
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # chat only
+    call_deltas: str = "openai"  # how calls stream: "openai", "repeat", "no_index"
 
 
 @dataclass
@@ -232,7 +240,8 @@ class _Handler(BaseHTTPRequestHandler):
         chat = path.endswith("/chat/completions")
         replies = [reply] + [fake._next_reply(body) for _ in range(choices - 1)]
         answers = [_answer(r, body, fake.default_max_tokens) for r in replies]
-        usage = _usage(body, [text for text, _ in answers]) if reply.usage else None
+        written = [text + _calls_text(r) for r, (text, _) in zip(replies, answers, strict=True)]
+        usage = _usage(body, written) if reply.usage else None
         if body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             text, finish = answers[0]
@@ -289,7 +298,10 @@ class _Handler(BaseHTTPRequestHandler):
                     self._event(_chunk(chat, reasoning=reply.reasoning[i : i + size]))
             for piece in pieces:
                 self._event(_chunk(chat, content=piece))
-            self._event(_chunk(chat, finish=finish))
+            if chat:
+                for delta in _call_deltas(reply, size):
+                    self._event(_chunk(chat, calls=[delta]))
+            self._event(_chunk(chat, finish=_finish(reply, finish)))
             if usage is not None:
                 self._event({"object": "chunk", "choices": [], "usage": usage})
         self._write_chunk(b"data: [DONE]\n\n")
@@ -343,10 +355,55 @@ def _answer(reply: Reply, body: dict[str, Any], default: int | None) -> tuple[st
     return _apply_max_tokens(text, finish, body, default)
 
 
+def _wire_call(number: int, call: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": call.get("id", f"call_fake_{number}"),
+        "type": "function",
+        "function": {"name": call.get("name"), "arguments": call.get("arguments", "")},
+    }
+
+
+def _call_deltas(reply: Reply, size: int) -> list[dict[str, Any]]:
+    """A reply's calls as stream deltas (see the module docstring)."""
+    deltas: list[dict[str, Any]] = []
+    for number, call in enumerate(reply.tool_calls):
+        wire = _wire_call(number, call)
+        head = {"index": number, "id": wire["id"], "type": "function"}
+        name = wire["function"]["name"]
+        arguments = wire["function"]["arguments"]
+        if not isinstance(arguments, str):  # an object: sent whole, in the first delta
+            deltas.append({**head, "function": {"name": name, "arguments": arguments}})
+            continue
+        deltas.append({**head, "function": {"name": name, "arguments": ""}})
+        for i in range(0, len(arguments), size):
+            piece: dict[str, Any] = {"arguments": arguments[i : i + size]}
+            if reply.call_deltas == "repeat":
+                deltas.append({**head, "function": {"name": name, **piece}})
+            else:
+                deltas.append({"index": number, "function": piece})
+    if reply.call_deltas == "no_index":
+        for delta in deltas:
+            delta.pop("index", None)
+    return deltas
+
+
+def _calls_text(reply: Reply) -> str:
+    """A reply's calls as the completion tokens count them."""
+    return "".join(json.dumps(call, separators=(",", ":")) for call in reply.tool_calls)
+
+
+def _finish(reply: Reply, finish: str) -> str:
+    return "tool_calls" if reply.tool_calls and finish == "stop" else finish
+
+
 def _usage(body: dict[str, Any], texts: list[str]) -> dict[str, int]:
-    """The prompt counted once, every choice's text: 4 characters a token."""
+    """The prompt counted once (with the tools it declares and the calls in its messages),
+    every choice's text: 4 characters a token."""
     messages = body.get("messages") or []
-    prompt = "".join(str(m.get("content", "")) for m in messages) or str(body.get("prompt", ""))
+    prompt = "".join(str(m.get("content") or "") for m in messages) or str(body.get("prompt", ""))
+    prompt += "".join(json.dumps(m["tool_calls"]) for m in messages if m.get("tool_calls"))
+    if body.get("tools"):
+        prompt += json.dumps(body["tools"], separators=(",", ":"))
     prompt_tokens, completion_tokens = len(prompt) // 4, sum(len(text) // 4 for text in texts)
     return {
         "prompt_tokens": prompt_tokens,
@@ -360,11 +417,14 @@ def _completion(
 ) -> dict[str, Any]:
     choices = []
     for index, (text, finish) in enumerate(answers):
-        choice: dict[str, Any] = {"index": index, "finish_reason": finish}
+        choice: dict[str, Any] = {"index": index, "finish_reason": _finish(reply, finish)}
         if chat:
             choice["message"] = {"role": "assistant", "content": text}
             if reply.reasoning:
                 choice["message"]["reasoning_content"] = reply.reasoning
+            if reply.tool_calls:
+                calls = [_wire_call(n, call) for n, call in enumerate(reply.tool_calls)]
+                choice["message"].update(content=text or None, tool_calls=calls)
         else:
             choice["text"] = text
         choices.append(choice)
@@ -386,6 +446,7 @@ def _chunk(
     reasoning: str | None = None,
     role: str | None = None,
     finish: str | None = None,
+    calls: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     if chat:
         delta: dict[str, Any] = {}
@@ -393,6 +454,8 @@ def _chunk(
             delta.update(role=role, content="")
         if content is not None:
             delta["content"] = content
+        if calls is not None:
+            delta["tool_calls"] = calls
         if reasoning is not None:
             delta["reasoning_content"] = reasoning
         choice: dict[str, Any] = {"index": 0, "delta": delta, "finish_reason": finish}

@@ -92,8 +92,9 @@ class Loop:
     observer: Observer | None = None
     clock: Callable[[], float] = time.monotonic
     thoughts: bool = True
+    constrain: bool = False
 
     def run(self, prefix: str, question: str, deadline: Deadline | None = None) -> Run:
-        protocol = TextProtocol(thoughts=self.thoughts)
+        protocol = TextProtocol(thoughts=self.thoughts, constrain=self.constrain)
         agent = Agent(self.model, protocol, self.limits, self.observer, self.clock)
         return agent.run(template(prefix), question, self.tools.tool_set(), deadline)

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from hostile import cli_fuzz, mutated
 from hypothesis import given
+from hypothesis import strategies as st
 from inproc import Runner, one_error_line
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "traces"
@@ -21,6 +22,10 @@ GOOD: dict[str, Any] = json.loads(EXAMPLE.read_text(encoding="utf-8"))
 # A hybrid method's run: samples, votes, branch, a back-off to ReAct (version 2).
 HYBRID: dict[str, Any] = json.loads(
     (EXAMPLES / "kiss-and-tell-cot-sc-react.json").read_text(encoding="utf-8")
+)
+# Native tool calls: a reply of two calls, the raw assistant messages, the tools protocol.
+TOOLS: dict[str, Any] = json.loads(
+    (EXAMPLES / "arthurs-magazine-tools.json").read_text(encoding="utf-8")
 )
 BOUND_S = 10.0  # a hang detector: each command takes well under a second
 FUZZ = cli_fuzz(15)
@@ -54,14 +59,18 @@ def test_any_trace_file_is_shown_or_refused_in_one_line(
 
 
 @cli_fuzz(10)
-@given(data=mutated(HYBRID))
-def test_any_method_trace_is_shown_re_run_or_refused_in_one_line(
-    cli: Runner, tmp_path_factory: pytest.TempPathFactory, data: bytes
+@pytest.mark.parametrize("kind", ["hybrid", "tools"])
+@given(data=st.data())
+def test_any_method_or_tools_trace_is_shown_re_run_or_refused_in_one_line(
+    cli: Runner, tmp_path_factory: pytest.TempPathFactory, kind: str, data: st.DataObject
 ) -> None:
-    path = tmp_path_factory.mktemp("trace") / "hybrid.json"
-    path.write_bytes(data)
+    path = tmp_path_factory.mktemp("trace") / f"{kind}.json"
+    path.write_bytes(data.draw(mutated(HYBRID if kind == "hybrid" else TOOLS)))
     for mode in ([], ["--json"], ["--rerun"]):
         assert_shown_or_refused(cli, ["replay", *mode, str(path)], path)
+    if kind == "tools":  # the native calls and assistant messages, exported
+        assert_shown_or_refused(cli, ["replay", "--format", "markdown", str(path)], path)
+        return
     derived = ["replay", "--rerun", "--method", "react+cot-sc", str(path)]
     assert_shown_or_refused(cli, derived, path, codes="012")  # 2: the trace cannot give it
 

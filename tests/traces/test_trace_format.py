@@ -14,16 +14,17 @@ import pytest
 
 from react_cli.core.errors import LLMConnectionError, TraceError
 from react_cli.core.method import Method
-from react_cli.core.records import Usage
+from react_cli.core.records import ProtocolName, ToolCall, Usage
 from react_cli.core.sources import PageSource, Sentence, Wiki, WikiKind
-from react_cli.core.trajectory import ErrorKind, StepError
+from react_cli.core.trajectory import PARSE_FAILURE, ErrorKind, StepError
 from react_cli.infra.deadline import Deadline
 from react_cli.infra.untrusted import dump_json
 from react_cli.llm.base import Completion, ModelRequest, TextSink
+from react_cli.llm.toolcalls import assistant_message
 from react_cli.loop.limits import Limits
 from react_cli.loop.prompts import prompt_set
 from react_cli.methods.memo import Sampling
-from react_cli.session import Session
+from react_cli.session import Session, settings_protocols
 from react_cli.settings.settings import Settings
 from react_cli.tools.base import ToolResult, ToolSet
 from react_cli.tools.wikipedia import LOOKUP, SEARCH
@@ -251,3 +252,63 @@ def test_a_method_trace_reads_back_to_the_same_bytes() -> None:
     assert len(record.samples) == 21 and record.votes == {"Chief of Protocol": 10, "Ambassador": 6}
     assert trace.config.samples == 21 and trace.config.hybrid_max_steps == 7
     assert set(trace.config.prompts) == {"react", "cot"}
+
+
+class CallingModel:
+    """Native tool calls: each reply's text and calls, as an endpoint sends them."""
+
+    def __init__(self, replies: list[tuple[str, tuple[ToolCall, ...]]]) -> None:
+        self.replies = list(replies)
+
+    def complete(
+        self, request: ModelRequest, *, deadline: Deadline, on_text: TextSink | None = None
+    ) -> Completion:
+        text, calls = self.replies.pop(0)
+        message = assistant_message(text, calls)
+        return Completion(text, Usage(100, 10), 0.25, 0, "tool_calls", calls, message)
+
+
+TOOL_REPLIES = [  # two calls in one reply, a malformed call, no call (and its follow-up), finish
+    (
+        "I search both.",
+        (
+            ToolCall("search", '{"entity": "Ed Wood"}', "c1"),
+            ToolCall("lookup", '{"keyword": "born"}', "c2"),
+        ),
+    ),
+    ("Oops.", (ToolCall("search", '{"title": "x"}', "c3"),)),
+    ("Thinking.", ()),
+    ("", (ToolCall("finish", '{"answer": "1994"}', "c4"),)),
+]
+
+
+def written_tools() -> str:
+    settings = Settings(model="scripted", base_url="http://127.0.0.1:9/v1", protocol="tools")
+    session = Session(
+        prompts=prompt_set("hotpotqa", [Method.REACT], ProtocolName.TOOLS),
+        model=CallingModel(TOOL_REPLIES),
+        tools=lambda: ToolSet([Search(), Lookup()]),
+        limits=Limits(),
+        hybrid_steps=7,
+        protocols=settings_protocols(settings),
+        settings=settings,
+    )
+    outcome, run = session.answer("Who directed Ed Wood?", Method.REACT)
+    document = trace_of(session, outcome, run, created=CREATED).to_json()
+    document.update(id="0123456789ab", duration_s=1.0)
+    for step in document["steps"]:
+        step["tool_latency_s"] = 0.0
+    return dump_json(document, indent=2) + "\n"
+
+
+def test_a_tools_run_writes_and_reads_back_the_bytes_it_always_wrote() -> None:
+    path = NOW / "tools.json"
+    assert written_tools() == path.read_text(encoding="utf-8")
+    trace = Trace.read(path)
+    assert dump_json(trace.to_json(), indent=2) + "\n" == path.read_text("utf-8")
+    steps = trace.run.steps
+    assert [step.reply_step for step in steps] == [None, 1, None, None]
+    assert steps[0].call == ToolCall("Search", "Ed Wood", "c1", {"entity": "Ed Wood"})
+    assert steps[2].error == PARSE_FAILURE and steps[3].followup_message is not None
+    assert steps[3].call is not None and steps[3].followup_raw == ""
+    assert trace.protocol is ProtocolName.TOOLS and trace.record.calls == 4

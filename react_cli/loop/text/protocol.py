@@ -5,7 +5,8 @@ As in the paper: a thought without an action gets one extra call for ``Action k:
 reply read to the end of the line); Act asks for ``Action k:`` only; ``--force-answer`` appends
 ``Action k: Finish[`` at the step limit and takes the rest of the line as the answer. The
 prompt only grows by appending the kept model text and the observation, so servers' prefix
-caches keep hitting.
+caches keep hitting. With ``constrain`` (``--constrain``) every call sends a grammar
+(``grammar``) the reply must follow: a thought line, then ``Action k: Name[argument]``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from react_cli.loop.events import ActionRequested, ModelText, StepStarted
 from react_cli.loop.prompts import PromptTemplate
 from react_cli.loop.protocol import Exchange, Protocol, Transcript
 from react_cli.loop.text.cutter import ObservationCutter, strip_think
+from react_cli.loop.text.grammar import action_grammar, answer_grammar, step_grammar
 from react_cli.loop.text.parser import first_line, kept_in_prompt, parse_step
 from react_cli.tools.base import FINISH, ToolSet, ToolSpec
 
@@ -42,27 +44,49 @@ def invalid_action_hint(specs: tuple[ToolSpec, ...]) -> str:
 
 
 class TextProtocol(Protocol):
-    """The paper's prompt format (with thoughts: ReAct; without: Act)."""
+    """The paper's prompt format (with thoughts: ReAct; without: Act), its replies constrained
+    by a grammar with ``constrain``."""
+
+    def __init__(self, *, thoughts: bool = True, constrain: bool = False) -> None:
+        super().__init__(thoughts=thoughts)
+        self.constrain = constrain
 
     def start(self, template: PromptTemplate, question: str, tools: ToolSet) -> TextTranscript:
         prompt = template.prefix(question, tool_lines(tools.specs))
-        return TextTranscript(prompt, tools.specs, thoughts=self.thoughts)
+        return TextTranscript(prompt, tools.specs, thoughts=self.thoughts, constrain=self.constrain)
 
 
 class TextTranscript(Transcript):
     """One run's prompt so far, and the actions its replies are read against."""
 
-    def __init__(self, prompt: str, specs: tuple[ToolSpec, ...], *, thoughts: bool) -> None:
+    def __init__(
+        self,
+        prompt: str,
+        specs: tuple[ToolSpec, ...],
+        *,
+        thoughts: bool,
+        constrain: bool = False,
+    ) -> None:
         self.prompt = prompt
         self.specs = specs
         self.thoughts = thoughts
+        self.constrain = constrain
 
     @property
     def invalid_action(self) -> str:
         return invalid_action_hint(self.specs)
 
     def _request(self, kind: CallKind, step: int, stop: tuple[str, ...]) -> ModelRequest:
-        return ModelRequest(kind, self.prompt, stop, step, ObservationCutter)
+        return ModelRequest(
+            kind, self.prompt, stop, step, ObservationCutter, grammar=self._grammar(kind, step)
+        )
+
+    def _grammar(self, kind: CallKind, step: int) -> str | None:
+        if not self.constrain:
+            return None
+        if kind is CallKind.STEP:
+            return step_grammar(step, self.specs, thoughts=self.thoughts)
+        return action_grammar(self.specs) if kind is CallKind.FOLLOWUP else answer_grammar()
 
     def turn(self, step: Step, exchange: Exchange) -> None:
         k = step.index
@@ -101,7 +125,10 @@ class TextTranscript(Transcript):
         exchange.tell(ActionRequested(k))
         exchange.tell(ModelText(FORCED_CUE))
         prompt = f"{self.prompt}Action {k}: {FORCED_CUE}"
-        request = ModelRequest(CallKind.FORCED, prompt, LINE_END, k, ObservationCutter)
+        grammar = self._grammar(CallKind.FORCED, k)
+        request = ModelRequest(
+            CallKind.FORCED, prompt, LINE_END, k, ObservationCutter, grammar=grammar
+        )
         step.raw = exchange.ask(request, step).text
         call = parse_step(step.raw, self.specs).call  # it may restate "Action k: Finish[x]"
         if call is None or call.name != FINISH.name:
