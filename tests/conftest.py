@@ -31,12 +31,6 @@ def pytest_configure(config: pytest.Config) -> None:
     gc.set_threshold(50_000, 20, 20)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The growth measurements run last: under pytest-xdist the other workers have then
-    finished (or nearly), and a busy core would inflate their 1 MB times."""
-    items.sort(key=lambda item: item.path.name == "test_pathological.py")
-
-
 def pytest_collection_finish(session: pytest.Session) -> None:
     """What collection built (modules, test functions, hypothesis strategies) lives for the
     whole run: out of the garbage collector's reach, its full collections stop rescanning it

@@ -1,9 +1,10 @@
 """``mypy --strict`` starts when collection ends, on the machine's other core, and its test
 collects the verdict: a run from a fresh checkout then spends ~8 s less waiting for it.
 
-Only a check that measures no time belongs here: a busy second core inflates CPU-time
-measurements (``test_pathological.py`` stays in the test process). Under pytest-xdist (each
-worker collects every test) nothing starts early: the test then runs mypy itself.
+The tests running meanwhile share the machine with it; none measures time but
+``test_pathological.py``, whose growth checks are built to stand that load. Under
+pytest-xdist (each worker collects every test) nothing starts early: the test then runs mypy
+itself.
 """
 
 from __future__ import annotations
