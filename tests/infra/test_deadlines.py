@@ -16,11 +16,11 @@ import pytest
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, scripted
 from hostile_server import Answer, HostileServer, bytewise, chunked, forever, head
-from inproc import Runner, one_error_line
+from inproc import HANG_S, Runner, one_error_line
 
 TIMEOUT_S = 0.1  # timeout_s and wiki_timeout_s in these tests
 TRICKLE_S = 0.02  # far below any socket timeout: only a limit on the whole request ends it
-BOUND_S = 2.5  # a run that must stop after one cut attempt (TIMEOUT_S) ends well before this
+BOUND_S = HANG_S  # a run that must stop after one cut attempt (TIMEOUT_S) ends well before this
 SSE = "text/event-stream"
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import TRANSIENT_FAILURES, FakeOpenAI, Reply, scripted
-from inproc import GOOD_RUN, QUESTION, CliResult, Runner, one_error_line, servers_env
+from inproc import GOOD_RUN, HANG_S, QUESTION, CliResult, Runner, one_error_line, servers_env
 
 RETRIES = 2  # FAST_CONFIG
 KEY = "sk-test-SECRET-0123456789"
@@ -78,7 +78,7 @@ def test_retry_after_is_honoured_but_capped(cli: Runner, wiki: FakeMediaWiki) ->
     with FakeOpenAI(replies) as llm:
         result = ask(cli, llm, wiki)
     assert_answered(cli, result)
-    assert 0.05 <= cli.elapsed_s < 3
+    assert 0.05 <= cli.elapsed_s < HANG_S
 
 
 @pytest.mark.parametrize("fault", ["cut_stream", "stall_stream"])
@@ -93,7 +93,7 @@ def test_broken_stream_is_reissued_and_shown_once(
     trace = assert_answered(cli, result)
     assert trace["steps"][0]["retries"] == 1
     assert result.stderr.count("I need to search Arthur's Magazine") == 1
-    assert cli.elapsed_s < 5
+    assert cli.elapsed_s < HANG_S
 
 
 def test_stop_rejected_is_dropped_and_the_cut_happens_client_side(
@@ -126,7 +126,7 @@ def test_answer_far_longer_than_max_tokens_is_cut(
     assert len(step["raw"]) == 20 * 16
     assert step["action"] == "Finish[Arthur's Magazine]"  # from the paper's "Action 1:" call
     assert len(llm.requests[1].json["messages"][0]["content"]) < 10_000
-    assert cli.elapsed_s < 5
+    assert cli.elapsed_s < HANG_S
 
 
 def test_body_far_larger_than_any_answer_is_refused(cli: Runner, wiki: FakeMediaWiki) -> None:
@@ -149,7 +149,7 @@ def test_persistent_status_fails_after_bounded_retries(
         result = ask(cli, llm, wiki)
     assert_failed(cli, result, f"kept failing with HTTP {status} after {RETRIES} retries")
     assert len(llm.requests) == RETRIES + 1
-    assert cli.elapsed_s < 3  # two waits capped at 0.05 s
+    assert cli.elapsed_s < HANG_S  # two waits capped at 0.05 s
 
 
 def test_connection_refused(cli: Runner, wiki: FakeMediaWiki) -> None:
@@ -157,7 +157,7 @@ def test_connection_refused(cli: Runner, wiki: FakeMediaWiki) -> None:
         pass  # its port is closed now
     result = ask(cli, closed, wiki)
     assert_failed(cli, result, "cannot reach", "connection refused")
-    assert cli.elapsed_s < 3
+    assert cli.elapsed_s < HANG_S
 
 
 def test_no_answer_within_the_read_timeout(cli: Runner, wiki: FakeMediaWiki) -> None:
@@ -166,7 +166,7 @@ def test_no_answer_within_the_read_timeout(cli: Runner, wiki: FakeMediaWiki) -> 
         result = ask(cli, llm, wiki)
     assert_failed(cli, result, "timed out waiting for the answer")
     assert len(llm.requests) == RETRIES + 1
-    assert cli.elapsed_s < 4  # 3 attempts of 0.1 s
+    assert cli.elapsed_s < HANG_S  # 3 attempts of 0.1 s
 
 
 def test_stream_that_keeps_stalling_mid_answer(cli: Runner, wiki: FakeMediaWiki) -> None:
@@ -175,7 +175,7 @@ def test_stream_that_keeps_stalling_mid_answer(cli: Runner, wiki: FakeMediaWiki)
         result = ask(cli, llm, wiki)
     assert_failed(cli, result, "broke off", f"after {RETRIES} re-issued requests")
     assert len(llm.requests) == RETRIES + 1
-    assert cli.elapsed_s < 4
+    assert cli.elapsed_s < HANG_S
 
 
 def test_stream_that_keeps_ending_before_done(cli: Runner, wiki: FakeMediaWiki) -> None:

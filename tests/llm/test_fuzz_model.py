@@ -24,10 +24,10 @@ from hostile import cli_fuzz, json_value
 from hostile_server import Answer, HostileServer, chunked, forever, head
 from hypothesis import given
 from hypothesis import strategies as st
-from inproc import RETRY_NOTICE, CliResult, Runner
+from inproc import HANG_S, RETRY_NOTICE, CliResult, Runner
 
 TIMEOUT_S = 0.1
-BOUND_S = 5.0
+BOUND_S = HANG_S
 FINISHED = {"finish"}
 FAILED = {"llm_error", "timeout", "max_steps", "parse_errors", "repeated_action", "tool_errors"}
 MAX_TOKENS_WARNING = "warning: the model stopped at max_tokens=20; "

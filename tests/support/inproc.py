@@ -38,6 +38,10 @@ FAST_CONFIG: dict[str, object] = {
 FOREIGN_ENV_PREFIXES = ("OPENAI_", "REACT_CLI_")
 FOREIGN_ENV = ("NO_COLOR", "FORCE_COLOR")
 
+HANG_S = 20.0
+"""A hang detector: what a test waits for takes well under a second, so only a hang (or a wait
+the test rules out, an hour's Retry-After) reaches this bound, however loaded the machine."""
+
 QUESTION = "Which magazine was started first, Arthur's Magazine or First for Women?"
 GOOD_RUN = (
     " I need to search Arthur's Magazine and First for Women.\nAction 1: Search[Arthur's Magazine]",

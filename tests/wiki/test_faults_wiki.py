@@ -14,7 +14,7 @@ import re
 import pytest
 from fake_mediawiki import FakeMediaWiki, Fault, library_default_agent
 from fake_openai import FakeOpenAI, Reply, scripted
-from inproc import Runner, one_error_line
+from inproc import HANG_S, Runner, one_error_line
 
 RETRIES = 2  # FAST_CONFIG
 SEARCH = " I should search Arthur's Magazine.\nAction 1: Search[Arthur's Magazine]"
@@ -50,7 +50,7 @@ def test_retry_after_is_honoured_capped_and_the_search_succeeds(
     steps = cli.trace()["steps"]
     assert steps[0]["observation"].startswith("Arthur's Magazine (1844")
     assert (steps[0]["tool_retries"], steps[1]["tool_retries"]) == (1, 0)
-    assert 0.05 <= cli.elapsed_s < 3  # waited max_retry_after_s, not an hour
+    assert 0.05 <= cli.elapsed_s < HANG_S  # waited max_retry_after_s, not an hour
 
 
 def test_maxlag_is_retried_and_the_search_succeeds(cli: Runner, wiki: FakeMediaWiki) -> None:
@@ -92,7 +92,7 @@ def test_a_failed_search_becomes_an_observation_and_the_run_goes_on(
     assert step["error"] is None and "Wikipedia request failed" in step["details"]["error"]
     prompt = llm.requests[1].json["messages"][0]["content"]
     assert f"Observation 1: {step['observation']}\nThought 2:" in prompt
-    assert cli.elapsed_s < 5
+    assert cli.elapsed_s < HANG_S
 
 
 def test_consecutive_tool_failures_end_the_run(cli: Runner, wiki: FakeMediaWiki) -> None:
@@ -149,7 +149,7 @@ def test_a_2_mb_article(cli: Runner) -> None:
     assert len(steps[0]["observation"]) <= 1500
     assert steps[1]["observation"] == "(Result 1 / 1) The needle is hidden at the end."
     assert max(len(r.json["messages"][0]["content"]) for r in llm.requests) < 12_000
-    assert cli.elapsed_s < 5
+    assert cli.elapsed_s < HANG_S
 
 
 EVIL = (

@@ -22,10 +22,10 @@ from hostile import cli_fuzz, json_value
 from hostile_server import Answer, HostileServer, bytewise, chunked, head
 from hypothesis import given
 from hypothesis import strategies as st
-from inproc import Runner, retry_notices
+from inproc import HANG_S, Runner, retry_notices
 
 TIMEOUT_S = 0.1
-BOUND_S = 5.0
+BOUND_S = HANG_S
 SCRIPT = (
     " I should search it.\nAction 1: Search[Arthur's Magazine]",
     " Look closer.\nAction 2: Lookup[magazine]",

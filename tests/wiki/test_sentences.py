@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -128,8 +127,7 @@ def test_every_fixture_page_round_trips_its_words() -> None:
             assert " ".join(split_sentences(paragraph)).split() == paragraph.split()
 
 
-def test_linear_time_on_pathological_input() -> None:
-    text = "a." * 50_000 + " " + "U.S. " * 20_000 + "。" * 20_000
-    started = time.perf_counter()
-    split_sentences(text)
-    assert time.perf_counter() - started < 2.0
+def test_pathological_input_keeps_its_words() -> None:
+    """(Its growth is checked by ``test_pathological.py``, which load cannot fail.)"""
+    text = "a." * 5_000 + " " + "U.S. " * 2_000 + "。" * 2_000
+    assert " ".join(split_sentences(text)).split() == text.split()
