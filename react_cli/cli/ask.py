@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -156,9 +156,11 @@ def ask(
     except KeyboardInterrupt:
         hold()
         spans.close()
-        kept = None if no_trace else store
-        keep_turn(kept, conversation, None, interrupted_run(text), path, created)
-        _interrupted_before_the_run(text, settings, prompts, path, created, extra)
+        from react_cli.traces.recorder import interrupted_trace
+
+        stopped = interrupted_trace(settings, prompts, text, created=created, extra=extra)
+        keep_turn(None if no_trace else store, conversation, None, stopped.run, path, created)
+        _interrupted_before_the_run(stopped, path)
     hold()  # a Ctrl-C from now on waits until the trace is written
     keep_turn(None if no_trace else store, conversation, session, traced.run, path, created)
     try:
@@ -190,14 +192,6 @@ def conversation_context(conversation: Conversation | None, settings: Settings) 
     if conversation is None or not conversation.turns:
         return NO_EARLIER
     return conversation.earlier(settings.max_history_tokens)
-
-
-def interrupted_run(question: str) -> Run:
-    """The run of a question Ctrl-C stopped before it began, as its turn keeps it."""
-    from react_cli.core.records import Usage
-    from react_cli.core.trajectory import Run
-
-    return Run(question, None, StopReason.INTERRUPTED, [], Usage(), 0.0)
 
 
 def keep_turn(
@@ -284,19 +278,10 @@ def _prompts(settings: Settings, fork: Fork | None) -> PromptSet:
     return prompt_set(settings.prompt, [Method(settings.method)], ProtocolName(settings.protocol))
 
 
-def _interrupted_before_the_run(
-    text: str,
-    settings: Settings,
-    prompts: PromptSet,
-    path: Path | None,
-    created: datetime,
-    extra: dict[str, Any] | None,
-) -> NoReturn:
-    """Ctrl-C while the run was being set up: write a trace with no steps, exit 130."""
-    from react_cli.traces.recorder import interrupted_trace
-
+def _interrupted_before_the_run(stopped: Trace, path: Path | None) -> NoReturn:
+    """Ctrl-C while the run was being set up: write its trace (no steps), exit 130."""
     if path is not None:
-        interrupted_trace(settings, prompts, text, created=created, extra=extra).write(path)
+        stopped.write(path)
     raise _interrupted(path)
 
 

@@ -98,7 +98,8 @@ def chat(
     if not no_trace:
         from react_cli.traces.trace import check_writable, default_trace_path
 
-        check_writable(default_trace_path(home, created, "chat"))
+        remedy = "give --no-trace, or another REACT_CLI_HOME"
+        check_writable(default_trace_path(home, created, "chat"), remedy)
     from react_cli.telemetry.setup import open_spans
 
     spans = open_spans(settings, print_warning)

@@ -95,8 +95,10 @@ class Turn:
     def of(cls, run: Run) -> Turn:
         """The turn ``run`` makes: each call it ran (Finish too), observations cut to a line."""
         steps = tuple(
-            TurnStep(step.thought, step.call, one_line(step.observation), step.reply_step or k)
-            for k, step in enumerate(run.steps, start=1)
+            TurnStep(
+                step.thought, step.call, one_line(step.observation), step.reply_step or step.index
+            )
+            for step in run.steps
             if step.call is not None and step.error_text is None
         )
         return cls(run.question, run.answer, steps)

@@ -222,8 +222,11 @@ def trace_target(path: Path) -> Path:
     return target
 
 
-def check_writable(path: Path) -> None:
-    """Fail now, with the reason, if a trace could not be written to ``path`` later."""
+def check_writable(
+    path: Path, remedy: str = "give --trace PATH, --no-trace, or another REACT_CLI_HOME"
+) -> None:
+    """Fail now, with the reason (and the ``remedy``), if a trace could not be written to
+    ``path`` later."""
     try:
         target = trace_target(path)
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -232,8 +235,7 @@ def check_writable(path: Path) -> None:
         os.unlink(probe)
     except OSError as exc:
         raise UsageError(
-            f"cannot write the trace to {path}: {exc.strerror or exc} "
-            "(give --trace PATH, --no-trace, or another REACT_CLI_HOME)"
+            f"cannot write the trace to {path}: {exc.strerror or exc} ({remedy})"
         ) from None
 
 

@@ -298,3 +298,15 @@ def test_a_line_too_long_is_one_error_and_the_chat_goes_on(
     assert errors == ["Error: the question is larger than 1 MiB"] and result.code == 1
     assert "\x1b" not in result.stdout + result.stderr
     assert traces(cli.home)[-1]["question"] == "\ufffd\x1b[2J"  # as asked, any bytes
+
+
+def test_a_home_where_no_trace_can_go_is_said_before_the_first_question(
+    cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki
+) -> None:
+    (cli.home / "traces").write_text("a file where the folder goes")
+    result = chat(cli, llm, wiki, [BORN])
+    assert result.code == 2 and not llm.requests
+    line = one_error_line(result.stderr)
+    assert line.startswith("Error: cannot write the trace to ") and line.endswith(
+        "(give --no-trace, or another REACT_CLI_HOME)"
+    )
