@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from react_cli.core.conversation import Earlier
 from react_cli.core.errors import UsageError
 from react_cli.core.method import Method, Task
 from react_cli.core.records import ProtocolName, RetryObserver
@@ -22,7 +23,7 @@ from react_cli.llm.base import LanguageModel, Model, Sampler
 from react_cli.loop.events import Ignore, Observer, RunStarted
 from react_cli.loop.limits import Limits
 from react_cli.loop.prompts import PromptSet
-from react_cli.loop.protocol import Protocol
+from react_cli.loop.protocol import NO_EARLIER, Protocol
 from react_cli.loop.registry import loop_protocols
 from react_cli.methods.events import MethodFinished
 from react_cli.methods.memo import Memo, Sampling
@@ -77,8 +78,11 @@ class Session:
     def task(self) -> Task:
         return self.prompts.task
 
-    def memo(self, question: str, observer: Observer | None = None) -> Memo:
-        """A question's building blocks, made on demand and shared by its methods."""
+    def memo(
+        self, question: str, observer: Observer | None = None, earlier: Earlier = NO_EARLIER
+    ) -> Memo:
+        """A question's building blocks, made on demand and shared by its methods (a
+        follow-up question's given its conversation's ``earlier`` turns)."""
         return Memo(
             question,
             prompts=self.prompts.templates,
@@ -90,15 +94,21 @@ class Session:
             sampler=self.sampler,
             sampling=self.sampling,
             observer=observer,
+            earlier=earlier,
         )
 
     def answer(
-        self, question: str, method: Method, observer: Observer | None = None
+        self,
+        question: str,
+        method: Method,
+        observer: Observer | None = None,
+        earlier: Earlier = NO_EARLIER,
     ) -> tuple[Outcome, Run]:
-        """``question`` answered by ``method``: its outcome and the whole run it makes."""
+        """``question`` answered by ``method``: its outcome and the whole run it makes; a
+        follow-up question of a conversation is given the ``earlier`` turns."""
         observer = observer or Ignore()
         question = question.strip()
-        memo = self.memo(question, observer)
+        memo = self.memo(question, observer, earlier)
         observer.notify(RunStarted(question))
         outcome = answer(method, memo, self.task)
         run = outcome.whole_run(question)

@@ -30,7 +30,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("traces",),  # traces: the format, how a run was made, the store, replay, forks
     ("display",),  # the terminal: the renderer, replays shown, terminal-safe text
     ("telemetry",),  # OpenTelemetry spans of runs and evals (the otel extra)
-    ("eval",),  # batch evaluation
+    ("eval", "conversation"),  # questions in a batch; questions in turn (follow-ups), kept
     ("share",),  # exports, reports, comparisons
     ("cli", "entry", "__main__"),  # the command line
 )

@@ -11,7 +11,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 KINDS = ("", "-act", "-cot", "-standard", "-tools", "-act-tools")  # ReAct's: the task's name
-HEAVY = ("requests", "bs4", "rich", "urllib3", "lxml", "libzim", "opentelemetry", "inspect_ai")
+HEAVY = (
+    *("requests", "bs4", "rich", "urllib3", "lxml", "libzim", "opentelemetry", "inspect_ai"),
+    "prompt_toolkit",
+)
 """What start-up and --help never import (the extras' modules are imported only when used)."""
 SHIPPED = (*(f"{task}{kind}" for task in ("hotpotqa", "fever") for kind in KINDS), "hotpotqa-zh")
 
@@ -73,7 +76,7 @@ def test_cli_start_up_imports_no_heavy_modules() -> None:
     assert out.stdout.strip() == "[]"
 
 
-@pytest.mark.parametrize("args", [["--help"], ["ask", "-h"], []])
+@pytest.mark.parametrize("args", [["--help"], ["ask", "-h"], ["chat", "-h"], []])
 def test_help_imports_no_heavy_modules(args: list[str]) -> None:
     """``react-cli --help`` (and bare ``react-cli``) stays fast: no requests, bs4 or rich."""
     code = (

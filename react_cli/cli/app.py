@@ -151,6 +151,11 @@ def _print_error(message: str) -> None:
     print(f"Error: {_one_line(message)}", file=sys.stderr, flush=True)
 
 
+def print_error(message: str) -> None:
+    """The ``Error: ...`` line of a failure a command goes on after (a chat's question)."""
+    _print_error(message)
+
+
 def print_warning(message: str) -> None:
     """One ``warning: ...`` line on stderr: something to fix or repaired; the command goes on."""
     print(f"warning: {_one_line(message)}", file=sys.stderr, flush=True)

@@ -4,12 +4,23 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
 from react_cli.cli.app import app, debug_enabled, print_json, print_warning
-from react_cli.cli.options import NO_RUN_OPTIONS, DebugOpt, RunOptions, read_question, with_options
+from react_cli.cli.options import (
+    NO_CONVERSATION_OPTIONS,
+    NO_RUN_OPTIONS,
+    ConversationOptions,
+    DebugOpt,
+    JsonOpt,
+    NoTraceOpt,
+    RunOptions,
+    VerboseOpt,
+    read_question,
+    with_options,
+)
 from react_cli.core.errors import (
     InterruptError,
     LLMConfigError,
@@ -22,7 +33,12 @@ from react_cli.core.records import ProtocolName, StopReason
 from react_cli.infra.interrupts import guarded, hold, pressed
 
 if TYPE_CHECKING:
+    from react_cli.conversation.history import Conversation
+    from react_cli.conversation.store import ConversationStore
+    from react_cli.core.conversation import Earlier
+    from react_cli.core.trajectory import Run
     from react_cli.loop.prompts import PromptSet
+    from react_cli.session import Session
     from react_cli.settings.settings import Settings
     from react_cli.traces.fork import Fork
     from react_cli.traces.trace import Trace
@@ -31,6 +47,7 @@ if TYPE_CHECKING:
 @app.command(short_help="Answer a question; the answer alone goes to stdout.")
 @guarded
 @with_options(RunOptions)
+@with_options(ConversationOptions, "conversing")
 def ask(
     question: Annotated[
         list[str] | None,
@@ -40,17 +57,14 @@ def ask(
         ),
     ] = None,
     options: RunOptions = NO_RUN_OPTIONS,
-    verbose: Annotated[
-        bool, typer.Option("-v", "--verbose", help="Show the trajectory on stderr.")
-    ] = False,
+    conversing: ConversationOptions = NO_CONVERSATION_OPTIONS,
+    verbose: VerboseOpt = False,
     trace: Annotated[
         Path | None,
         typer.Option(metavar="PATH", help="Write the trace here instead of the home directory."),
     ] = None,
-    no_trace: Annotated[bool, typer.Option("--no-trace", help="Write no trace.")] = False,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print one JSON object instead of the answer.")
-    ] = False,
+    no_trace: NoTraceOpt = False,
+    as_json: JsonOpt = False,
     debug: DebugOpt = False,
     from_trace: Annotated[
         Path | None,
@@ -65,6 +79,10 @@ def ask(
 ) -> None:
     """Answer QUESTION: the answer alone on stdout, the trajectory (-v) on stderr.
 
+    Each question is a turn of a conversation: -c continues the latest, --conversation ID a
+    given one (a follow-up is given the earlier questions and answers); --no-trace keeps
+    neither trace nor turn.
+
     Exit codes: 0 answered; 1 no answer (step limit, endpoint failure, ...); 2 usage or
     configuration error (no model, no key, rejected key, unknown model); 130 interrupted.
     """
@@ -72,13 +90,15 @@ def ask(
 
     if trace is not None and no_trace:
         raise UsageError("--trace and --no-trace contradict each other")
-    settings = resolve(options.flags())
+    settings = resolve({**options.flags(), **conversing.flags()})
     fork = None
     if from_trace is not None or from_step is not None:
         from react_cli.traces.fork import Fork
 
         if from_trace is None:
             raise UsageError("--from-step forks a saved run: give --from-trace TRACE too")
+        if conversing.given:
+            raise UsageError("a fork goes on its trace's conversation: give no -c/--conversation")
         if question:
             raise UsageError("a fork asks the trace's question: give no QUESTION")
         fork = Fork.open(from_trace, from_step)
@@ -92,6 +112,12 @@ def ask(
     text = fork.trace.run.question if fork else read_question(question or None)
     created = datetime.now(timezone.utc)
     extra = fork.trace_extra() if fork else None
+    store, conversation = None, None
+    if fork is None:
+        store, conversation = _conversation(conversing, created)
+    earlier = fork.earlier if fork else conversation_context(conversation, settings)
+    if conversation is not None:
+        extra = {"conversation": conversation.record(earlier).to_json()}
     path: Path | None = None
     # From here on, Ctrl-C (even while modules load) still leaves a trace saying so.
     try:
@@ -125,17 +151,71 @@ def ask(
         facts = {"method": str(method), "protocol": protocol_name(session.protocols, method)}
         with spans.run(text, facts) as watching:
             watchers = (watching,) if observer is None else (observer, watching)
-            outcome, result = session.answer(text, method, Tee(watchers))
+            outcome, result = session.answer(text, method, Tee(watchers), earlier)
         traced = trace_of(session, outcome, result, created=created, extra=extra)
     except KeyboardInterrupt:
         hold()
         spans.close()
-        _interrupted_before_the_run(text, settings, prompts, path, created, extra)
+        from react_cli.traces.recorder import interrupted_trace
+
+        stopped = interrupted_trace(settings, prompts, text, created=created, extra=extra)
+        keep_turn(None if no_trace else store, conversation, None, stopped.run, path, created)
+        _interrupted_before_the_run(stopped, path)
     hold()  # a Ctrl-C from now on waits until the trace is written
+    keep_turn(None if no_trace else store, conversation, session, traced.run, path, created)
     try:
         _finish(traced, path, as_json, settings)
     finally:
         spans.close()  # after the answer: a slow collector delays nothing the user waits for
+
+
+def _conversation(
+    conversing: ConversationOptions, created: datetime
+) -> tuple[ConversationStore, Conversation]:
+    """The conversation a question goes on (a new one unless the options name one)."""
+    from react_cli.conversation.store import ConversationStore
+    from react_cli.settings.resolve import home_dir
+
+    store = ConversationStore(home_dir())
+    conversation, note = store.chosen(
+        created, latest=conversing.continue_, conversation_id=conversing.conversation
+    )
+    if note:
+        print_warning(note)
+    return store, conversation
+
+
+def conversation_context(conversation: Conversation | None, settings: Settings) -> Earlier:
+    """What a question on ``conversation`` is given of its earlier turns."""
+    from react_cli.loop.protocol import NO_EARLIER
+
+    if conversation is None or not conversation.turns:
+        return NO_EARLIER
+    return conversation.earlier(settings.max_history_tokens)
+
+
+def keep_turn(
+    store: ConversationStore | None,
+    conversation: Conversation | None,
+    session: Session | None,
+    run: Run,
+    path: Path | None,
+    created: datetime,
+) -> None:
+    """``run`` as the conversation's next turn, saved in ``store`` (None: kept in memory
+    alone; a failure to save is a warning: the answer and its trace still count)."""
+    if conversation is None:
+        return
+    from react_cli.core.errors import ConversationError
+
+    carried = session.tools().carried(run.steps) if session is not None else {}
+    conversation.add(run, carried, path, created)
+    if store is None:
+        return
+    try:
+        store.save(conversation)
+    except ConversationError as exc:
+        print_warning(str(exc))
 
 
 def _finish(traced: Trace, path: Path | None, as_json: bool, settings: Settings) -> None:
@@ -198,19 +278,10 @@ def _prompts(settings: Settings, fork: Fork | None) -> PromptSet:
     return prompt_set(settings.prompt, [Method(settings.method)], ProtocolName(settings.protocol))
 
 
-def _interrupted_before_the_run(
-    text: str,
-    settings: Settings,
-    prompts: PromptSet,
-    path: Path | None,
-    created: datetime,
-    extra: dict[str, Any] | None,
-) -> NoReturn:
-    """Ctrl-C while the run was being set up: write a trace with no steps, exit 130."""
-    from react_cli.traces.recorder import interrupted_trace
-
+def _interrupted_before_the_run(stopped: Trace, path: Path | None) -> NoReturn:
+    """Ctrl-C while the run was being set up: write its trace (no steps), exit 130."""
     if path is not None:
-        interrupted_trace(settings, prompts, text, created=created, extra=extra).write(path)
+        stopped.write(path)
     raise _interrupted(path)
 
 

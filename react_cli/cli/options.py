@@ -29,7 +29,7 @@ def read_question(words: list[str] | None) -> str:
 
     Any bytes are accepted: what is not UTF-8 becomes U+FFFD (see ``untrusted.clean_text``).
     """
-    from react_cli.infra.untrusted import BadInput, clean_text, size_text
+    from react_cli.infra.untrusted import BadInput, size_text
 
     if words is None or words == ["-"]:
         if sys.stdin is None or sys.stdin.isatty():
@@ -41,10 +41,17 @@ def read_question(words: list[str] | None) -> str:
             raise UsageError(f"the question on stdin is larger than {limit}") from None
     else:
         argument = " ".join(words)
-    question = " ".join(clean_text(argument).split())
+    question = question_text(argument)
     if not question:
         raise UsageError("the question is empty")
     return question
+
+
+def question_text(text: str) -> str:
+    """A question as it is asked: on one line, single spaces, always valid UTF-8."""
+    from react_cli.infra.untrusted import clean_text
+
+    return " ".join(clean_text(text).split())
 
 
 def _read_stdin(limit: int) -> str:
@@ -231,6 +238,36 @@ DebugOpt = Annotated[
 ]
 
 
+# The options of commands that answer questions (ask, chat), beside the run options.
+VerboseOpt = Annotated[bool, typer.Option("-v", "--verbose", help="Show the trajectory on stderr.")]
+NoTraceOpt = Annotated[bool, typer.Option("--no-trace", help="Write no trace.")]
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print one JSON object instead of the answer.")
+]
+ContinueOpt = Annotated[
+    bool,
+    typer.Option(
+        "-c", "--continue", help="Continue the most recent conversation: earlier turns as context."
+    ),
+]
+ConversationOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--conversation",
+        metavar="ID",
+        help="Continue conversation ID ('react-cli traces' lists them).",
+    ),
+]
+MaxHistoryTokensOpt = Annotated[
+    int | None,
+    typer.Option(
+        metavar="N",
+        help="A follow-up gets the newest earlier turns within N tokens "
+        "[env REACT_CLI_MAX_HISTORY_TOKENS; 1000].",
+    ),
+]
+
+
 def settings_flags(**flags: Any) -> dict[str, Any]:
     """The settings the options a command was given set (None or off = not given)."""
     no_stream = flags.pop("no_stream", False)
@@ -291,15 +328,38 @@ NO_RUN_OPTIONS = RunOptions()
 """A command's ``options`` default (typer replaces the parameter: see :func:`with_options`)."""
 
 
-def with_options(kind: type[Any]) -> Callable[[Callable[..., R]], Callable[..., R]]:
+@dataclass(frozen=True)
+class ConversationOptions:
+    """Which conversation a question goes on (ask, chat): a new one unless ``-c`` or
+    ``--conversation ID``; and how much of it a follow-up is given."""
+
+    continue_: ContinueOpt = False
+    conversation: ConversationOpt = None
+    max_history_tokens: MaxHistoryTokensOpt = None
+
+    def flags(self) -> dict[str, Any]:
+        """The settings these options give."""
+        return _flags(max_history_tokens=self.max_history_tokens)
+
+    @property
+    def given(self) -> bool:
+        return self.continue_ or self.conversation is not None
+
+
+NO_CONVERSATION_OPTIONS = ConversationOptions()
+
+
+def with_options(
+    kind: type[Any], name: str = "options"
+) -> Callable[[Callable[..., R]], Callable[..., R]]:
     """A decorator: the fields of the dataclass ``kind``, each a typer option, take the place
-    of the command's ``options`` parameter where typer reads it, and the command is called
-    with them gathered in one ``kind``: options shared by commands are declared once."""
+    of the command's ``name`` parameter where typer reads it, and the command is called with
+    them gathered in one ``kind``: options shared by commands are declared once."""
     types = get_type_hints(kind, include_extras=True)
 
     def decorate(command: Callable[..., R]) -> Callable[..., R]:
         signature = inspect.signature(command, eval_str=True)
-        place = signature.parameters["options"].kind
+        place = signature.parameters[name].kind
         added = [
             inspect.Parameter(
                 field.name, place, default=field.default, annotation=types[field.name]
@@ -308,12 +368,12 @@ def with_options(kind: type[Any]) -> Callable[[Callable[..., R]], Callable[..., 
         ]
         parameters: list[inspect.Parameter] = []
         for parameter in signature.parameters.values():
-            parameters += added if parameter.name == "options" else [parameter]
+            parameters += added if parameter.name == name else [parameter]
 
         @functools.wraps(command)
         def run(*args: Any, **kwargs: Any) -> R:
             given = {field.name: kwargs.pop(field.name) for field in fields(kind)}
-            return command(*args, options=kind(**given), **kwargs)
+            return command(*args, **{name: kind(**given)}, **kwargs)
 
         run.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
         run.__annotations__ = {parameter.name: parameter.annotation for parameter in parameters}

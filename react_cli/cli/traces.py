@@ -77,6 +77,12 @@ def replay(
         Path | None,
         typer.Option("-o", "--output", metavar="PATH", help="Write the export here, not stdout."),
     ] = None,
+    conversation: Annotated[
+        bool,
+        typer.Option(
+            "--conversation", help="Show the whole conversation the trace is a turn of, in turn."
+        ),
+    ] = False,
 ) -> None:
     """Show saved runs as 'ask -v' showed them (stdout), export them (--format), or re-run one
     and diff (--rerun).
@@ -102,9 +108,13 @@ def replay(
         raise UsageError("--step-delay applies to rendering only, not to --json or --rerun")
     if trace and len(trace) > 1 and rerunning:
         raise UsageError("--rerun takes one TRACE at a time")
+    if conversation and (rerunning or (trace and len(trace) > 1)):
+        raise UsageError("--conversation shows the conversation of one TRACE; not with --rerun")
     export = _export_format(output_format, output, as_json or rerunning or bool(step_delay))
     chosen: list[Path | None] = list(trace) if trace else [None]
     paths = [select_trace(home_dir(), path, nth) for path in chosen]
+    if conversation:
+        paths = _conversation_traces(paths[0])
     if export is not None:
         _export(paths, export, output)
         return
@@ -134,6 +144,38 @@ def replay(
                 print(("\n" if number else "") + f"== {plain(str(run.path))}")
             replay_trace(PacedRenderer(make_console(stderr=False), step_delay), run)
             sys.stdout.write("".join(line + "\n" for line in answer_sources(run)))
+
+
+def _conversation_traces(path: Path) -> list[Path]:
+    """The traces of the conversation ``path`` is a turn of, in turn (the home directory's
+    record of it); a turn without a trace, or whose trace is gone, is said on stderr."""
+    from react_cli.conversation.store import ConversationStore
+    from react_cli.display.terminal import plain
+    from react_cli.settings.resolve import home_dir
+    from react_cli.traces.trace import Trace
+
+    record = Trace.read(path).conversation
+    if record is None:
+        raise UsageError(f"{path} is no turn of a conversation (a trace from before them)")
+    store = ConversationStore(home_dir())
+    if not store.path(record.id).exists():
+        print(
+            plain(
+                f"note: conversation {record.id} is not kept in {store.folder}: turn "
+                f"{record.turn} alone is shown"
+            ),
+            file=sys.stderr,
+        )
+        return [path]
+    paths = []
+    for number, turn in enumerate(store.load(record.id).turns, start=1):
+        kept = None if turn.trace is None else Path(turn.trace)
+        if kept is not None and kept.is_file():
+            paths.append(kept)
+        else:
+            gone = "wrote no trace" if kept is None else f"its trace {kept} is gone"
+            print(plain(f"note: turn {number} of conversation {record.id} {gone}"), file=sys.stderr)
+    return paths or [path]
 
 
 def _export_format(name: str, output: Path | None, other_mode: bool) -> ExportFormat | None:
@@ -286,21 +328,23 @@ def _print_traces(rows: list[dict[str, Any]]) -> None:
 
     print(
         f"{'#':>3}  {'time':<16}  {'method':<12}  {'stop':<15}  {'steps':>5}  {'model':<20}"
-        "  question → answer"
+        f"  {'conversation':<16}  question → answer"
     )
     for row in rows:
         if "error" in row:
             name = short(Path(row["path"]).name, 60)
             print(
-                f"{row['n']:>3}  {'?':<16}  {'':<12}  {'broken':<15}  {'':>5}  {'':<20}  {name}: "
-                f"{short(row['error'], 80)}"
+                f"{row['n']:>3}  {'?':<16}  {'':<12}  {'broken':<15}  {'':>5}  {'':<20}"
+                f"  {'':<16}  {name}: {short(row['error'], 80)}"
             )
             continue
         answer = "—" if row["answer"] is None else short(row["answer"], 40)
         created = short(local_time(row["created"]), 16)
+        turn = row["conversation"]
+        conversation = "" if turn is None else f"{turn['id']} #{turn['turn']}"
         print(
             f"{row['n']:>3}  {created:<16}  {short(row['method'], 12):<12}"
             f"  {short(row['stop_reason'], 15):<15}"
             f"  {row['steps']:>5}  {short(str(row['model'] or ''), 20):<20}"
-            f"  {short(row['question'], 60)} → {answer}"
+            f"  {short(conversation, 16):<16}  {short(row['question'], 60)} → {answer}"
         )

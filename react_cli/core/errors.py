@@ -9,6 +9,7 @@ it as one ``Error: ...`` line on stderr and exits with the exception's ``exit_co
 - ``WikiError`` (1): a Wikipedia backend failed. Inside a run the tools turn it into an
   observation instead, so this only escapes from direct tool commands.
 - ``TraceError`` (1): a trace file is missing, truncated, not JSON or of an unknown version.
+- ``ConversationError`` (1): a kept conversation cannot be read or saved.
 - ``StoreError`` (1): an eval folder's ``results.jsonl`` or ``summary.json`` cannot be written.
 - ``NoAnswerError`` (1): a run ended without an answer; ``EvalIncompleteError`` (1): an eval
   ended with questions that failed or never ran; ``RerunDiffersError`` (1): a re-run did not
@@ -83,6 +84,11 @@ class WikiError(ReactCliError):
 
 class TraceError(ReactCliError):
     """A trace file cannot be read or written."""
+
+
+class ConversationError(ReactCliError):
+    """A conversation in the home directory cannot be read (corrupt, too large, a FIFO) or
+    saved."""
 
 
 class StoreError(ReactCliError):

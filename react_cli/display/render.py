@@ -21,6 +21,7 @@ from react_cli.display.terminal import format_seconds, plain
 from react_cli.loop.events import (
     ActionChosen,
     ActionRequested,
+    EarlierShown,
     Event,
     ModelDone,
     ModelText,
@@ -135,6 +136,11 @@ class Renderer:
                 self.console.print(Text.assemble(("Question: ", "bold"), plain(question)))
             case ToolsDeclared(specs):
                 self._specs = specs
+            case EarlierShown(shown, given):
+                said = f"given {plural(shown, 'earlier question')} of this conversation"
+                if shown < given:
+                    said += f"; {plural(given - shown, 'older one')} past max_history_tokens"
+                self.console.print(Text(f"({said})", style="dim"))
             case StepStarted(index):
                 self._step_started(index)
             case ThoughtStarted(index):  # a reply of calls alone shows no "Thought k:"

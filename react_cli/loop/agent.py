@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from react_cli.core.conversation import Earlier
 from react_cli.core.errors import LLMError, ReactCliError
 from react_cli.core.records import StopReason, ToolCall, Usage
 from react_cli.core.trajectory import PARSE_FAILURE, ErrorKind, Run, Step, StepError
@@ -19,6 +20,7 @@ from react_cli.core.wording import plural
 from react_cli.infra.deadline import Deadline
 from react_cli.llm.base import Completion, Model, ModelRequest
 from react_cli.loop.events import (
+    EarlierShown,
     Event,
     Ignore,
     ModelCalled,
@@ -33,7 +35,7 @@ from react_cli.loop.events import (
 )
 from react_cli.loop.limits import Limits
 from react_cli.loop.prompts import PromptTemplate
-from react_cli.loop.protocol import Exchange, Protocol, Transcript
+from react_cli.loop.protocol import NO_EARLIER, Exchange, Protocol, Transcript
 from react_cli.tools.base import FINISH, ToolResult, ToolSet
 
 TIME_SLACK_S = 0.1  # a request that failed this close to the deadline failed because of it
@@ -63,10 +65,12 @@ class Agent:
         question: str,
         tools: ToolSet,
         deadline: Deadline | None = None,
+        earlier: Earlier = NO_EARLIER,
     ) -> Run:
         """Answer ``question`` from ``template`` with ``tools`` (the run's own: they may keep
-        state); a run that is part of a longer one (a hybrid method) gets its ``deadline``."""
-        return _Running(self, tools, deadline).run(template, question)
+        state); a run that is part of a longer one (a hybrid method) gets its ``deadline``, a
+        follow-up question of a conversation the ``earlier`` turns."""
+        return _Running(self, tools, deadline).run(template, question, earlier)
 
 
 class _Running(Exchange):
@@ -87,10 +91,12 @@ class _Running(Exchange):
     def tell(self, event: Event) -> None:
         self.observer.notify(event)
 
-    def run(self, template: PromptTemplate, question: str) -> Run:
+    def run(self, template: PromptTemplate, question: str, earlier: Earlier) -> Run:
         self.tell(RunStarted(question))
         self.tell(ToolsDeclared(self.tools.specs))
-        transcript = self.agent.protocol.start(template, question, self.tools)
+        transcript = self.agent.protocol.start(template, question, self.tools, earlier)
+        if earlier.turns:
+            self.tell(EarlierShown(len(transcript.earlier), len(earlier.turns)))
         try:
             stop_reason, answer, error = self._loop(transcript)
         except KeyboardInterrupt:

@@ -34,6 +34,15 @@ class ToolsDeclared(Event):
 
 
 @dataclass(frozen=True)
+class EarlierShown(Event):
+    """A follow-up question's loop starts after ``shown`` of the ``given`` earlier turns of
+    its conversation (the token budget dropped the others)."""
+
+    shown: int
+    given: int
+
+
+@dataclass(frozen=True)
 class StepStarted(Event):
     """A step with a thought starts (the text protocol's ``Thought k:``)."""
 

@@ -66,11 +66,14 @@ class PromptTemplate:
     def sha256(self) -> str:
         return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 
-    def prefix(self, question: str, tools: str = "") -> str:
+    def prefix(self, question: str, tools: str = "", earlier: str = "") -> str:
         """The prompt before the first step: the template with the tools (as the protocol
-        lists them) and the question filled in."""
+        lists them) and the question filled in, and ``earlier`` (a conversation's earlier
+        turns, as the protocol shows them) at the start of the question's line."""
         text = self.text.replace(TOOLS_MARKER, tools, 1)
-        return text.replace(QUESTION_MARKER, question.strip(), 1)
+        line = text.rfind("\n", 0, max(0, text.find(QUESTION_MARKER))) + 1
+        text = text.replace(QUESTION_MARKER, question.strip(), 1)
+        return text[:line] + earlier + text[line:]
 
     def chat(self, question: str, tools: str = "") -> tuple[str, str]:
         """The template as a chat's start: (system message, first user message). The system

@@ -4,13 +4,16 @@ The loop is the same for every protocol (ask for a turn, run the action's tool, 
 step, apply the stop rules); a :class:`Protocol` decides what the model is shown and how its
 reply becomes a thought and an action. Each run has its own :class:`Transcript`: what the model
 has been shown so far, grown one step at a time. The text protocol (``loop.text``) is the
-paper's Thought/Action/Observation prompt.
+paper's Thought/Action/Observation prompt. A question that follows others in a conversation
+starts with their turns (``core.conversation.Earlier``), which each protocol shows its own way,
+within the context's token budget.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
+from react_cli.core.conversation import Earlier, Turn
 from react_cli.core.trajectory import Step
 from react_cli.llm.base import Completion, ModelRequest
 from react_cli.loop.events import Event
@@ -29,8 +32,15 @@ class Exchange(ABC):
     def tell(self, event: Event) -> None: ...
 
 
+NO_EARLIER = Earlier()
+"""The context of a question that starts a conversation: no earlier turn."""
+
+
 class Transcript(ABC):
-    """What the model is shown of one run, grown a step at a time."""
+    """What the model is shown of one run, grown a step at a time; ``earlier`` the turns of
+    the conversation it was started with (those the budget kept)."""
+
+    earlier: tuple[Turn, ...] = ()
 
     @abstractmethod
     def turn(self, step: Step, exchange: Exchange) -> None:
@@ -59,5 +69,12 @@ class Protocol(ABC):
         self.thoughts = thoughts
 
     @abstractmethod
-    def start(self, template: PromptTemplate, question: str, tools: ToolSet) -> Transcript:
-        """A new run's transcript: the template with the question (and the tools) filled in."""
+    def start(
+        self,
+        template: PromptTemplate,
+        question: str,
+        tools: ToolSet,
+        earlier: Earlier = NO_EARLIER,
+    ) -> Transcript:
+        """A new run's transcript: the template with the question (and the tools) filled in,
+        after the ``earlier`` turns of its conversation that fit their budget."""

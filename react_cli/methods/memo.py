@@ -4,7 +4,10 @@ The blocks are the ReAct loop, the Act loop, Standard's and CoT's one greedy cal
 0, as in the paper), and CoT-SC's samples. A method asks for a loop with its own step limit:
 a run made with a longer limit answers a shorter one too (its first steps are the same steps;
 an answer counts only if it came within the shorter limit), so :meth:`Memo.plan` makes the one
-run long enough for every method. ``calls_made`` counts the model calls actually made.
+run long enough for every method. ``calls_made`` counts the model calls actually made. A
+follow-up question of a conversation gives every block the same earlier turns (each loop's
+protocol shows them its way, the samples' prompts as the text protocol does) and each loop's
+tools what the conversation carries over (the page of its last Search).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 
+from react_cli.core.conversation import Earlier
 from react_cli.core.errors import LLMError, UsageError
 from react_cli.core.method import Method
 from react_cli.core.records import StopReason, Usage
@@ -20,12 +24,12 @@ from react_cli.core.trajectory import Run
 from react_cli.infra.deadline import Deadline
 from react_cli.llm.base import CallKind, Model, ModelRequest, Sampler
 from react_cli.loop.agent import TIME_SLACK_S, Agent
-from react_cli.loop.events import Forward, Ignore, Observer, RunFinished, RunStarted
+from react_cli.loop.events import EarlierShown, Forward, Ignore, Observer, RunFinished, RunStarted
 from react_cli.loop.limits import Limits
 from react_cli.loop.prompts import PromptTemplate
-from react_cli.loop.protocol import Protocol
+from react_cli.loop.protocol import NO_EARLIER, Protocol
 from react_cli.loop.text.cutter import ObservationCutter
-from react_cli.loop.text.protocol import STOP_SEQUENCES
+from react_cli.loop.text.protocol import STOP_SEQUENCES, earlier_block
 from react_cli.methods.answers import read_answer
 from react_cli.methods.events import SamplingFinished, SamplingStarted
 from react_cli.methods.record import Sample, loop_calls
@@ -98,8 +102,10 @@ class Memo:
         sampling: Sampling = Sampling(),
         observer: Observer | None = None,
         clock: Callable[[], float] = time.monotonic,
+        earlier: Earlier = NO_EARLIER,
     ) -> None:
         self.question = question.strip()
+        self.earlier = earlier
         self.prompts, self.model, self.sampler, self.tools = prompts, model, sampler, tools
         self.protocols = protocols
         self.limits, self.hybrid_steps, self.sampling = limits, hybrid_steps, sampling
@@ -144,7 +150,9 @@ class Memo:
             observer=Forward(self.observer, skip=(RunStarted, RunFinished)),
             clock=self.clock,
         )
-        run = agent.run(self.prompts[kind], self.question, self.tools(), self.deadline)
+        tools = self.tools()
+        tools.resume(self.earlier.carried)
+        run = agent.run(self.prompts[kind], self.question, tools, self.deadline, self.earlier)
         self.calls_made += loop_calls(run)
         made[run_need] = run
         return derive(run, run_need, need) or run
@@ -170,7 +178,10 @@ class Memo:
             return seeded
         if self.sampler is None:  # a re-run of a trace, which holds no such completions
             raise NotRecorded(f"the trace holds no {kind.label} completions")
-        prompt = self.prompts[kind.prompt].prefix(self.question)
+        block, shown = earlier_block(self.earlier)
+        if self.earlier.turns:
+            self.observer.notify(EarlierShown(len(shown), len(self.earlier.turns)))
+        prompt = self.prompts[kind.prompt].prefix(self.question, earlier=block)
         request = ModelRequest(CallKind.SAMPLE, prompt, STOP_SEQUENCES, cutter=ObservationCutter)
         self.observer.notify(SamplingStarted(kind, n, temperature, request))
         started = self.clock()

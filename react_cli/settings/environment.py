@@ -19,6 +19,7 @@ ENV_VARS: dict[str, tuple[str, ...]] = {
     "contact": ("REACT_CLI_CONTACT",),
     "run_timeout_s": ("REACT_CLI_TIMEOUT",),
     "max_tokens": ("REACT_CLI_MAX_TOKENS",),
+    "max_history_tokens": ("REACT_CLI_MAX_HISTORY_TOKENS",),
     "otel": ("REACT_CLI_OTEL",),
     "otel_capture_content": ("REACT_CLI_OTEL_CAPTURE_CONTENT",),
     "otel_timeout_s": ("REACT_CLI_OTEL_TIMEOUT",),

@@ -32,6 +32,7 @@ class Settings:
     variant: str | None = None
     contact: str | None = None
     max_observation_chars: int = 1500
+    max_history_tokens: int = 1000  # a follow-up's earlier turns: the newest within this
     max_parse_errors: int = 3
     max_repeats: int = 3
     max_total_tokens: int | None = None

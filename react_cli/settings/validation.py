@@ -30,6 +30,7 @@ MAX_COUNTS = {
     "max_tokens": 10_000_000,
     "max_total_tokens": 1_000_000_000,
     "max_observation_chars": 1_000_000,
+    "max_history_tokens": 10_000_000,
     "hybrid_max_steps": 1000,
     "samples": 1000,
     "sample_concurrency": 16,  # the HTTP session's connection pool
@@ -52,6 +53,7 @@ _FLAGS = {
     "run_timeout_s": "--timeout",
     "samples": "--samples",
     "sample_concurrency": "--sample-concurrency",
+    "max_history_tokens": "--max-history-tokens",
 }
 
 
@@ -77,6 +79,7 @@ def validate(settings: Settings, api_source: str) -> None:
         (0 <= settings.temperature <= 2, "--temperature must be between 0 and 2"),
         (settings.max_tokens >= 1, "--max-tokens must be ≥ 1"),
         (settings.max_observation_chars >= 50, "max_observation_chars must be at least 50"),
+        (settings.max_history_tokens >= 0, "--max-history-tokens must be ≥ 0"),
         (settings.timeout_s > 0, "timeout_s must be positive"),
         (settings.wiki_timeout_s > 0, "wiki_timeout_s must be positive"),
         (

@@ -5,18 +5,21 @@ A :class:`Tool` is a declaration (:class:`ToolSpec`: its name, what its argument
 does) and a call that never raises: a failure is a :class:`ToolResult` whose observation says
 so. A :class:`ToolSet` holds one run's tools by name, any case, with Finish built in (the loop
 ends the run on it; it has no call). Tools may keep state for their run (Wikipedia's Lookup
-reads the page of the last Search), so every run gets a set of its own.
+reads the page of the last Search), so every run gets a set of its own; a tool that
+:class:`Carries` its state lets a conversation's next question take it up (a follow-up's
+Lookup reads the page the question before it found).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from react_cli.core.errors import UsageError
 from react_cli.core.sources import PageSource
+from react_cli.core.trajectory import Step
 from react_cli.infra.deadline import Deadline
 from react_cli.tools.schema import checked, one_text_schema
 
@@ -109,6 +112,21 @@ class Tool(Protocol):
         ...
 
 
+@runtime_checkable
+class Carries(Protocol):
+    """A tool whose state a conversation carries into its next question, as a few texts
+    (Wikipedia's Search: ``{"page": title}``), so a trace can record them."""
+
+    def carried(self, steps: Sequence[Step]) -> dict[str, str]:
+        """What of the tool's state ``steps`` (a run's) leave to carry over; {} for nothing
+        new (what was carried before still holds)."""
+        ...
+
+    def resume(self, carried: Mapping[str, str]) -> None:
+        """Take up the state an earlier question left (before the run's first call)."""
+        ...
+
+
 class ToolSet:
     """One run's tools by name (matched in any case), Finish last."""
 
@@ -131,3 +149,18 @@ class ToolSet:
     def get(self, name: str) -> Tool | None:
         """The tool ``name`` calls, in any case (None for Finish and for no tool)."""
         return self._tools.get(name.casefold())
+
+    def carried(self, steps: Sequence[Step]) -> dict[str, str]:
+        """What the tools that carry their state leave after ``steps`` (see :class:`Carries`)."""
+        state: dict[str, str] = {}
+        for tool in self:
+            if isinstance(tool, Carries):
+                state.update(tool.carried(steps))
+        return state
+
+    def resume(self, carried: Mapping[str, str]) -> None:
+        """Give the tools that carry their state what an earlier question left."""
+        if carried:
+            for tool in self:
+                if isinstance(tool, Carries):
+                    tool.resume(carried)

@@ -6,16 +6,20 @@ so a run's two tools are made together (:func:`wikipedia_tools`) and never share
 Backends only answer "which article is this entity?"; everything the model sees (sentence
 choice, Lookup numbering, caps, error wording) is decided here. So is each observation's
 source: the page, its revision and the sentences the observation shows (a result that shows
-no page text, a miss or a disambiguation page, has none).
+no page text, a miss or a disambiguation page, has none). In a conversation the page carries
+over: a follow-up question's first Lookup, before any Search, reads the page the questions
+before it loaded last (fetched again by its title, once).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from react_cli.core.errors import WikiError
 from react_cli.core.sources import PageSource, Sentence, SentenceIds
+from react_cli.core.trajectory import Step
 from react_cli.infra.deadline import Deadline
 from react_cli.tools.base import FINISH, ToolResult, ToolSpec
 from react_cli.wiki.base import REQUEST_FAILED, Article, SearchResult, WikiBackend
@@ -38,6 +42,10 @@ NO_MORE = "No more results."
 
 
 NO_KEYWORD = "Lookup needs a keyword, e.g. Lookup[born]."
+
+
+PAGE = "page"
+"""The key of the page title Search carries into a conversation's next question."""
 
 
 _CJK_STOPS = ("。", "！", "？", "」", "』")
@@ -111,6 +119,12 @@ class WikiSession:
         self._keyword: str | None = None
         self._hits: list[Sentence] = []
         self._next_hit = 0
+        self._carried: str | None = None  # the title of a page an earlier question loaded
+
+    def resume(self, title: str | None) -> None:
+        """Start from the page ``title`` (an earlier question's), loaded by the first Lookup
+        that needs it: a run that searches first never fetches it."""
+        self._carried = title if self._page is None else None
 
     def search(self, entity: str, *, deadline: Deadline) -> ToolResult:
         """Load the entity's page and show its first sentences; a miss keeps the old page.
@@ -120,12 +134,11 @@ class WikiSession:
         A failed backend is an observation saying so, and the result's ``error``.
         """
         query = clean_entity(entity)
+        self._carried = None
         try:
             found, folded = self._resolve(query, deadline)
         except WikiError as exc:
-            reason = str(exc).removeprefix(REQUEST_FAILED)
-            observation = f"Wikipedia is unavailable right now ({reason}); try again or Finish."
-            return ToolResult(cap(observation, self._limit), error=str(exc), retries=exc.retries)
+            return self._unavailable(exc)
         details: dict[str, object] = {"query": query} if query != entity else {}
         if found.disambiguation or found.article is None:
             limit = MAX_DISAMBIGUATION if found.disambiguation else MAX_SIMILAR
@@ -138,14 +151,23 @@ class WikiSession:
             observation = f"Could not find [{entity}]. Similar: {similar!r}."
             return self._result(observation, details, found.retries)
         article = found.article
-        self._page = article
-        self._sentences, self._ids = article_sentences(article)
-        self._keyword = None
+        self._load(article)
         details.update(resolved_title=article.title, folded=folded)
         if not self._sentences:
             return self._result(f"The page {article.title} has no text.", details, found.retries)
         first = self._sentences[:SEARCH_SENTENCES]
         return self._result("", details, found.retries, shown=first)
+
+    def _unavailable(self, exc: WikiError) -> ToolResult:
+        """A backend that failed: an observation saying so, and the result's ``error``."""
+        reason = str(exc).removeprefix(REQUEST_FAILED)
+        observation = f"Wikipedia is unavailable right now ({reason}); try again or Finish."
+        return ToolResult(cap(observation, self._limit), error=str(exc), retries=exc.retries)
+
+    def _load(self, article: Article) -> None:
+        self._page = article
+        self._sentences, self._ids = article_sentences(article)
+        self._keyword = None
 
     def _resolve(self, query: str, deadline: Deadline) -> tuple[SearchResult, bool]:
         """The backend's result for ``query``, or for its folded-equal search result (the
@@ -168,10 +190,20 @@ class WikiSession:
 
     def lookup(self, keyword: str, *, deadline: Deadline) -> ToolResult:
         """Show the next sentence of the current page containing ``keyword`` (any case); a
-        local read, so ``deadline`` never matters."""
+        local read, but for the page an earlier question carried over, fetched first."""
+        retries = 0
+        if self._page is None and self._carried is not None:
+            title, self._carried = self._carried, None
+            try:
+                found, _ = self._resolve(title, deadline)
+            except WikiError as exc:
+                return self._unavailable(exc)
+            retries = found.retries
+            if found.article is not None and not found.disambiguation:
+                self._load(found.article)
         page = self._page
         if page is None:
-            return self._result(NO_PAGE, {})
+            return self._result(NO_PAGE, {}, retries)
         wanted = collapse(keyword)
         wanted = (page.convert(wanted) if page.convert else wanted).lower()
         if not wanted:
@@ -182,12 +214,12 @@ class WikiSession:
             self._next_hit = 0
         details: dict[str, object] = {"resolved_title": page.title, "total": len(self._hits)}
         if self._next_hit >= len(self._hits):
-            return self._result(NO_MORE, details)
+            return self._result(NO_MORE, details, retries)
         self._next_hit += 1
         details["result"] = self._next_hit
         sentence = self._hits[self._next_hit - 1]
         prefix = f"(Result {self._next_hit} / {len(self._hits)}) "
-        return self._result(prefix, details, shown=[sentence])
+        return self._result(prefix, details, retries, shown=[sentence])
 
     def _result(
         self,
@@ -239,11 +271,20 @@ PAPER_TOOLS = (SEARCH, LOOKUP, FINISH)
 
 @dataclass(frozen=True)
 class _Search:
+    """Search, which also carries the family's page into a conversation's next question."""
+
     session: WikiSession
     spec: ToolSpec = SEARCH
 
     def call(self, argument: str, *, deadline: Deadline) -> ToolResult:
         return self.session.search(argument, deadline=deadline)
+
+    def carried(self, steps: Sequence[Step]) -> dict[str, str]:
+        page = loaded_page(steps)
+        return {} if page is None else {PAGE: page}
+
+    def resume(self, carried: Mapping[str, str]) -> None:
+        self.session.resume(carried.get(PAGE))
 
 
 @dataclass(frozen=True)
@@ -253,6 +294,21 @@ class _Lookup:
 
     def call(self, argument: str, *, deadline: Deadline) -> ToolResult:
         return self.session.lookup(argument, deadline=deadline)
+
+
+def loaded_page(steps: Sequence[Step]) -> str | None:
+    """The title of the page Search and Lookup read after ``steps`` (a run's, as recorded):
+    that of the last step of theirs that showed or read a page; None if none did."""
+    family = {SEARCH.name.casefold(), LOOKUP.name.casefold()}
+    titles = [
+        step.details["resolved_title"]
+        for step in steps
+        if step.call is not None
+        and step.call.name.casefold() in family
+        and isinstance(step.details.get("resolved_title"), str)
+        and not step.details.get("disambiguation")
+    ]
+    return titles[-1] if titles else None
 
 
 def wikipedia_tools(

@@ -1,7 +1,9 @@
 """``ask --from-trace T --from-step K``: a saved ReAct or Act run continued live from step K.
 
 Steps 1..K-1 are played from the trace (its model outputs and observations, no network), then
-the configured endpoint and wiki take over; the new trace says where it came from.
+the configured endpoint and wiki take over; the new trace says where it came from. A turn of a
+conversation is forked with the earlier turns it was given: the fork is another take on that
+turn (its trace names the same conversation and turn; the conversation itself is unchanged).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from react_cli.core.conversation import Earlier
 from react_cli.core.errors import UsageError
 from react_cli.core.method import Method
 from react_cli.core.records import Api, ProtocolName, StopReason, Usage
@@ -17,7 +20,7 @@ from react_cli.core.trajectory import Run
 from react_cli.session import Session
 from react_cli.settings.settings import Settings
 from react_cli.tools.base import ToolSet
-from react_cli.traces.replay import RecordedModel, recorded_tools
+from react_cli.traces.replay import RecordedModel, recorded_earlier, recorded_tools
 from react_cli.traces.trace import Trace
 
 
@@ -69,17 +72,27 @@ class Fork:
             settings, method=str(self.method), protocol=str(protocol), constrain=constrain
         )
 
+    @property
+    def earlier(self) -> Earlier:
+        """The earlier turns of its conversation the forked run was given."""
+        return recorded_earlier(self.trace)
+
     def session(self, live: Session) -> Session:
         """``live`` (the configured endpoint and wiki) after the replayed steps."""
         replayed, specs = self._replayed(), self.trace.tool_specs
+        carried = self.earlier.carried
 
         def tools() -> ToolSet:
-            return recorded_tools(replayed.steps, specs, live.tools())
+            live_tools = live.tools()
+            live_tools.resume(carried)
+            return recorded_tools(replayed.steps, specs, live_tools)
 
         return replace(live, model=RecordedModel(replayed, live.model), tools=tools)
 
     def trace_extra(self) -> dict[str, Any]:
-        """What the new trace records about its origin."""
-        return {
-            "forked_from": {"trace": str(self.trace.path), "id": self.trace.id, "step": self.step}
-        }
+        """What the new trace records about its origin (and its conversation, if any)."""
+        origin = {"trace": str(self.trace.path), "id": self.trace.id, "step": self.step}
+        conversation = self.trace.conversation
+        if conversation is None:
+            return {"forked_from": origin}
+        return {"forked_from": origin, "conversation": conversation.to_json()}

@@ -10,7 +10,9 @@ read again by today's answer reader and voted on again, so a re-run shows exactl
 code makes of yesterday's model output. A re-run may ask for another method than the recorded
 one, when the trace holds what it needs (a hybrid from a ReAct run with its samples). A
 recorded failure (the endpoint failed, Ctrl-C, the time ran out) happens again where it
-happened, for every method.
+happened, for every method. A turn of a conversation is re-run with the earlier turns its
+trace recorded it was given (and the state its tools carried), so its prompts are the ones
+it was sent, offline.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import NoReturn
 
+from react_cli.core.conversation import Earlier
 from react_cli.core.errors import LLMError, ReactCliError, TraceError, UsageError
 from react_cli.core.method import Method, Task
 from react_cli.core.records import StopReason, ToolCall, Usage
@@ -31,6 +34,7 @@ from react_cli.llm.base import CallKind, Completion, Model, ModelRequest, TextSi
 from react_cli.llm.toolcalls import calls_of
 from react_cli.loop.events import Observer, RunStarted
 from react_cli.loop.prompts import PromptSet
+from react_cli.loop.protocol import NO_EARLIER
 from react_cli.loop.registry import loop_protocols
 from react_cli.loop.text.parser import parse_action
 from react_cli.methods.answers import read_answer
@@ -232,7 +236,7 @@ def rerun(
     if run.steps and loop is not None and wanted not in (None, loop):
         raise UsageError(f"{trace.path} holds a {loop.label} run: it cannot re-run {method}")
     session = recorded_session(trace, wanted or Method.REACT, tools)
-    memo = session.memo(run.question, observer)
+    memo = session.memo(run.question, observer, recorded_earlier(trace))
     seeded = _recorded_samples(recorded, record, run)
     if seeded is not None:
         memo.seed(seeded)
@@ -249,6 +253,14 @@ def rerun(
     if observer is not None:
         observer.notify(MethodFinished(outcome, now))
     return outcome, now
+
+
+def recorded_earlier(trace: Trace) -> Earlier:
+    """The earlier turns of its conversation a trace's run was given (none recorded: none)."""
+    conversation = trace.conversation
+    if conversation is None or conversation.earlier is None:
+        return NO_EARLIER
+    return conversation.earlier
 
 
 def recorded_session(

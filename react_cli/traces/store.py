@@ -55,7 +55,7 @@ def summarize(path: Path) -> dict[str, Any]:
         trace = Trace.read(path)
     except TraceError as exc:
         return {"path": str(path), "error": str(exc).removeprefix(f"{path}: ")}
-    run = trace.run
+    run, conversation = trace.run, trace.conversation
     return {
         "path": str(path),
         "created": trace.created,
@@ -65,6 +65,7 @@ def summarize(path: Path) -> dict[str, Any]:
         "steps": len(run.steps),
         "model": trace.config.model,
         "method": str(trace.record.method),
+        "conversation": None if conversation is None else conversation.turn_json(),
     }
 
 

@@ -13,7 +13,8 @@ from react_cli.traces.trace import Trace
 class RunSummary:
     """A run as ``ask --json`` reports it: the question, where it was asked (the endpoint
     without credentials or query string), the answer and how it came, where its trace is, and
-    the pages it was shown (``sources``: None for a method that reads no Wikipedia)."""
+    the pages it was shown (``sources``: None for a method that reads no Wikipedia), and the
+    conversation it is a turn of (``{id, turn}``, for ``--conversation ID``)."""
 
     trace: Trace
     path: Path | None
@@ -21,7 +22,7 @@ class RunSummary:
     def to_json(self) -> dict[str, Any]:
         run, record, config = self.trace.run, self.trace.record, self.trace.config
         method = record.to_json()
-        sources = self.trace.sources
+        sources, conversation = self.trace.sources, self.trace.conversation
         return {
             "question": run.question,
             "model": config.model,
@@ -42,4 +43,5 @@ class RunSummary:
             "duration_s": round(run.duration_s, 4),
             "trace": None if self.path is None else str(self.path),
             "sources": None if sources is None else [source.to_json() for source in sources],
+            "conversation": None if conversation is None else conversation.turn_json(),
         }

@@ -20,6 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from react_cli.core.conversation import ConversationRecord
 from react_cli.core.errors import TraceError, UsageError
 from react_cli.core.fields import optional_text
 from react_cli.core.method import Method, Task
@@ -91,8 +92,9 @@ class Trace:
     ``record`` is the method's part (samples, votes, branch, calls); ``extra`` holds the
     document's other top-level fields, in order: ``forced`` and ``cost`` in every trace,
     ``sources`` in a trace of a method that reads Wikipedia (as :attr:`sources` derives them),
-    ``forked_from`` in a fork's, and whatever a newer writer added, kept so that nothing read
-    is lost. ``path`` is the file it was read from or is written to, if any.
+    ``forked_from`` in a fork's, ``conversation`` in a question's of ``ask`` or ``chat`` (see
+    :attr:`conversation`), and whatever a newer writer added, kept so that nothing read is
+    lost. ``path`` is the file it was read from or is written to, if any.
     """
 
     run: Run
@@ -129,6 +131,8 @@ class Trace:
             record = MethodRecord.from_json(document, run)
             keys = ("id", "created", "prompt_template")
             fields = {key: optional_text(document, key) for key in keys}
+            if document.get("conversation") is not None:  # read when asked for; checked now
+                ConversationRecord.from_json(document["conversation"])
         except (TypeError, ValueError, KeyError, AttributeError) as exc:
             raise TraceError(f"{path}: malformed trace ({exc})") from None
         known = {"version", "config", *fields, *_RUN_KEYS, *_METHOD_KEYS}
@@ -171,6 +175,13 @@ class Trace:
         return run_sources(self.run.steps, self.run.answer)
 
     @property
+    def conversation(self) -> ConversationRecord | None:
+        """The conversation the run is a turn of, and the earlier turns it was given (None:
+        a trace from before conversations, or an eval's)."""
+        data = self.extra.get("conversation")
+        return None if data is None else ConversationRecord.from_json(data)
+
+    @property
     def tool_specs(self) -> tuple[ToolSpec, ...]:
         """What the run's loop could call (the paper's three unless it recorded others)."""
         return self.config.tools or PAPER_TOOLS
@@ -211,8 +222,11 @@ def trace_target(path: Path) -> Path:
     return target
 
 
-def check_writable(path: Path) -> None:
-    """Fail now, with the reason, if a trace could not be written to ``path`` later."""
+def check_writable(
+    path: Path, remedy: str = "give --trace PATH, --no-trace, or another REACT_CLI_HOME"
+) -> None:
+    """Fail now, with the reason (and the ``remedy``), if a trace could not be written to
+    ``path`` later."""
     try:
         target = trace_target(path)
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -221,8 +235,7 @@ def check_writable(path: Path) -> None:
         os.unlink(probe)
     except OSError as exc:
         raise UsageError(
-            f"cannot write the trace to {path}: {exc.strerror or exc} "
-            "(give --trace PATH, --no-trace, or another REACT_CLI_HOME)"
+            f"cannot write the trace to {path}: {exc.strerror or exc} ({remedy})"
         ) from None
 
 

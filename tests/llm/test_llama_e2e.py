@@ -419,3 +419,54 @@ def test_hotpotqa_over_a_distractor_zim_with_and_without_constrain(tmp_path: Pat
         )
     for name in ("constrain", "chat+grammar"):
         assert not [row for row in results[name] if row["stop_reason"] == "parse_errors"], name
+
+
+FOLLOW_UPS = ("Who is Albert Einstein?", "When was he born?", "Where did he die?")
+
+
+def test_a_conversation_against_a_real_server(tmp_path: Path, wiki: FakeMediaWiki) -> None:
+    """``chat`` with two piped questions, then ``ask -c`` a third: one line per question, each
+    follow-up's prompt holding the earlier answered turns, turns 1-3 of one conversation, and
+    the last turn re-run offline from its trace; one line of figures."""
+    home = tmp_path / "home"
+    args = ["--api", "completions", "--max-steps", "3"]
+    with RecordingProxy(LLAMA_URL) as proxy:
+        env = cli_env(
+            home, OPENAI_BASE_URL=proxy.url, REACT_CLI_MODEL=MODEL, REACT_CLI_WIKI=wiki.url
+        )
+        chatted = subprocess.run(
+            [sys.executable, "-m", "react_cli", "chat", *args],
+            input="".join(f"{q}\n" for q in FOLLOW_UPS[:2]),
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+            timeout=800,
+        )
+        asked = react_cli(["ask", "-c", *args, FOLLOW_UPS[2]], env, timeout=800)
+    assert chatted.returncode in (0, 1) and asked.returncode in (0, 1), (
+        chatted.stderr + asked.stderr
+    )
+    assert "Traceback" not in chatted.stderr + asked.stderr
+    assert len(chatted.stdout.splitlines()) == 2  # one line per question, answered or not
+    traces = sorted((home / "traces").glob("*.json"), key=lambda p: p.stat().st_mtime_ns)
+    runs = [load_trace(path) for path in traces]
+    assert [run["conversation"]["turn"] for run in runs] == [1, 2, 3]
+    assert len({run["conversation"]["id"] for run in runs}) == 1
+    prompts = proxy.prompts()
+    for run in runs[1:]:
+        first = next(p for p in prompts if p.endswith(f"Question: {run['question']}\nThought 1:"))
+        answered = [turn for turn in runs[: run["conversation"]["turn"] - 1] if turn["answer"]]
+        for turn in answered:
+            assert (
+                f"Question: {turn['question']}\nAnswer: {' '.join(turn['answer'].split())}\n"
+                in first
+            )
+        assert ("Earlier in this conversation:\n" in first) == bool(answered)
+    rerun = react_cli(["replay", "--rerun", str(traces[-1])], cli_env(home), timeout=60)
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    print(
+        f"\nE2E conversation exit={chatted.returncode},{asked.returncode} "
+        f"answers={[run['answer'] for run in runs]} stops={[run['stop_reason'] for run in runs]} "
+        f"prompt_chars={[len(p) for p in prompts]}"
+    )

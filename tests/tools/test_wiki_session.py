@@ -222,3 +222,34 @@ def test_cap_and_page_sentences_helpers() -> None:
         "Three words here.",
         "Four words are here.",
     ]
+
+
+def test_a_carried_page_is_fetched_by_the_first_lookup_that_needs_it_once() -> None:
+    backend = MemoryBackend()
+    session = WikiSession(backend)
+    session.resume("Milhouse")
+    assert backend.calls == []  # nothing fetched until a Lookup needs it
+    found = session.lookup("Nixon", deadline=NO_DEADLINE)
+    assert found.observation.startswith("(Result 1 / 1) Milhouse was named after")
+    assert found.details["resolved_title"] == "Milhouse Van Houten"
+    session.lookup("Nixon", deadline=NO_DEADLINE)
+    assert backend.calls == ["Milhouse"]
+
+
+def test_a_search_first_drops_the_carried_page_and_a_carried_page_may_be_gone() -> None:
+    backend = MemoryBackend()
+    session = WikiSession(backend)
+    session.resume("Milhouse")
+    session.search("Colorado orogeny", deadline=NO_DEADLINE)
+    looked = session.lookup("eastern", deadline=NO_DEADLINE)
+    assert looked.details["resolved_title"] == "Colorado orogeny"
+    assert backend.calls == ["Colorado orogeny"]
+    gone = WikiSession(backend)
+    gone.resume("No such page")
+    assert gone.lookup("x", deadline=NO_DEADLINE).observation.startswith("No page is loaded")
+    failing = WikiSession(backend)
+    failing.resume("Milhouse")
+    backend.error = WikiError("Wikipedia request failed: HTTP 503", retries=2)
+    result = failing.lookup("Nixon", deadline=NO_DEADLINE)
+    assert result.observation.startswith("Wikipedia is unavailable right now (HTTP 503)")
+    assert (result.error, result.retries) == ("Wikipedia request failed: HTTP 503", 2)

@@ -6,12 +6,14 @@ upgraded to the version-2 bytes."""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from react_cli.core.conversation import ConversationRecord, Earlier, Turn, TurnStep
 from react_cli.core.errors import LLMConnectionError, TraceError
 from react_cli.core.method import Method
 from react_cli.core.records import ProtocolName, ToolCall, Usage
@@ -151,6 +153,11 @@ def written(name: str) -> str:
     )
     outcome, run = session.answer("Who directed Ed Wood?", Method.REACT)
     document = trace_of(session, outcome, run, created=CREATED, extra=extra).to_json()
+    return with_fixed_times(document)
+
+
+def with_fixed_times(document: dict[str, Any]) -> str:
+    """A written trace's bytes, its id and machine times fixed."""
     document.update(id="0123456789ab", duration_s=1.0)
     for step in document["steps"]:
         step["tool_latency_s"] = 0.0
@@ -295,10 +302,7 @@ def written_tools() -> str:
     )
     outcome, run = session.answer("Who directed Ed Wood?", Method.REACT)
     document = trace_of(session, outcome, run, created=CREATED).to_json()
-    document.update(id="0123456789ab", duration_s=1.0)
-    for step in document["steps"]:
-        step["tool_latency_s"] = 0.0
-    return dump_json(document, indent=2) + "\n"
+    return with_fixed_times(document)
 
 
 def test_a_tools_run_writes_and_reads_back_the_bytes_it_always_wrote() -> None:
@@ -312,3 +316,56 @@ def test_a_tools_run_writes_and_reads_back_the_bytes_it_always_wrote() -> None:
     assert steps[2].error == PARSE_FAILURE and steps[3].followup_message is not None
     assert steps[3].call is not None and steps[3].followup_raw == ""
     assert trace.protocol is ProtocolName.TOOLS and trace.record.calls == 4
+
+
+EARLIER = Earlier(
+    (
+        Turn(
+            "Who directed Ed Wood?",
+            "Tim Burton",
+            (TurnStep("I search.", ToolCall("Search", "Ed Wood"), "Ed Wood is a page.", 1),),
+        ),
+    ),
+    max_tokens=1000,
+    carried={"page": "Ed Wood"},
+)
+
+
+def written_turn() -> str:
+    """The trace of a conversation's second question (fields only added to today's)."""
+    settings = Settings(model="scripted", base_url="http://127.0.0.1:9/v1")
+    session = Session(
+        prompts=prompt_set("hotpotqa", [Method.REACT]),
+        model=Model([" I look.\nAction 1: Lookup[born]", " Done.\nAction 2: Finish[1958]"]),
+        tools=lambda: ToolSet([Search(), Lookup()]),
+        limits=Limits(),
+        hybrid_steps=7,
+        settings=settings,
+    )
+    outcome, run = session.answer("When was he born?", Method.REACT, earlier=EARLIER)
+    record = ConversationRecord("fedcba987654", 2, EARLIER)
+    extra = {"conversation": record.to_json()}
+    document = trace_of(session, outcome, run, created=CREATED, extra=extra).to_json()
+    return with_fixed_times(document)
+
+
+def test_a_turn_of_a_conversation_writes_and_reads_back_the_bytes_it_always_wrote() -> None:
+    path = NOW / "conversation.json"
+    assert written_turn() == path.read_text(encoding="utf-8")
+    trace = Trace.read(path)
+    assert dump_json(trace.to_json(), indent=2) + "\n" == path.read_text("utf-8")
+    assert trace.conversation == ConversationRecord("fedcba987654", 2, EARLIER)
+    answered = Trace.read(NOW / "answered.json")
+    assert answered.conversation is None  # traces from before conversations: none
+
+
+@pytest.mark.parametrize(
+    "conversation",
+    [{"id": "../x", "turn": 1}, {"id": "ab", "turn": 0}, {"id": "ab", "turn": 1, "earlier": [7]}],
+)
+def test_a_malformed_conversation_is_a_trace_error(tmp_path: Path, conversation: Any) -> None:
+    path = tmp_path / "t.json"
+    document = json.loads((NOW / "answered.json").read_text(encoding="utf-8"))
+    path.write_text(json.dumps({**document, "conversation": conversation}), encoding="utf-8")
+    with pytest.raises(TraceError, match=rf"^{path}: malformed trace \("):
+        Trace.read(path)

@@ -167,7 +167,9 @@ def test_traces_lists_newest_first_and_replay_n_picks_older(
     assert [row["path"] for row in rows] == [str(broken), str(second), str(first)]
     assert [row["n"] for row in rows] == [1, 2, 3]
     assert rows[0]["error"].startswith("truncated JSON")
-    assert rows[1] | {"created": None} == {
+    assert rows[1]["conversation"]["turn"] == 1  # each ask is a conversation's turn
+    assert rows[1] | {"created": None, "conversation": None} == {
+        "conversation": None,
         "n": 2,
         "path": str(second),
         "created": None,

@@ -6,16 +6,22 @@ reply read to the end of the line); Act asks for ``Action k:`` only; ``--force-a
 ``Action k: Finish[`` at the step limit and takes the rest of the line as the answer. The
 prompt only grows by appending the kept model text and the observation, so servers' prefix
 caches keep hitting. With ``constrain`` (``--constrain``) every call sends a grammar
-(``grammar``) the reply must follow: a thought line, then ``Action k: Name[argument]``.
+(``grammar``) the reply must follow: a thought line, then ``Action k: Name[argument]``. A
+follow-up question of a conversation is preceded by an ``Earlier in this conversation:`` block
+holding each earlier ``Question:`` and its ``Answer:`` (:func:`earlier_block`), the newest kept
+within the budget; every call of the paper's methods (CoT-SC's samples too) starts with it.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from react_cli.core.conversation import Earlier, Turn, tokens
 from react_cli.core.trajectory import Step
 from react_cli.llm.base import CallKind, Completion, ModelRequest
 from react_cli.loop.events import ActionRequested, ModelText, StepStarted
 from react_cli.loop.prompts import PromptTemplate
-from react_cli.loop.protocol import Exchange, Protocol, Transcript
+from react_cli.loop.protocol import NO_EARLIER, Exchange, Protocol, Transcript
 from react_cli.loop.text.cutter import ObservationCutter, strip_think
 from react_cli.loop.text.grammar import action_grammar, answer_grammar, step_grammar
 from react_cli.loop.text.parser import first_line, kept_in_prompt, parse_step
@@ -26,6 +32,23 @@ from react_cli.tools.base import FINISH, ToolSet, ToolSpec
 STOP_SEQUENCES = ("\nObservation", "\nQuestion:", "\nClaim:")
 FORCED_CUE = "Finish["
 LINE_END = ("\n",)
+EARLIER_HEADING = "Earlier in this conversation:\n"
+
+
+def earlier_block(earlier: Earlier) -> tuple[str, tuple[Turn, ...]]:
+    """The ``Earlier in this conversation:`` block of a follow-up question, each earlier
+    ``Question:`` and ``Answer:`` on a line of its own, and the turns it holds: the newest
+    whose block stays within ``max_tokens`` ("" and none when not even the newest fits)."""
+    budget = replace(earlier, max_tokens=earlier.max_tokens - tokens(EARLIER_HEADING))
+    kept = budget.kept(lambda turn: tokens(_turn_lines(turn)))
+    if not kept:
+        return "", ()
+    return EARLIER_HEADING + "".join(_turn_lines(turn) for turn in kept), kept
+
+
+def _turn_lines(turn: Turn) -> str:
+    question, answer = (" ".join(text.split()) for text in (turn.question, turn.answer or ""))
+    return f"Question: {question}\nAnswer: {answer}\n"
 
 
 def tool_lines(specs: tuple[ToolSpec, ...]) -> str:
@@ -51,9 +74,20 @@ class TextProtocol(Protocol):
         super().__init__(thoughts=thoughts)
         self.constrain = constrain
 
-    def start(self, template: PromptTemplate, question: str, tools: ToolSet) -> TextTranscript:
-        prompt = template.prefix(question, tool_lines(tools.specs))
-        return TextTranscript(prompt, tools.specs, thoughts=self.thoughts, constrain=self.constrain)
+    def start(
+        self,
+        template: PromptTemplate,
+        question: str,
+        tools: ToolSet,
+        earlier: Earlier = NO_EARLIER,
+    ) -> TextTranscript:
+        block, kept = earlier_block(earlier)
+        prompt = template.prefix(question, tool_lines(tools.specs), block)
+        transcript = TextTranscript(
+            prompt, tools.specs, thoughts=self.thoughts, constrain=self.constrain
+        )
+        transcript.earlier = kept
+        return transcript
 
 
 class TextTranscript(Transcript):

@@ -202,6 +202,19 @@ def _shown_action(wire: ToolCall) -> str:
     return text if len(text) <= MAX_ACTION_CHARS else text[: MAX_ACTION_CHARS - 1] + "…"
 
 
+def wire_call(call: ToolCall, specs: Sequence[ToolSpec], call_id: str) -> ToolCall:
+    """A call the run made as the endpoint would send it: the function's name and its
+    arguments' JSON text (a tool the set no longer holds: its name, its argument as text)."""
+    spec = next((s for s in specs if s.name.casefold() == call.name.casefold()), None)
+    if spec is None:
+        name = ToolSpec(call.name, "argument", "").function_name  # named by the one rule
+        return ToolCall(name, json.dumps({"argument": call.argument}, ensure_ascii=False), call_id)
+    if spec.parameters is not None:  # its argument is the arguments' JSON text
+        return ToolCall(spec.function_name, call.argument, call_id)
+    arguments = json.dumps({spec.argument: call.argument}, ensure_ascii=False)
+    return ToolCall(spec.function_name, arguments, call_id)
+
+
 def thought_of(text: str) -> str:
     """A reply's text as its step's thought: reasoning blocks dropped, one line."""
     return " ".join(strip_think(text).split())

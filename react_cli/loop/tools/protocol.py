@@ -17,20 +17,29 @@ gets one follow-up request asking for one (``tool_choice: "required"``, where th
 takes it), as the paper asks for a missing action; Act asks for a call from the start.
 ``--force-answer`` asks for ``finish`` by name. The chat only grows by appending, so servers'
 prefix caches keep hitting.
+
+A follow-up question of a conversation comes after the earlier turns' messages, between the
+system message and its own: each earlier question as a user message, each reply that made
+calls as an assistant message with them (``finish`` too), each call answered by its
+observation cut to a line (the turn's trace keeps it whole), ``finish`` by the answer; the
+newest turns kept within the budget (:func:`earlier_messages`).
 """
 
 from __future__ import annotations
 
+import json
 from collections import deque
+from collections.abc import Sequence
 from typing import Any
 
+from react_cli.core.conversation import Earlier, Turn, TurnStep, tokens
 from react_cli.core.records import ToolCall
 from react_cli.core.trajectory import Step
 from react_cli.llm.base import AUTO, REQUIRED, CallKind, Completion, ModelRequest, ToolChoice
 from react_cli.llm.toolcalls import assistant_message
 from react_cli.loop.events import ActionChosen, ActionRequested, ThoughtStarted
 from react_cli.loop.prompts import PromptTemplate
-from react_cli.loop.protocol import Exchange, Protocol, Transcript
+from react_cli.loop.protocol import NO_EARLIER, Exchange, Protocol, Transcript
 from react_cli.loop.tools.calls import (
     ReadCall,
     calls_in_text,
@@ -39,6 +48,7 @@ from react_cli.loop.tools.calls import (
     read_call,
     thought_of,
     tool_list,
+    wire_call,
 )
 from react_cli.tools.base import FINISH, ToolSet, ToolSpec
 
@@ -50,9 +60,65 @@ NOT_RUN = "Not run: the step limit was reached."
 class ToolsProtocol(Protocol):
     """Native tool calls (with thoughts: ReAct; without: Act)."""
 
-    def start(self, template: PromptTemplate, question: str, tools: ToolSet) -> ToolsTranscript:
+    def start(
+        self,
+        template: PromptTemplate,
+        question: str,
+        tools: ToolSet,
+        earlier: Earlier = NO_EARLIER,
+    ) -> ToolsTranscript:
         system, user = template.chat(question, tool_list(tools.specs))
-        return ToolsTranscript(system, user, tools.specs, thoughts=self.thoughts)
+        transcript = ToolsTranscript(system, user, tools.specs, thoughts=self.thoughts)
+        messages, transcript.earlier = earlier_messages(earlier, template, tools.specs)
+        transcript.messages[1:1] = messages
+        return transcript
+
+
+def earlier_messages(
+    earlier: Earlier, template: PromptTemplate, specs: Sequence[ToolSpec]
+) -> tuple[list[dict[str, Any]], tuple[Turn, ...]]:
+    """The messages of the earlier turns a follow-up question comes after, and the turns
+    they hold: the newest whose messages stay within ``max_tokens``."""
+    listed = tool_list(specs)
+
+    def size(turn: Turn) -> int:
+        return tokens(json.dumps(_turn_messages(turn, 0, template, specs, listed)))
+
+    kept = earlier.kept(size)
+    messages = [
+        message
+        for number, turn in enumerate(kept, start=1)
+        for message in _turn_messages(turn, number, template, specs, listed)
+    ]
+    return messages, kept
+
+
+def _turn_messages(
+    turn: Turn, number: int, template: PromptTemplate, specs: Sequence[ToolSpec], listed: str
+) -> list[dict[str, Any]]:
+    """One earlier turn as the chat showed it, its calls given ids of their own
+    (``earlier_2_1``: turn 2's first call)."""
+    user = template.chat(turn.question, listed)[1]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": user}]
+    replies: dict[int, list[TurnStep]] = {}
+    for step in turn.steps:
+        replies.setdefault(step.reply, []).append(step)
+    finished = False
+    count = 0
+    for steps in replies.values():
+        calls = []
+        for step in steps:
+            count += 1
+            calls.append(wire_call(step.call, specs, f"earlier_{number}_{count}"))
+        messages.append(assistant_message(steps[0].thought, tuple(calls)))
+        for step, call in zip(steps, calls, strict=True):
+            finish = step.call.name.casefold() == FINISH.name.casefold()
+            finished = finished or finish
+            content = (turn.answer or "") if finish else step.observation
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
+    if not finished:  # answered without a finish call (Standard, CoT, CoT-SC)
+        messages.append(assistant_message(turn.answer or "", ()))
+    return messages
 
 
 class ToolsTranscript(Transcript):
