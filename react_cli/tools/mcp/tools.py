@@ -64,6 +64,9 @@ def declaration(tool: mcp_types.Tool, name: str, origin: ToolOrigin) -> ToolSpec
         if prop.get("type") == "string":
             return ToolSpec(name, argument, description, origin=origin)
     parameters: dict[str, Any] = {"type": "object", "properties": properties, "required": required}
+    for key in ("$defs", "definitions"):  # what the properties' "$ref"s point to
+        if isinstance(schema.get(key), dict):
+            parameters[key] = schema[key]
     if schema.get("additionalProperties") is True:
         parameters["additionalProperties"] = True
     return ToolSpec(name, ", ".join(properties) or "{}", description, parameters, origin)
