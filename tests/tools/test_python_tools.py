@@ -85,6 +85,24 @@ def test_importing_the_decorator_imports_nothing_else_of_react_cli() -> None:
     assert out.stdout.strip() == "['react_cli']"
 
 
+@pytest.mark.parametrize(
+    ("prompt", "method", "cue"),
+    [
+        ("hotpotqa", "react", "Thought 1:"),
+        ("hotpotqa-act", "act", "Action 1:"),
+        ("fever", "react", "Thought 1:"),
+    ],
+)
+def test_with_only_wikipedia_s_tools_the_paper_prompts_are_sent_verbatim(
+    cli: Runner, wiki: FakeMediaWiki, llm: FakeOpenAI, prompt: str, method: str, cue: str
+) -> None:
+    llm.requests.clear()
+    result = cli.ask(llm, wiki, "--prompt", prompt, "--method", method, question=QUESTION)
+    assert result.code == 0, result.stderr
+    sent = llm.requests[0].json["messages"][0]["content"]
+    assert sent == load_prompt(prompt).prefix(QUESTION) + cue
+
+
 def test_the_calculator_through_ask_the_trace_and_replay(
     cli: Runner, wiki: FakeMediaWiki, calculator: Path, tmp_path: Path
 ) -> None:
