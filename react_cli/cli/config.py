@@ -80,6 +80,8 @@ def _shown(name: str, value: object) -> object:
         return None
     if name == "mcp":  # its servers, each as it is reached (never its env or headers)
         return [server.describe() for server in value] or None  # type: ignore[attr-defined]
+    if isinstance(value, tuple):  # tools_from: a list, as the config file writes it
+        return list(value)
     if name in SECRETS:
         from react_cli.infra.redaction import MASK
 
