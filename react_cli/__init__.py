@@ -1,3 +1,53 @@
-"""react-cli: answer questions with the ReAct method (Yao et al., 2022) from the terminal."""
+"""react-cli: answer questions with the ReAct method (Yao et al., 2022) from the terminal.
+
+``from react_cli import tool`` is all a file of tools needs (``--tools-from FILE.py``, or a
+package's ``react_cli.tools`` entry point), and importing it imports nothing else of react-cli:
+the decorator only marks a function; ``react_cli.tools.functions`` reads the marks (and checks
+the function) when a run loads the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar, overload
 
 __version__ = "0.1.0"
+
+TOOL_MARK = "__react_cli_tool__"
+"""The attribute ``@tool`` sets on a function: ``{"name": ..., "description": ...}``, each None
+unless given (then the function's name and docstring say them)."""
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@overload
+def tool(function: F, /) -> F: ...
+
+
+@overload
+def tool(*, name: str | None = None, description: str | None = None) -> Callable[[F], F]: ...
+
+
+def tool(
+    function: F | None = None, /, *, name: str | None = None, description: str | None = None
+) -> F | Callable[[F], F]:
+    """Make ``function`` a tool the model may call: its name (``Calculate[...]``, any case),
+    its docstring (what the model is told it does) and its ``str`` arguments (their JSON
+    Schema, for native tool calls) declare it; it returns text. ``@tool(name=...,
+    description=...)`` says either differently. The function itself is returned unchanged,
+    so it can still be called (and tested) as it is::
+
+        from react_cli import tool
+
+        @tool
+        def calculate(expression: str) -> str:
+            \"\"\"Evaluate an arithmetic expression, e.g. 2 * (3 + 4).\"\"\"
+    """
+
+    def mark(target: F) -> F:
+        if not callable(target):
+            raise TypeError(f"@tool makes a tool of a function, not of {type(target).__name__}")
+        setattr(target, TOOL_MARK, {"name": name, "description": description})
+        return target
+
+    return mark if function is None else mark(function)

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from react_cli.infra.retry import RetryPolicy
     from react_cli.llm import OpenAIClient
     from react_cli.llm.sampling import EndpointFacts
+    from react_cli.tools.toolbox import Toolbox
 
 DebugLog = Callable[[str], None]
 OPENAI_HOST = "api.openai.com"
@@ -138,14 +139,16 @@ def open_session(
     *,
     model: LanguageModel,
     backend: WikiBackend,
+    toolbox: Toolbox | None = None,
 ) -> Session:
     """The session ``settings`` describe, over ``model`` and ``backend`` (built by
     :func:`build_model` and :func:`build_backend`; an eval gives each worker its own model and
-    all of them one backend)."""
+    all of them one backend) and the tools ``toolbox`` adds (``tools.toolbox.open_toolbox``:
+    opened by the command, which closes it)."""
     return Session(
         prompts=prompts,
         model=model,
-        tools=tool_sets(backend, settings.max_observation_chars),
+        tools=tool_sets(backend, settings.max_observation_chars, toolbox),
         limits=run_limits(settings),
         hybrid_steps=hybrid_steps(settings, prompts.task),
         sampling=Sampling(settings.samples, settings.sample_temperature),
@@ -155,13 +158,19 @@ def open_session(
     )
 
 
-def tool_sets(backend: WikiBackend, max_observation_chars: int) -> Callable[[], ToolSet]:
-    """A maker of each loop's own tools: Wikipedia's Search and Lookup over ``backend``, and
-    the tools registered in this process (``tools.registry``)."""
+def tool_sets(
+    backend: WikiBackend, max_observation_chars: int, toolbox: Toolbox | None = None
+) -> Callable[[], ToolSet]:
+    """A maker of each loop's own tools: Wikipedia's Search and Lookup over ``backend`` (unless
+    the toolbox turns them off), the toolbox's (files', packages', MCP servers'), and the
+    tools registered in this process (``tools.registry``)."""
 
     def tools() -> ToolSet:
-        wiki: Iterable[Tool] = wikipedia_tools(backend, max_observation_chars=max_observation_chars)
-        return ToolSet([*wiki, *registered_tools()])
+        wiki: Iterable[Tool] = ()
+        if toolbox is None or toolbox.wiki:
+            wiki = wikipedia_tools(backend, max_observation_chars=max_observation_chars)
+        extra = toolbox.extra() if toolbox is not None else []
+        return ToolSet([*wiki, *extra, *registered_tools()])
 
     return tools
 

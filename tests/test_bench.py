@@ -28,6 +28,7 @@ RUNS = [
         ["--runs", "1", "--timeout", "0.05"],
         ["spans received by the live collector: 6"],
     ),
+    ("mcp_stdio.py", ["--sizes", "1000", "--repeat", "1", "--starts", "0"], ["react-cli"]),
     (
         "share_speed.py",
         ["--questions", "4"],

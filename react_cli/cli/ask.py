@@ -119,6 +119,9 @@ def ask(
     if conversation is not None:
         extra = {"conversation": conversation.record(earlier).to_json()}
     path: Path | None = None
+    from react_cli.tools.toolbox import Toolbox, open_toolbox
+
+    toolbox = Toolbox()  # the run's servers, once started: stopped however the command ends
     # From here on, Ctrl-C (even while modules load) still leaves a trace saying so.
     try:
         from react_cli.traces.trace import check_writable, default_trace_path
@@ -142,11 +145,13 @@ def ask(
         warn = observer.warning if observer else print_warning
         model = build_model(settings, debug_log, notices, on_warning=warn)
         backend = build_backend(settings, debug_log, notices)
-        session = open_session(settings, prompts, model=model, backend=backend)
+        if Method(settings.method).uses_tools:  # Standard and CoT call none: no server to start
+            toolbox = open_toolbox(settings)
+        session = open_session(settings, prompts, model=model, backend=backend, toolbox=toolbox)
         if fork:
             session = fork.session(session)
         method = Method(settings.method)
-        if any(part.loop for part in method.parts):  # it calls Wikipedia
+        if any(part.loop for part in method.parts) and toolbox.wiki:  # it calls Wikipedia
             show_contact_hint(settings)
         facts = {"method": str(method), "protocol": protocol_name(session.protocols, method)}
         with spans.run(text, facts) as watching:
@@ -156,17 +161,24 @@ def ask(
     except KeyboardInterrupt:
         hold()
         spans.close()
-        from react_cli.traces.recorder import interrupted_trace
+        try:
+            from react_cli.traces.recorder import interrupted_trace
 
-        stopped = interrupted_trace(settings, prompts, text, created=created, extra=extra)
-        keep_turn(None if no_trace else store, conversation, None, stopped.run, path, created)
-        _interrupted_before_the_run(stopped, path)
+            stopped = interrupted_trace(settings, prompts, text, created=created, extra=extra)
+            keep_turn(None if no_trace else store, conversation, None, stopped.run, path, created)
+            _interrupted_before_the_run(stopped, path)
+        finally:
+            toolbox.close()
+    except BaseException:
+        toolbox.close()
+        raise
     hold()  # a Ctrl-C from now on waits until the trace is written
     keep_turn(None if no_trace else store, conversation, session, traced.run, path, created)
     try:
         _finish(traced, path, as_json, settings)
     finally:
         spans.close()  # after the answer: a slow collector delays nothing the user waits for
+        toolbox.close()  # likewise: servers stop once the answer is out
 
 
 def _conversation(

@@ -78,6 +78,10 @@ def _shown(name: str, value: object) -> object:
     """A value fit to show: secrets masked, URLs without credentials or query string."""
     if value is None:
         return None
+    if name == "mcp":  # its servers, each as it is reached (never its env or headers)
+        return [server.describe() for server in value] or None  # type: ignore[attr-defined]
+    if isinstance(value, tuple):  # tools_from: a list, as the config file writes it
+        return list(value)
     if name in SECRETS:
         from react_cli.infra.redaction import MASK
 

@@ -136,7 +136,15 @@ def eval_command(
     clients = [first]  # fails at once
     backend = build_backend(settings, debug_log, view.retry_waiting)
     spans = open_spans(settings, print_warning)  # off (and free) unless asked for
-    lock = claim_folder(plan.folder, plan.resuming)
+    from react_cli.tools.toolbox import Toolbox, open_toolbox
+
+    calls = any(method.uses_tools for method in plan.methods)
+    toolbox = open_toolbox(settings) if calls else Toolbox()  # each server once, for all
+    try:
+        lock = claim_folder(plan.folder, plan.resuming)
+    except BaseException:
+        toolbox.close()
+        raise
     try:
         show_contact_hint(settings)
         eval_spans = spans.eval(_eval_facts(plan))
@@ -149,6 +157,7 @@ def eval_command(
                 else build_model(settings, debug_log, view.retry_waiting, facts, print_warning)
             ),
             backend=backend,
+            toolbox=toolbox,
             observer=view,
             warn=print_warning,
             watch=lambda example: eval_spans.question(
@@ -157,6 +166,7 @@ def eval_command(
         )
     finally:
         lock.close()  # the store lets it go when it closes; this is for a failed start
+        toolbox.close()
     eval_spans.finish(_ended_facts(result))
     try:
         _report(result, plan.folder, settings.max_tokens, as_json)

@@ -233,6 +233,45 @@ OtelOpt = Annotated[
 ]
 
 
+ToolsFromOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--tools-from",
+        metavar="FILE.py",
+        help="Add the @react_cli.tool functions of this Python file (repeatable) "
+        "[env REACT_CLI_TOOLS_FROM].",
+    ),
+]
+
+
+McpOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--mcp",
+        metavar="'COMMAND ARGS…'|URL|NAME",
+        help="Add an MCP server's tools: a command started for the run (stdio), a "
+        "streamable-HTTP URL, or a server of the config file's [mcp] table (repeatable; "
+        "the 'mcp' extra).",
+    ),
+]
+
+
+NoWikiOpt = Annotated[
+    bool, typer.Option("--no-wiki", help="No Search and Lookup: only the other tools.")
+]
+
+
+ToolTimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--tool-timeout",
+        metavar="SECONDS",
+        help="Longest call of a tool from a file or a server, and an MCP server's start "
+        "[env REACT_CLI_TOOL_TIMEOUT; 30].",
+    ),
+]
+
+
 DebugOpt = Annotated[
     bool, typer.Option("--debug", help=f"Log HTTP traffic to stderr [env {DEBUG_ENV}=1].")
 ]
@@ -309,12 +348,20 @@ class RunOptions:
     variant: VariantOpt = None
     no_stream: NoStreamOpt = False
     otel: OtelOpt = None
+    tools_from: ToolsFromOpt = None
+    mcp: McpOpt = None
+    no_wiki: NoWikiOpt = False
+    tool_timeout: ToolTimeoutOpt = None
 
     def flags(self) -> dict[str, Any]:
         """The settings these options give, as ``config.resolve`` flags; --lang names a wiki
         and, if one is shipped, a prompt; --max-steps is the hybrids' ReAct limit too."""
         given = {option.name: getattr(self, option.name) for option in fields(self)}
         lang = given.pop("lang")
+        given.update(
+            wiki_tools=False if given.pop("no_wiki") else None,
+            tool_timeout_s=given.pop("tool_timeout"),
+        )
         given.update(
             prompt=lang_prompt(lang, self.prompt),
             wiki=wiki_flags(self.wiki, lang),

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from react_cli.cli.app import app, print_json
-from react_cli.cli.options import WikiOpt, run_settings
+from react_cli.cli.options import McpOpt, ToolsFromOpt, WikiOpt, run_settings
 from react_cli.core.errors import RerunDiffersError, UsageError
 
 if TYPE_CHECKING:
@@ -51,9 +51,15 @@ def replay(
         typer.Option(help="Re-run offline with today's code on the recorded outputs; diff."),
     ] = False,
     live_tools: Annotated[
-        bool, typer.Option(help="Re-run on the recorded model outputs but real Wikipedia.")
+        bool,
+        typer.Option(
+            help="Re-run on the recorded model outputs but live tools: Wikipedia, and those of "
+            "--tools-from and --mcp (or the config file)."
+        ),
     ] = False,
     wiki: WikiOpt = None,
+    tools_from: ToolsFromOpt = None,
+    mcp: McpOpt = None,
     method: Annotated[
         str | None,
         typer.Option(
@@ -102,6 +108,8 @@ def replay(
         raise UsageError("-v applies to --rerun / --live-tools only")
     if wiki is not None and not live_tools:
         raise UsageError("--wiki applies to --live-tools only")
+    if (tools_from or mcp) and not live_tools:
+        raise UsageError("--tools-from and --mcp apply to --live-tools only")
     if method is not None and not rerunning:
         raise UsageError("--method applies to --rerun / --live-tools only")
     if step_delay and (as_json or rerunning):
@@ -128,6 +136,8 @@ def replay(
             method=chosen_method,
             live_tools=live_tools,
             wiki=wiki,
+            tools_from=tools_from,
+            mcp=mcp,
             verbose=verbose,
             as_json=as_json,
         )
@@ -218,6 +228,8 @@ def _rerun(
     method: Method | None,
     live_tools: bool,
     wiki: str | None,
+    tools_from: list[str] | None,
+    mcp: list[str] | None,
     verbose: bool,
     as_json: bool,
 ) -> None:
@@ -226,20 +238,29 @@ def _rerun(
     from react_cli.core.wording import plural
     from react_cli.display.render import Renderer
     from react_cli.display.terminal import make_console, plain
+    from react_cli.tools.toolbox import Toolbox
     from react_cli.traces.replay import compare, compare_records, revision_changes
     from react_cli.traces.replay import rerun as rerun_run
 
     observer = Renderer(make_console()) if verbose else None
     tools = None
+    toolbox = Toolbox()
     if live_tools:
+        from react_cli.cli.app import print_warning
         from react_cli.cli.notices import stderr_retry_notice
         from react_cli.session import build_backend, tool_sets
+        from react_cli.tools.toolbox import open_toolbox
+        from react_cli.traces.replay import live_tools_for
 
         notices = observer.retry_waiting if observer else stderr_retry_notice
-        settings = run_settings(wiki=wiki)
+        settings = run_settings(wiki=wiki, tools_from=tools_from, mcp=mcp)
         backend = build_backend(settings, on_retry=notices)
-        tools = tool_sets(backend, settings.max_observation_chars)
-    outcome, now = rerun_run(recorded, method=method, tools=tools, observer=observer)
+        toolbox = open_toolbox(settings)
+    with toolbox:
+        if live_tools:
+            live = tool_sets(backend, settings.max_observation_chars, toolbox)
+            tools = live_tools_for(recorded, live, print_warning)
+        outcome, now = rerun_run(recorded, method=method, tools=tools, observer=observer)
     derived = method is not None and method != recorded.record.method
     differences = [] if derived else compare(recorded.run, now)
     if not derived:

@@ -9,25 +9,14 @@ importing the loop's vocabulary.
 from __future__ import annotations
 
 import os
-import re
 import shlex
 from typing import IO
 
 from rich.console import Console
 
-from react_cli.infra.untrusted import clean_text, dump_json
-
-# CSI sequences, OSC sequences with their terminator (BEL or ST), other two-byte escapes. An
-# OSC without a terminator is not swallowed to the end of the text: its ESC alone is removed.
-_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def plain(text: str) -> str:
-    """Text safe for a terminal: escape sequences and control characters removed (\\n, \\t
-    kept), and lone surrogates (a file name's bytes that are not UTF-8) replaced by U+FFFD, as
-    no terminal can take them."""
-    return clean_text(_CONTROL.sub("", _ANSI.sub("", text)))
+from react_cli.infra.untrusted import CONTROL_CHARACTER as _CONTROL
+from react_cli.infra.untrusted import dump_json
+from react_cli.infra.untrusted import plain as plain  # text safe for a terminal: re-exported
 
 
 def safe_json(data: object, *, indent: int | None = None) -> str:

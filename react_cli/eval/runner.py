@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import AbstractContextManager, nullcontext
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from react_cli.core.errors import LLMConfigError, StoreError
 from react_cli.core.method import Method
@@ -36,6 +36,9 @@ from react_cli.llm.base import LanguageModel
 from react_cli.loop.events import Ignore, Observer
 from react_cli.session import Session, open_session
 from react_cli.wiki.base import SearchResult, WikiBackend
+
+if TYPE_CHECKING:
+    from react_cli.tools.toolbox import Toolbox
 
 MAX_CONSECUTIVE_FAILURES = 5
 Watch = Callable[[Example], AbstractContextManager[Observer]]
@@ -62,9 +65,15 @@ class _Workers:
     """One eval's pool of workers and the state they share."""
 
     def __init__(
-        self, plan: EvalPlan, store: ResultsStore, backend: WikiBackend, watch: Watch
+        self,
+        plan: EvalPlan,
+        store: ResultsStore,
+        backend: WikiBackend,
+        watch: Watch,
+        toolbox: Toolbox | None = None,
     ) -> None:
         self.plan = plan
+        self.toolbox = toolbox
         self.watch = watch
         self.store = store
         self.backend = PoliteBackend(backend, plan.wiki_concurrency)
@@ -91,6 +100,7 @@ class _Workers:
                 self.plan.prompts,
                 model=StopAwareModel(model, self.stop),
                 backend=self.backend,
+                toolbox=self.toolbox,
             )
             for model in models
         ]
@@ -162,6 +172,7 @@ def evaluate(
     *,
     model_factory: Callable[[], LanguageModel],
     backend: WikiBackend,
+    toolbox: Toolbox | None = None,
     observer: EvalObserver | None = None,
     warn: Callable[[str], None] | None = None,
     watch: Watch = unwatched,
@@ -174,13 +185,14 @@ def evaluate(
     for the final summary. When ``results.jsonl`` or ``summary.json`` cannot be written, the
     eval stops with status ``failed`` and the store's error as ``last_error``. ``warn`` hears
     about a torn last row dropped from an earlier eval; ``watch`` gives each question's run
-    an observer (its spans).
+    an observer (its spans); ``toolbox`` the tools every question's runs add (the command
+    opens it once and closes it: its servers serve every worker).
     """
     observer = observer or EvalObserver()
     keys = {(example.index, example.question) for example in plan.dataset.examples}
     with interrupts.guard():
         store = ResultsStore(plan.folder, lock, plan.dataset_ref(), plan.config(), keys)
-        workers = _Workers(plan, store, backend, watch)
+        workers = _Workers(plan, store, backend, watch, toolbox)
         status, last_error = EvalStatus.FAILED, None
         try:
             if store.torn and warn is not None:

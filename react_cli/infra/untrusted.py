@@ -47,6 +47,22 @@ def clean_text(text: str) -> str:
     return text
 
 
+# CSI sequences, OSC sequences with their terminator (BEL or ST), other two-byte escapes. An
+# OSC without a terminator is not swallowed to the end of the text: its ESC alone is removed.
+ESCAPE_SEQUENCE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+CONTROL_CHARACTER = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]"
+)
+"""Control characters but ``\\n`` and ``\\t``, zero-width characters and bidirectional
+overrides: what no terminal should be sent and no prompt should hold."""
+
+
+def plain(text: str) -> str:
+    """``text`` without escape sequences and control characters (``\\n``, ``\\t`` kept), lone
+    surrogates replaced by U+FFFD: fit for a terminal, a prompt or a trace."""
+    return clean_text(CONTROL_CHARACTER.sub("", ESCAPE_SEQUENCE.sub("", text)))
+
+
 def decode(data: bytes) -> str:
     """Bytes as text, every invalid UTF-8 sequence replaced by U+FFFD (stdin, never refused)."""
     return data.decode("utf-8", errors="replace")

@@ -23,7 +23,18 @@ ENV_VARS: dict[str, tuple[str, ...]] = {
     "otel": ("REACT_CLI_OTEL",),
     "otel_capture_content": ("REACT_CLI_OTEL_CAPTURE_CONTENT",),
     "otel_timeout_s": ("REACT_CLI_OTEL_TIMEOUT",),
+    "tools_from": ("REACT_CLI_TOOLS_FROM",),  # files separated as in PATH
+    "wiki_tools": ("REACT_CLI_WIKI_TOOLS",),
+    "tool_timeout_s": ("REACT_CLI_TOOL_TIMEOUT",),
 }
+
+# Variables holding secrets react-cli knows, which no MCP server's environment gets unless
+# the config file names them for it (``pass_env``).
+SECRET_ENV = (
+    "OPENAI_API_KEY",
+    "OTEL_EXPORTER_OTLP_HEADERS",
+    "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+)
 
 # OpenTelemetry's own variables that react-cli reads (the exporter reads the others itself).
 OTLP_ENDPOINT_ENV = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")

@@ -20,6 +20,7 @@ from react_cli.core.errors import UsageError
 from react_cli.core.wording import clipped, did_you_mean, quoted
 from react_cli.infra.untrusted import BadInput, clean_text, read_text
 from react_cli.settings.environment import ENV_VARS, HOME_ENV
+from react_cli.settings.mcp import MCP_TABLE, mcp_servers
 from react_cli.settings.settings import Settings
 from react_cli.settings.urls import default_variant, wiki_root
 from react_cli.settings.validation import validate
@@ -126,6 +127,11 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
     try:
         if value is None:
             return None
+        if kind.startswith("tuple"):  # file names: a list, or one text as PATH separates them
+            items = value.split(os.pathsep) if isinstance(value, str) else value
+            if not isinstance(items, (list, tuple)) or not all(isinstance(i, str) for i in items):
+                raise TypeError(value)
+            return tuple(item for item in items if item.strip())
         if "bool" in kind:
             if isinstance(value, str):
                 lowered = value.strip().lower()
@@ -171,7 +177,7 @@ def resolve_with_origins(
     origins = {name: Origin(Source.DEFAULT) for name in _FIELD_TYPES}
     data = load_config_file(path)
     for name, value in data.items():
-        if name != PRICES_TABLE:
+        if name not in (PRICES_TABLE, MCP_TABLE):
             values[name] = _coerce(name, value, f"config file {path}")
             origins[name] = Origin(Source.FILE)
     for name, names in ENV_VARS.items():
@@ -181,9 +187,13 @@ def resolve_with_origins(
                 origins[name] = Origin(Source.ENV, var)
                 break
     for name, value in flags.items():
-        if value is not None:
+        if value is not None and name != MCP_TABLE:
             values[name] = _coerce(name, value, f"option for {name}")
             origins[name] = Origin(Source.FLAG)
+    given = flags.get(MCP_TABLE) or ()
+    values[MCP_TABLE] = mcp_servers(data.get(MCP_TABLE), given, path)
+    if values[MCP_TABLE]:
+        origins[MCP_TABLE] = Origin(Source.FLAG if given else Source.FILE)
     if PRICES_TABLE in data:
         model_prices = _model_prices(data[PRICES_TABLE], values.get("model"), path)
         for name, value in model_prices.items():

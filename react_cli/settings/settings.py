@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from react_cli.core.records import Prices
+    from react_cli.settings.mcp import McpServer
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,11 @@ class Settings:
     # OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT says
     otel_timeout_s: float = 0.5  # the longest an export may take (the last one ends the
     # command): under 0.8 s, OTLP's exporter never waits to retry a refused connection
+    tools_from: tuple[str, ...] = ()  # Python files of @react_cli.tool functions
+    wiki_tools: bool = True  # Search and Lookup (--no-wiki: off)
+    tool_timeout_s: float = 30.0  # one call of a tool that is not Wikipedia's; an MCP
+    # server's initialize too
+    mcp: tuple[McpServer, ...] = ()  # --mcp and the config file's [mcp] table
 
     def prices(self) -> Prices | None:
         """The configured prices, None when there are none (a missing one counts 0)."""

@@ -36,6 +36,8 @@ MAX_COUNTS = {
     "sample_concurrency": 16,  # the HTTP session's connection pool
 }
 """The largest meaningful value of each count; beyond it a value is a typo, not a setting."""
+MAX_TOOL_FILES = 64
+MAX_MCP_SERVERS = 32
 MAX_PRICE = 1e9
 """The highest price per million tokens, in any currency (a finite cost for any usage)."""
 _DURATIONS = (
@@ -45,12 +47,14 @@ _DURATIONS = (
     "retry_backoff_s",
     "max_retry_after_s",
     "otel_timeout_s",
+    "tool_timeout_s",
 )
 _FLAGS = {
     "max_steps": "--max-steps",
     "max_tokens": "--max-tokens",
     "max_total_tokens": "--max-total-tokens",
     "run_timeout_s": "--timeout",
+    "tool_timeout_s": "--tool-timeout",
     "samples": "--samples",
     "sample_concurrency": "--sample-concurrency",
     "max_history_tokens": "--max-history-tokens",
@@ -90,6 +94,12 @@ def validate(settings: Settings, api_source: str) -> None:
         (settings.retry_backoff_s >= 0, "retry_backoff_s must be ≥ 0"),
         (settings.max_retry_after_s >= 0, "max_retry_after_s must be ≥ 0"),
         (settings.otel_timeout_s > 0, "otel_timeout_s must be positive"),
+        (settings.tool_timeout_s > 0, "--tool-timeout must be positive"),
+        (
+            len(settings.tools_from) <= MAX_TOOL_FILES,
+            f"at most {MAX_TOOL_FILES} --tools-from files",
+        ),
+        (len(settings.mcp) <= MAX_MCP_SERVERS, f"at most {MAX_MCP_SERVERS} MCP servers"),
         (settings.max_parse_errors >= 1, "max_parse_errors must be at least 1"),
         (settings.max_tool_errors >= 1, "max_tool_errors must be at least 1"),
         (settings.max_repeats >= 2, "max_repeats must be at least 2"),

@@ -21,7 +21,9 @@ from react_cli.core.errors import UsageError
 from react_cli.core.sources import PageSource
 from react_cli.core.trajectory import Step
 from react_cli.infra.deadline import Deadline
-from react_cli.tools.schema import checked, one_text_schema
+from react_cli.infra.untrusted import BadInput, parse_json
+from react_cli.tools.origin import BUILT_IN, ToolOrigin
+from react_cli.tools.schema import ArgumentError, checked, example, one_text_schema
 
 
 @dataclass(frozen=True)
@@ -31,12 +33,15 @@ class ToolSpec:
     (:meth:`declaration`: ``search`` with the JSON Schema of its arguments).
 
     A tool of one text argument needs no schema (it is made from ``argument``); one that takes
-    more gives ``parameters``, its arguments' JSON Schema, and receives them as JSON text."""
+    more gives ``parameters``, its arguments' JSON Schema, and receives them as JSON text.
+    ``origin`` says where it came from (None: a tool registered in this process that did not
+    say)."""
 
     name: str  # as the model writes it, e.g. "Search"
     argument: str  # what its argument is, e.g. "entity"
     description: str
     parameters: dict[str, Any] | None = field(default=None, compare=False)
+    origin: ToolOrigin | None = field(default=None, compare=False)
 
     @property
     def function_name(self) -> str:
@@ -64,9 +69,42 @@ class ToolSpec:
             return str(fitted[self.argument])
         return json.dumps(fitted, ensure_ascii=False, sort_keys=True)
 
+    def arguments(self, argument: str) -> dict[str, Any]:
+        """The arguments a call with ``argument`` passes: the one text, or (a tool with
+        ``parameters``) the JSON object ``argument`` holds, checked against the schema;
+        ArgumentError saying how to write the call (``Concat[{"a": "...", "b": "..."}]``)."""
+        if self.parameters is None:
+            return {self.argument: argument}
+        how = f"write {self.name}[{example(self.schema)}]"
+        if len(argument) > MAX_ARGUMENTS_CHARS:
+            raise ArgumentError(f"the arguments of {self.name} are too long: {how}")
+        try:
+            value = parse_json(argument)
+        except BadInput as exc:
+            raise ArgumentError(f"{self.name} takes a JSON object ({exc}): {how}") from None
+        if not isinstance(value, dict):
+            raise ArgumentError(f"{self.name} takes a JSON object: {how}")
+        return checked(self.name, self.schema, value)
+
+    def read_argument(self, argument: str) -> str:
+        """The argument a call written ``Name[argument]`` runs with: the text itself, or (a
+        tool with ``parameters``) its JSON object as canonical JSON text; ArgumentError when
+        it does not fit (see :meth:`arguments`)."""
+        if self.parameters is None:
+            return argument
+        return json.dumps(self.arguments(argument), ensure_ascii=False, sort_keys=True)
+
     def to_json(self) -> dict[str, Any]:
-        data = {"name": self.name, "argument": self.argument, "description": self.description}
-        return data if self.parameters is None else {**data, "parameters": self.parameters}
+        data: dict[str, Any] = {
+            "name": self.name,
+            "argument": self.argument,
+            "description": self.description,
+        }
+        if self.parameters is not None:
+            data["parameters"] = self.parameters
+        if self.origin is not None:
+            data["origin"] = self.origin.to_json()
+        return data
 
     @classmethod
     def from_json(cls, data: Any) -> ToolSpec:
@@ -81,10 +119,14 @@ class ToolSpec:
         parameters = data.get("parameters")
         if parameters is not None and not isinstance(parameters, dict):
             raise TypeError("a tool's parameters are not an object")
-        return cls(name, argument, description, parameters)
+        origin = data.get("origin")
+        found = None if origin is None else ToolOrigin.from_json(origin)
+        return cls(name, argument, description, parameters, found)
 
 
-FINISH = ToolSpec("Finish", "answer", "returns the answer and finishes the task.")
+MAX_ARGUMENTS_CHARS = 16_000  # the JSON object of a call written in the text protocol
+
+FINISH = ToolSpec("Finish", "answer", "returns the answer and finishes the task.", origin=BUILT_IN)
 
 
 @dataclass

@@ -38,10 +38,12 @@ def one_text_schema(argument: str) -> dict[str, Any]:
     return {"type": "object", "properties": {argument: {"type": "string"}}, "required": [argument]}
 
 
-def example(schema: Mapping[str, Any]) -> str:
-    """The arguments of a call as the schema wants them: ``{"entity": "..."}``."""
+def example(schema: Mapping[str, Any], *, every: bool = False) -> str:
+    """The arguments of a call as the schema wants them: ``{"entity": "..."}`` (its required
+    ones, or ``every`` one)."""
     properties = _properties(schema)
-    shown = {name: _placeholder(properties[name]) for name in _required(schema) or properties}
+    names = properties if every else _required(schema) or properties
+    shown = {name: _placeholder(properties[name]) for name in names if name in properties}
     return json.dumps(shown, ensure_ascii=False)
 
 

@@ -22,6 +22,7 @@ from react_cli.core.sources import PageSource, Sentence, SentenceIds
 from react_cli.core.trajectory import Step
 from react_cli.infra.deadline import Deadline
 from react_cli.tools.base import FINISH, ToolResult, ToolSpec
+from react_cli.tools.origin import BUILT_IN
 from react_cli.wiki.base import REQUEST_FAILED, Article, SearchResult, WikiBackend
 from react_cli.wiki.sentences import split_sentences
 from react_cli.wiki.titles import clean_entity, folded_match
@@ -258,9 +259,13 @@ SEARCH = ToolSpec(
     "entity",
     "searches the exact entity on Wikipedia and returns the first paragraph if it exists. "
     "If not, it will return some similar entities to search.",
+    origin=BUILT_IN,
 )
 LOOKUP = ToolSpec(
-    "Lookup", "keyword", "returns the next sentence containing keyword in the current passage."
+    "Lookup",
+    "keyword",
+    "returns the next sentence containing keyword in the current passage.",
+    origin=BUILT_IN,
 )
 """The paper's words for its two tools (its prompt's instruction says "(1) Search[entity],
 which searches ..."), so a prompt that lists the tools from the set reads as the paper's."""

@@ -45,6 +45,7 @@ from react_cli.methods.record import MethodRecord, Sample, loop_calls
 from react_cli.methods.results import Outcome, SampleSet
 from react_cli.session import Session
 from react_cli.tools.base import FINISH, ToolResult, ToolSet, ToolSpec
+from react_cli.tools.origin import OriginKind
 from react_cli.traces.trace import Trace
 
 FAILURES = frozenset({StopReason.LLM_ERROR, StopReason.INTERRUPTED})
@@ -197,6 +198,59 @@ def recorded_tools(
     recording = _Recording(steps, specs, live)
     finish = FINISH.name.casefold()  # a recorded Finish is the built-in one, whatever it says
     return ToolSet([_RecordedTool(s, recording) for s in specs if s.name.casefold() != finish])
+
+
+def live_tools_for(
+    trace: Trace, live: Callable[[], ToolSet], warn: Callable[[str], None]
+) -> Callable[[], ToolSet]:
+    """A maker of tool sets holding the live tools that answer the trace's recorded ones, in
+    the recorded order (the re-run's prompt lists what the recording's did); UsageError for a
+    recorded tool no live one answers, saying how to turn it on. A trace's origins are only
+    read: they name a file to give or a server to start, never run one. ``warn`` hears of a
+    file whose text changed since the run."""
+    specs = [spec for spec in trace.tool_specs if spec.name.casefold() != FINISH.name.casefold()]
+    now = live()
+    for spec in specs:
+        tool = now.get(spec.name)
+        if tool is None:
+            raise UsageError(f"{trace.path}: {_how_to_turn_on(spec)}")
+        recorded, current = spec.origin, tool.spec.origin
+        if (
+            recorded is not None
+            and current is not None
+            and recorded.kind is OriginKind.FILE
+            and current.kind is OriginKind.FILE
+            and recorded.sha256 != current.sha256
+        ):
+            warn(
+                f"{current.path} changed since the run: its tool {tool.spec.name} "
+                "may answer otherwise"
+            )
+
+    def tools() -> ToolSet:
+        made = live()
+        return ToolSet([tool for spec in specs if (tool := made.get(spec.name)) is not None])
+
+    return tools
+
+
+def _how_to_turn_on(spec: ToolSpec) -> str:
+    """Which option gives a live ``spec`` (the recorded origin says where it came from)."""
+    origin = spec.origin
+    said = (
+        f"its tool {spec.name} ({origin.describe() if origin else 'origin not recorded'}) is not on"
+    )
+    if origin is None:
+        return said
+    if origin.kind is OriginKind.FILE:
+        return f"{said}: give --tools-from {origin.path}"
+    if origin.kind is OriginKind.PACKAGE:
+        return f"{said}: install {origin.package}"
+    if origin.kind is OriginKind.MCP:
+        return f"{said}: give --mcp with its server (a trace starts none by itself)"
+    if origin.kind is OriginKind.BUILT_IN:
+        return f"{said}: leave out --no-wiki"
+    return said
 
 
 @dataclass(frozen=True)

@@ -17,15 +17,18 @@ from __future__ import annotations
 from dataclasses import replace
 
 from react_cli.core.conversation import Earlier, Turn, tokens
+from react_cli.core.records import ToolCall
 from react_cli.core.trajectory import Step
 from react_cli.llm.base import CallKind, Completion, ModelRequest
 from react_cli.loop.events import ActionRequested, ModelText, StepStarted
-from react_cli.loop.prompts import PromptTemplate
+from react_cli.loop.prompts import QUESTION_MARKER, TOOLS_MARKER, PromptTemplate
 from react_cli.loop.protocol import NO_EARLIER, Exchange, Protocol, Transcript
 from react_cli.loop.text.cutter import ObservationCutter, strip_think
 from react_cli.loop.text.grammar import action_grammar, answer_grammar, step_grammar
 from react_cli.loop.text.parser import first_line, kept_in_prompt, parse_step
 from react_cli.tools.base import FINISH, ToolSet, ToolSpec
+from react_cli.tools.schema import ArgumentError, example
+from react_cli.tools.wikipedia import PAPER_TOOLS
 
 # The model must stop before writing the tool's answer; a base model that finished its step
 # often goes on with a whole new few-shot example, so a new Question/Claim line stops it too.
@@ -51,17 +54,65 @@ def _turn_lines(turn: Turn) -> str:
     return f"Question: {question}\nAnswer: {answer}\n"
 
 
+_COUNTS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+PAPER_COUNT = "Action can be three types"
+
+
+def written(spec: ToolSpec) -> str:
+    """How a call of the tool is written: ``Search[entity]``, or (several arguments) its JSON
+    object in the brackets, ``Concat[{"a": "...", "b": "..."}]``."""
+    shown = spec.argument if spec.parameters is None else example(spec.schema, every=True)
+    return f"{spec.name}[{shown}]"
+
+
 def tool_lines(specs: tuple[ToolSpec, ...]) -> str:
-    """The tools as the paper's instruction lists them: ``(1) Search[entity], which ...``."""
+    """The tools as the paper's instruction lists them: ``(1) Search[entity], which ...`` (a
+    description that starts as a sentence, as a docstring does: ``(4) Calculate[expression]:
+    Evaluate ...``)."""
     return "\n".join(
-        f"({number}) {spec.name}[{spec.argument}], which {spec.description}"
+        f"({number}) {written(spec)}"
+        + (
+            f", which {spec.description}"
+            if spec.description[:1].islower()
+            else f": {spec.description}"
+        )
         for number, spec in enumerate(specs, start=1)
     )
 
 
+def prompt_start(
+    template: PromptTemplate, question: str, specs: tuple[ToolSpec, ...], earlier: str = ""
+) -> str:
+    """The prompt before the first step, its instruction listing the run's tools, and a
+    conversation's ``earlier`` turns before the question's line.
+
+    A template's ``{tools}`` marker is where they go. The shipped paper prompts have none:
+    they keep the paper's text verbatim, which lists (ReAct) or shows (the examples) its three
+    tools, and so they stay while those are the run's. The model learns of another tool only
+    from the instruction, where the paper lists its own: so when the run's tools are not the
+    paper's (tools from files or servers, ``--no-wiki``), the paper's list is replaced by
+    theirs (its "three types" counted again), and a prompt without that list (Act's, FEVER's,
+    a file without a marker) gets theirs before its question's line.
+    """
+    if TOOLS_MARKER in template.text:
+        return template.prefix(question, tool_lines(specs), earlier)
+    text = template.prefix(question, earlier=earlier)
+    if [(s.name, s.argument) for s in specs] == [(s.name, s.argument) for s in PAPER_TOOLS]:
+        return text
+    count = _COUNTS[len(specs)] if len(specs) < len(_COUNTS) else str(len(specs))
+    paper = tool_lines(PAPER_TOOLS)
+    if paper in text:
+        text = text.replace(paper, tool_lines(specs), 1)
+        return text.replace(PAPER_COUNT, f"Action can be {count} types", 1)
+    head = template.text[: max(0, template.text.find(QUESTION_MARKER))]
+    line = head.rfind("\n") + 1
+    listing = f"Action can be {count} types:\n{tool_lines(specs)}\n\n"
+    return text[:line] + listing + text[line:]
+
+
 def invalid_action_hint(specs: tuple[ToolSpec, ...]) -> str:
     """``Invalid action. Valid actions are Search[entity], Lookup[keyword] and Finish[answer].``"""
-    actions = [f"{spec.name}[{spec.argument}]" for spec in specs]
+    actions = [written(spec) for spec in specs]
     listed = ", ".join(actions[:-1]) + " and " + actions[-1] if len(actions) > 1 else actions[0]
     return f"Invalid action. Valid actions are {listed}."
 
@@ -82,7 +133,7 @@ class TextProtocol(Protocol):
         earlier: Earlier = NO_EARLIER,
     ) -> TextTranscript:
         block, kept = earlier_block(earlier)
-        prompt = template.prefix(question, tool_lines(tools.specs), block)
+        prompt = prompt_start(template, question, tools.specs, block)
         transcript = TextTranscript(
             prompt, tools.specs, thoughts=self.thoughts, constrain=self.constrain
         )
@@ -105,10 +156,11 @@ class TextTranscript(Transcript):
         self.specs = specs
         self.thoughts = thoughts
         self.constrain = constrain
+        self._rejection: str | None = None  # why this turn's call does not fit its tool
 
     @property
     def invalid_action(self) -> str:
-        return invalid_action_hint(self.specs)
+        return self._rejection or invalid_action_hint(self.specs)
 
     def _request(self, kind: CallKind, step: int, stop: tuple[str, ...]) -> ModelRequest:
         return ModelRequest(
@@ -124,6 +176,7 @@ class TextTranscript(Transcript):
 
     def turn(self, step: Step, exchange: Exchange) -> None:
         k = step.index
+        self._rejection = None
         exchange.tell(StepStarted(k) if self.thoughts else ActionRequested(k))
         self.prompt += f"Thought {k}:" if self.thoughts else f"Action {k}:"
         completion = exchange.ask(self._request(CallKind.STEP, k, STOP_SEQUENCES), step)
@@ -147,7 +200,20 @@ class TextTranscript(Transcript):
             call, action_text = followup.call, followup.action_text
             self.prompt += kept_in_prompt(step.followup_raw, self.specs)
         step.action = action_text or None
-        step.call = call
+        step.call = self._fitted(call)
+
+    def _fitted(self, call: ToolCall | None) -> ToolCall | None:
+        """The call with the argument its tool runs with (a JSON object's canonical text, for
+        a tool of several arguments); None, the reason kept for the model, when it does not
+        fit (an invalid action, as in the tools protocol)."""
+        spec = next((s for s in self.specs if call is not None and s.name == call.name), None)
+        if call is None or spec is None or spec.parameters is None:
+            return call
+        try:
+            return ToolCall(call.name, spec.read_argument(call.argument))
+        except ArgumentError as exc:
+            self._rejection = f"Invalid action: {exc}."
+            return None
 
     def observe(self, step: Step) -> None:
         self.prompt += f"\nObservation {step.index}: {step.observation}\n"

@@ -1,0 +1,137 @@
+"""An MCP server's tools as react-cli's: declarations made from its listing, calls answered by
+it, both untrusted.
+
+A listed name becomes a name the text protocol can read (letters, digits, ``_``, ``.``,
+``-``; 64 at most); a description is cleaned, on one line and cut; an input schema must be a
+JSON object of bounded size, else the tool is left out. A tool of one required string argument
+is the paper's ``Name[argument]``; any other takes its arguments as a JSON object. A result's
+text blocks are its observation (other blocks named, structured content as JSON when there is
+no text), under Wikipedia's rules; an error result, a refusal, a crash or a timeout is an
+observation saying so, and the step records the error.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types
+
+from react_cli.infra.deadline import Deadline
+from react_cli.infra.redaction import Redactor
+from react_cli.infra.untrusted import plain
+from react_cli.tools.base import ToolResult, ToolSpec
+from react_cli.tools.mcp.bridge import McpCallError, McpConnection
+from react_cli.tools.origin import ToolOrigin
+from react_cli.tools.output import ToolFailure, answer
+
+MAX_NAME_CHARS = 64
+MAX_DESCRIPTION_CHARS = 1000
+MAX_SCHEMA_CHARS = 32_000
+_NOT_NAME = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def tool_name(listed: str) -> str | None:
+    """A listed name as the model may write it (None when nothing of it is usable)."""
+    name = _NOT_NAME.sub("_", listed)[:MAX_NAME_CHARS].strip("_.-")
+    if not name:
+        return None
+    return name if name[0].isalpha() else ("t" + name)[:MAX_NAME_CHARS]
+
+
+def declaration(tool: mcp_types.Tool, name: str, origin: ToolOrigin) -> ToolSpec | None:
+    """``tool`` as a declaration named ``name``; None for one whose schema is unusable."""
+    said = " ".join(plain(tool.description or "").split())[:MAX_DESCRIPTION_CHARS]
+    description = said or f"calls {name} on the MCP server {origin.server}."
+    schema = tool.input_schema
+    try:
+        text = json.dumps(schema, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    properties = schema.get("properties", {}) if isinstance(schema, dict) else None
+    if len(text) > MAX_SCHEMA_CHARS or not isinstance(properties, dict):
+        return None
+    if not all(isinstance(key, str) and isinstance(v, dict) for key, v in properties.items()):
+        return None
+    required = schema.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+        return None
+    if len(properties) == 1 and list(properties) == (required or list(properties)):
+        ((argument, prop),) = properties.items()
+        if prop.get("type") == "string":
+            return ToolSpec(name, argument, description, origin=origin)
+    parameters: dict[str, Any] = {"type": "object", "properties": properties, "required": required}
+    for key in ("$defs", "definitions"):  # what the properties' "$ref"s point to
+        if isinstance(schema.get(key), dict):
+            parameters[key] = schema[key]
+    if schema.get("additionalProperties") is True:
+        parameters["additionalProperties"] = True
+    return ToolSpec(name, ", ".join(properties) or "{}", description, parameters, origin)
+
+
+@dataclass(frozen=True)
+class McpTool:
+    """A server's tool (``remote``: its name there), called through its connection; one
+    serves every run (the server's own state is the server's)."""
+
+    spec: ToolSpec
+    remote: str
+    connection: McpConnection
+    timeout_s: float
+    max_chars: int
+    redactor: Redactor
+
+    def call(self, argument: str, *, deadline: Deadline) -> ToolResult:
+        return answer(self.spec, argument, deadline, self.timeout_s, self.max_chars, self._run)
+
+    def _run(self, arguments: dict[str, Any], timeout_s: float) -> str:
+        """The server's text for the call (an error result, a refusal or a stop: ToolFailure),
+        every secret the run knows masked."""
+        try:
+            result = self.connection.call(self.remote, arguments, timeout_s)
+        except McpCallError as exc:
+            raise ToolFailure(self.redactor(str(exc))) from None
+        text = self.redactor(result_text(result))
+        if result.is_error:
+            raise ToolFailure(text or "the server said the call failed")
+        return text
+
+
+def result_text(result: mcp_types.CallToolResult) -> str:
+    """A result as text: its text blocks; the others named; structured content (as JSON)
+    when no block says anything."""
+    parts = [_block(block) for block in result.content]
+    text = "\n".join(part for part in parts if part)
+    if not text.strip() and result.structured_content is not None:
+        return json.dumps(result.structured_content, ensure_ascii=False)
+    return text
+
+
+def _block(block: Any) -> str:
+    kind = getattr(block, "type", None)
+    if kind == "text":
+        return str(getattr(block, "text", ""))
+    if kind in ("image", "audio"):
+        return f"[{kind} {getattr(block, 'mime_type', '')}]".replace(" ]", "]")
+    if kind == "resource_link":
+        return f"[resource {getattr(block, 'uri', '')}]"
+    if kind == "resource":
+        resource = getattr(block, "resource", None)
+        said = getattr(resource, "text", None)
+        return str(said) if isinstance(said, str) else f"[resource {getattr(resource, 'uri', '')}]"
+    return ""
+
+
+def listed(tools: Iterable[mcp_types.Tool]) -> list[tuple[str, mcp_types.Tool]]:
+    """A server's tools by the names the model may use, each name once (first one kept)."""
+    seen: set[str] = set()
+    named: list[tuple[str, mcp_types.Tool]] = []
+    for tool in tools:
+        name = tool_name(tool.name)
+        if name is not None and name.casefold() not in seen:
+            seen.add(name.casefold())
+            named.append((name, tool))
+    return named
