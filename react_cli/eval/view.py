@@ -14,10 +14,12 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.progress import Task as ProgressTask
 from rich.table import Table
 from rich.text import Text
 
@@ -45,12 +47,25 @@ def score_text(summary: Summary) -> str:
     return f"{whose} {text}{failed}" if whose else text + failed
 
 
-class ProgressView(EvalObserver):
-    """A rich progress bar on the console (stderr); the summary table when done."""
+class _Said(ProgressColumn):
+    """A column saying what ``text()`` says now, at every refresh (the levels in use change
+    between questions)."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, text: Callable[[], str]) -> None:
+        super().__init__()
+        self._text = text
+
+    def render(self, task: ProgressTask) -> Text:
+        return Text(self._text(), style="dim")
+
+
+class ProgressView(EvalObserver):
+    """A rich progress bar on the console (stderr), with the requests each endpoint gets at
+    once (``levels``) when given; the summary table when done."""
+
+    def __init__(self, console: Console, levels: Callable[[], str] | None = None) -> None:
         self.console = console
-        self.progress = Progress(
+        columns: list[ProgressColumn] = [
             TextColumn("eval"),
             BarColumn(),
             MofNCompleteColumn(),
@@ -58,9 +73,10 @@ class ProgressView(EvalObserver):
             TimeElapsedColumn(),
             TextColumn("ETA"),
             TimeRemainingColumn(),
-            console=console,
-            transient=False,
-        )
+        ]
+        if levels is not None:
+            columns.append(_Said(levels))
+        self.progress = Progress(*columns, console=console, transient=False)
         self.task = self.progress.add_task("eval", total=None, scores="")
 
     def retry_waiting(self, wait: RetryWait) -> None:
@@ -139,6 +155,7 @@ def summary_table(summary: Summary) -> Table:
         ("failed", str(figures.failed)),  # questions any method failed: the eval's own
         ("avg steps" + whose, figure_text(figures.avg_steps, "{:.2f}")),
         ("avg tokens" + whose, _tokens(figures)),
+        *([("cached tokens", f"{figures.cached_tokens:,}")] if figures.cached_tokens else []),
         *([("cost" + whose, cost_text(cost).removeprefix("cost "))] if cost else []),
         ("avg latency" + whose, figure_text(figures.avg_latency_s, format_seconds)),
         ("stop reasons" + whose, stops or NONE),
