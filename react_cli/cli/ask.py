@@ -101,7 +101,7 @@ def ask(
         from react_cli.cli.notices import show_contact_hint, stderr_debug_log, stderr_retry_notice
         from react_cli.display.render import Renderer
         from react_cli.display.terminal import make_console
-        from react_cli.session import build_backend, build_model, open_session
+        from react_cli.session import build_backend, build_model, open_cache, open_session
         from react_cli.traces.recorder import trace_of
 
         debug_log = stderr_debug_log if debug or debug_enabled() else None
@@ -109,15 +109,20 @@ def ask(
             Renderer(make_console(), live=True, prices=settings.prices()) if verbose else None
         )
         notices = observer.retry_waiting if observer else stderr_retry_notice
-        model = build_model(settings, debug_log, notices)
-        backend = build_backend(settings, debug_log, notices)
-        session = open_session(settings, prompts, model=model, backend=backend)
-        if fork:
-            session = fork.session(session)
-        method = Method(settings.method)
-        if any(part.loop for part in method.parts):  # it calls Wikipedia
-            show_contact_hint(settings)
-        outcome, result = session.answer(text, method, observer)
+        cache = open_cache(settings, print_warning)
+        try:
+            model = build_model(settings, debug_log, notices, cache=cache)
+            backend = build_backend(settings, debug_log, notices, cache=cache)
+            session = open_session(settings, prompts, model=model, backend=backend)
+            if fork:
+                session = fork.session(session)
+            method = Method(settings.method)
+            if any(part.loop for part in method.parts):  # it calls Wikipedia
+                show_contact_hint(settings)
+            outcome, result = session.answer(text, method, observer)
+        finally:
+            if cache is not None:
+                cache.close()
         traced = trace_of(session, outcome, result, created=created, extra=extra)
     except KeyboardInterrupt:
         hold()
@@ -195,6 +200,8 @@ def describe_stop(stop_reason: StopReason, max_steps: int, error: str | None) ->
         StopReason.REPEATED_ACTION: "the model repeated the same action",
         StopReason.PARSE_ERRORS: "the model kept writing no valid action",
         StopReason.TOKEN_BUDGET: "the token budget was used up",
+        StopReason.COST_BUDGET: "the cost budget (--max-cost) was spent",
+        StopReason.NO_PROGRESS: "observations in a row brought nothing new (--max-no-progress)",
         StopReason.TIMEOUT: error or "the time limit was reached",
         StopReason.TOOL_ERRORS: error or "the Wikipedia tool kept failing",
         StopReason.LLM_ERROR: error or "the model endpoint failed",

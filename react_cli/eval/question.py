@@ -107,6 +107,7 @@ def _scored(
     trace_of(session, outcome, run, created=created).write_in(plan.folder, name)
     em, f1, label = score(example, run.answer, plan.dataset.format is Format.FEVER)
     prices = plan.settings.prices()
+    cached = outcome.cached_usage.total_tokens
     return MethodResult(
         answer=run.answer,
         em=em,
@@ -122,6 +123,7 @@ def _scored(
         latency_s=round(run.duration_s, 4),
         trace=name,
         label=label,
+        cached_tokens=cached or None,
     )
 
 

@@ -49,6 +49,7 @@ class MethodResult:
     label: FeverLabel | None = None  # FEVER results whose run ended
     calls: int | None = None  # model calls, where recorded (a ReAct eval's: in its traces)
     branch: str | None = None  # the block whose answer it is, where recorded
+    cached_tokens: int | None = None  # what calls the cache answered would have cost, if any
 
     @property
     def failed(self) -> bool:
@@ -71,7 +72,7 @@ class MethodResult:
             latency_s=self.latency_s,
             trace=self.trace,
         )
-        optional = {"calls": self.calls, "branch": self.branch}
+        optional = {"calls": self.calls, "branch": self.branch, "cached_tokens": self.cached_tokens}
         data.update({key: value for key, value in optional.items() if value is not None})
         return data
 
@@ -112,6 +113,7 @@ class MethodResult:
             label=FeverLabel(fields.text(data.get("label"), "label")) if "label" in data else None,
             calls=fields.whole(data.get("calls"), "calls", high=_STEPS),
             branch=fields.text(data.get("branch"), "branch"),
+            cached_tokens=fields.whole(data.get("cached_tokens"), "cached_tokens", high=_TOKENS),
         )
 
 

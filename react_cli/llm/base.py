@@ -90,7 +90,9 @@ class Completion:
 
     ``text`` is the model's output exactly as received, already cut by the request's cutter;
     ``<think>`` blocks are still in it. ``finish_reason`` is the endpoint's (``"length"``: it
-    stopped at ``max_tokens``); ``retries`` the requests the call had to make again.
+    stopped at ``max_tokens``); ``retries`` the requests the call had to make again. A call
+    the cache answered is ``cached``: it cost nothing (``usage`` zero), and ``cached_usage``
+    is what it would have cost.
     """
 
     text: str
@@ -98,6 +100,8 @@ class Completion:
     latency_s: float = 0.0
     retries: int = 0
     finish_reason: str | None = None
+    cached: bool = False
+    cached_usage: Usage | None = None
 
 
 TextSink = Callable[[str], None]

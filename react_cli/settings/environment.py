@@ -18,4 +18,5 @@ ENV_VARS: dict[str, tuple[str, ...]] = {
     "contact": ("REACT_CLI_CONTACT",),
     "run_timeout_s": ("REACT_CLI_TIMEOUT",),
     "max_tokens": ("REACT_CLI_MAX_TOKENS",),
+    "cache": ("REACT_CLI_CACHE",),
 }

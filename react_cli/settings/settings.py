@@ -45,6 +45,10 @@ class Settings:
     max_retry_after_s: float = 30.0  # the longest Retry-After we honour
     price_input: float | None = None  # per million prompt tokens (no built-in price list)
     price_output: float | None = None  # per million completion tokens
+    max_cost: float | None = None  # --max-cost: a run stops once it cost this (from the prices)
+    max_no_progress: int | None = None  # stop after N steps in a row that brought nothing new
+    cache: bool = False  # --cache: answers at temperature 0 and Wikipedia's kept in <home>/cache
+    cache_max_mb: int = 512  # the cache's size; the least recently used entries go first
 
     def prices(self) -> Prices | None:
         """The configured prices, None when there are none (a missing one counts 0)."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from react_cli.core.errors import WikiError
 from react_cli.infra.deadline import Deadline
-from react_cli.tools.base import FINISH, ToolResult, ToolSpec
+from react_cli.tools.base import FINISH, NOTHING_NEW, ToolResult, ToolSpec
 from react_cli.wiki.base import REQUEST_FAILED, SearchResult, WikiBackend
 from react_cli.wiki.sentences import split_sentences
 from react_cli.wiki.titles import clean_entity, folded_match
@@ -36,6 +36,10 @@ NO_MORE = "No more results."
 
 
 NO_KEYWORD = "Lookup needs a keyword, e.g. Lookup[born]."
+
+
+WIKI_CACHED = "wiki_cached"
+"""A Search's detail: the cache answered it (no request was made)."""
 
 
 _CJK_STOPS = ("。", "！", "？", "」", "』")
@@ -99,6 +103,7 @@ class WikiSession:
         self._keyword: str | None = None
         self._hits: list[str] = []
         self._next_hit = 0
+        self._loaded: set[str] = set()  # titles Search showed in this run
 
     def search(self, entity: str, *, deadline: Deadline) -> ToolResult:
         """Load the entity's page and show its first sentences; a miss keeps the old page.
@@ -115,6 +120,8 @@ class WikiSession:
             observation = f"Wikipedia is unavailable right now ({reason}); try again or Finish."
             return ToolResult(cap(observation, self._limit), error=str(exc), retries=exc.retries)
         details: dict[str, object] = {"query": query} if query != entity else {}
+        if found.cached:
+            details[WIKI_CACHED] = True
         if found.disambiguation or found.article is None:
             limit = MAX_DISAMBIGUATION if found.disambiguation else MAX_SIMILAR
             similar = found.similar[:limit]
@@ -124,14 +131,18 @@ class WikiSession:
                 if found.article is not None:
                     details.update(resolved_title=found.article.title, folded=folded)
             observation = f"Could not find [{entity}]. Similar: {similar!r}."
-            return self._result(observation, details, found.retries)
+            return self._result(observation, {**details, NOTHING_NEW: True}, found.retries)
         article = found.article
+        if article.title in self._loaded:
+            details[NOTHING_NEW] = True
+        self._loaded.add(article.title)
         self._title = article.title
         self._convert = article.convert
         self._sentences = page_sentences(article.text)
         self._keyword = None
         details.update(resolved_title=article.title, folded=folded)
         if not self._sentences:
+            details[NOTHING_NEW] = True
             return self._result(f"The page {article.title} has no text.", details, found.retries)
         first = join_sentences(self._sentences[:SEARCH_SENTENCES])
         return self._result(first, details, found.retries)
@@ -151,26 +162,27 @@ class WikiSession:
             exc.retries += found.retries
             raise
         retries = found.retries + second.retries
+        cached = found.cached and second.cached
         if second.article is None:
-            return replace(found, retries=retries), False
-        return replace(second, retries=retries), True
+            return replace(found, retries=retries, cached=cached), False
+        return replace(second, retries=retries, cached=cached), True
 
     def lookup(self, keyword: str, *, deadline: Deadline) -> ToolResult:
         """Show the next sentence of the current page containing ``keyword`` (any case); a
         local read, so ``deadline`` never matters."""
         if self._title is None:
-            return self._result(NO_PAGE, {})
+            return self._result(NO_PAGE, {NOTHING_NEW: True})
         wanted = collapse(keyword)
         wanted = (self._convert(wanted) if self._convert else wanted).lower()
         if not wanted:
-            return self._result(NO_KEYWORD, {"resolved_title": self._title})
+            return self._result(NO_KEYWORD, {"resolved_title": self._title, NOTHING_NEW: True})
         if wanted != self._keyword:
             self._keyword = wanted
             self._hits = [s for s in self._sentences if wanted in s.lower()]
             self._next_hit = 0
         details: dict[str, object] = {"resolved_title": self._title, "total": len(self._hits)}
         if self._next_hit >= len(self._hits):
-            return self._result(NO_MORE, details)
+            return self._result(NO_MORE, {**details, NOTHING_NEW: True})
         self._next_hit += 1
         details["result"] = self._next_hit
         sentence = self._hits[self._next_hit - 1]

@@ -104,7 +104,7 @@ def test_ask_eval_and_config_take_the_same_run_options(cli: Runner) -> None:
     from react_cli.cli.options import RunOptions
 
     flags = {f"--{option.name.replace('_', '-')}" for option in fields(RunOptions)}
-    assert len(flags) == 19  # --method and the 3 sampling options among them
+    assert len(flags) == 22  # --method, the 3 sampling options and --cache among them
     for command in (["ask"], ["eval", "run"], ["config"]):
         shown = set(re.findall(r"(--[a-z-]+)", cli([*command, "-h"]).stdout))
         assert flags <= shown, (command, flags - shown)
