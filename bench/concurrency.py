@@ -29,6 +29,7 @@ import multiprocessing
 import os
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
@@ -175,12 +176,8 @@ def candidates(slots: int) -> list[int]:
 def bench_endpoint(name: str, args: argparse.Namespace, tmp: Path) -> list[Figures]:
     slots, cut = ENDPOINTS[name]
     parent, child = multiprocessing.Pipe()
-    process = multiprocessing.get_context("spawn").Process(
-        target=serve,
-        args=(child, slots, cut, args.prompt_ms / 1000, args.token_ms / 1000),
-        daemon=True,
-    )
-    process.start()
+    timing = (slots, cut, args.prompt_ms / 1000, args.token_ms / 1000)
+    process = servers(args.in_process, child, *timing)
     llm_url, wiki_url = parent.recv()
     questions = max(args.min_questions, args.per_slot * slots)
     dataset = tmp / f"{name}.jsonl"
@@ -215,6 +212,18 @@ def bench_endpoint(name: str, args: argparse.Namespace, tmp: Path) -> list[Figur
     return figures
 
 
+def servers(here: bool, *args: Any) -> multiprocessing.Process | threading.Thread:
+    """``serve`` in a child process (its CPU time is not charged to react-cli), or (``here``:
+    a smoke test's quick start) on a thread of this one."""
+    if here:
+        thread = threading.Thread(target=serve, args=args, daemon=True)
+        thread.start()
+        return thread
+    process = multiprocessing.get_context("spawn").Process(target=serve, args=args, daemon=True)
+    process.start()
+    return process
+
+
 def main_bench() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--endpoints", default=",".join(ENDPOINTS))
@@ -225,6 +234,12 @@ def main_bench() -> None:
     parser.add_argument("--rule", choices=sorted(RULES), default="vegas")
     parser.add_argument("--only", default="", help="settings to run, e.g. auto or 1,auto")
     parser.add_argument("--repeat", type=int, default=1, help="runs per setting (the median)")
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run the servers on a thread of this process (quicker to start, for a smoke "
+        "test; the CPU they take is then react-cli's too)",
+    )
     args = parser.parse_args()
     limiter.Vegas = RULES[args.rule]  # type: ignore[misc]  # Limiter.auto builds this rule
     print(f"rule: {args.rule}  prompt {args.prompt_ms:g} ms  {args.token_ms:g} ms/token")

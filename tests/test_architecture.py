@@ -23,8 +23,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("infra",),  # http, retry, deadlines, redaction, size limits, untrusted bytes, Ctrl-C
     ("settings",),  # the Settings type, its resolution and validation, URLs, environment
     ("llm", "wiki"),  # the model endpoint; Wikipedia's backends
-    ("cache",),  # the model and Wikipedia behind the cache (SQLite), at their seams
-    ("tools",),  # Tool and ToolSet; Wikipedia's Search and Lookup
+    ("tools", "cache"),  # Tool, ToolSet, Search and Lookup; the cache at the llm and wiki seams
     ("loop",),  # the protocol-neutral loop, its events and stop rules; the text protocol
     ("methods",),  # the paper's Table 1: blocks, answers, votes, back-off rules
     ("session",),  # one place that builds a run

@@ -23,6 +23,19 @@ RUNS = [
     ("pathological.py", ["--repeat", "1", "--sizes", "1000,2000"], ["worst growth per"]),
     ("methods.py", ["--samples", "3", "--n", "ignore", "--limit", "2"], ["in one pass"]),
     (
+        "concurrency.py",
+        [
+            *("--endpoints", "cut", "--per-slot", "2", "--min-questions", "2"),
+            *("--only", "1,auto", "--prompt-ms", "0", "--token-ms", "0", "--in-process"),
+        ],
+        ["cut: auto / best fixed (1)"],
+    ),
+    (
+        "cache.py",
+        ["--questions", "2", "--prompt-ms", "0", "--token-ms", "0", "--in-process"],
+        ["second run: ", "same rows (answers and scores): True"],
+    ),
+    (
         "share_speed.py",
         ["--questions", "4"],
         ["export per trace", "report: 4 questions", "compare: 4 paired questions"],
