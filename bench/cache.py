@@ -13,24 +13,17 @@ auto``) and a fresh home directory (an empty cache) for the first.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
 import multiprocessing
-import os
 import tempfile
-import threading
-import time
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-import _common  # noqa: F401  (makes the test helpers importable)
+from _common import add_in_process, questions_file, run_cli, start_servers
 from eval_fakes import PerQuestion, finish
 from fake_mediawiki import FakeMediaWiki
 from slot_server import SlotServer
-
-from react_cli.cli import main
 
 KEPT = ("index", "answer", "em", "f1", "stop_reason", "steps")
 
@@ -52,20 +45,7 @@ def serve(conn: Connection, slots: int, prompt_s: float, token_s: float) -> None
 
 
 def run_eval(dataset: Path, folder: Path, env: dict[str, str]) -> float:
-    saved = {key: os.environ.get(key) for key in env}
-    os.environ.update(env)
-    started = time.perf_counter()
-    try:
-        quiet = contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO())
-        with quiet[0], quiet[1], contextlib.suppress(SystemExit):
-            main(["eval", str(dataset), "--cache", "--out", str(folder)])
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-    return time.perf_counter() - started
+    return run_cli(["eval", str(dataset), "--cache", "--out", str(folder)], env)
 
 
 def rows(folder: Path) -> list[dict[str, Any]]:
@@ -79,32 +59,14 @@ def main_bench() -> None:
     parser.add_argument("--slots", type=int, default=4)
     parser.add_argument("--prompt-ms", type=float, default=100.0)
     parser.add_argument("--token-ms", type=float, default=20.0)
-    parser.add_argument(
-        "--in-process",
-        action="store_true",
-        help="run the servers on a thread of this process (quicker to start, for a smoke "
-        "test; the CPU they take is then react-cli's too)",
-    )
+    add_in_process(parser)
     args = parser.parse_args()
     parent, child = multiprocessing.Pipe()
     timing = (args.slots, args.prompt_ms / 1000, args.token_ms / 1000)
-    if args.in_process:
-        servers: multiprocessing.Process | threading.Thread = threading.Thread(
-            target=serve, args=(child, *timing), daemon=True
-        )
-    else:
-        servers = multiprocessing.get_context("spawn").Process(
-            target=serve, args=(child, *timing), daemon=True
-        )
-    servers.start()
+    servers = start_servers(serve, args.in_process, child, *timing)
     llm_url, wiki_url = parent.recv()
     with tempfile.TemporaryDirectory() as tmp:
-        dataset = Path(tmp) / "questions.jsonl"
-        questions = [
-            {"question": f"When was magazine {i} started?", "answer": "1844"}
-            for i in range(args.questions)
-        ]
-        dataset.write_text("".join(json.dumps(q) + "\n" for q in questions), encoding="utf-8")
+        dataset = questions_file(Path(tmp) / "questions.jsonl", args.questions)
         env = {
             "REACT_CLI_HOME": str(Path(tmp) / "home"),
             "OPENAI_BASE_URL": llm_url,

@@ -21,27 +21,21 @@ it, or its Gradient2 with settings for short runs) to compare them on the same e
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
 import math
 import multiprocessing
-import os
 import sys
 import tempfile
-import threading
-import time
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-import _common  # noqa: F401  (makes the test helpers importable)
+from _common import add_in_process, questions_file, run_cli, start_servers
 from eval_fakes import PerQuestion
 from fake_mediawiki import FakeMediaWiki
 from slot_server import SlotServer
 
-from react_cli.cli import main
 from react_cli.infra import limiter
 
 THOUGHT = (
@@ -149,21 +143,8 @@ def run_eval(
         "REACT_CLI_WIKI": wiki_url,
         "COLUMNS": "120",
     }
-    saved = {key: os.environ.get(key) for key in env}
-    os.environ.update(env)
     args = ["eval", str(dataset), "--out", str(folder), "--concurrency", setting]
-    started = time.perf_counter()
-    try:
-        quiet = contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO())
-        with quiet[0], quiet[1], contextlib.suppress(SystemExit):
-            main(args)
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-    wall = time.perf_counter() - started
+    wall = run_cli(args, env)
     summary: dict[str, Any] = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
     return wall, summary
 
@@ -177,14 +158,10 @@ def bench_endpoint(name: str, args: argparse.Namespace, tmp: Path) -> list[Figur
     slots, cut = ENDPOINTS[name]
     parent, child = multiprocessing.Pipe()
     timing = (slots, cut, args.prompt_ms / 1000, args.token_ms / 1000)
-    process = servers(args.in_process, child, *timing)
+    process = start_servers(serve, args.in_process, child, *timing)
     llm_url, wiki_url = parent.recv()
     questions = max(args.min_questions, args.per_slot * slots)
-    dataset = tmp / f"{name}.jsonl"
-    rows = [
-        {"question": f"When was magazine {i} started?", "answer": "1844"} for i in range(questions)
-    ]
-    dataset.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    dataset = questions_file(tmp / f"{name}.jsonl", questions)
     home = tmp / "home"
     home.mkdir(exist_ok=True)
     (home / "config.toml").write_text("retry_backoff_s = 0.1\n", encoding="utf-8")
@@ -212,18 +189,6 @@ def bench_endpoint(name: str, args: argparse.Namespace, tmp: Path) -> list[Figur
     return figures
 
 
-def servers(here: bool, *args: Any) -> multiprocessing.Process | threading.Thread:
-    """``serve`` in a child process (its CPU time is not charged to react-cli), or (``here``:
-    a smoke test's quick start) on a thread of this one."""
-    if here:
-        thread = threading.Thread(target=serve, args=args, daemon=True)
-        thread.start()
-        return thread
-    process = multiprocessing.get_context("spawn").Process(target=serve, args=args, daemon=True)
-    process.start()
-    return process
-
-
 def main_bench() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--endpoints", default=",".join(ENDPOINTS))
@@ -234,12 +199,7 @@ def main_bench() -> None:
     parser.add_argument("--rule", choices=sorted(RULES), default="vegas")
     parser.add_argument("--only", default="", help="settings to run, e.g. auto or 1,auto")
     parser.add_argument("--repeat", type=int, default=1, help="runs per setting (the median)")
-    parser.add_argument(
-        "--in-process",
-        action="store_true",
-        help="run the servers on a thread of this process (quicker to start, for a smoke "
-        "test; the CPU they take is then react-cli's too)",
-    )
+    add_in_process(parser)
     args = parser.parse_args()
     limiter.Vegas = RULES[args.rule]  # type: ignore[misc]  # Limiter.auto builds this rule
     print(f"rule: {args.rule}  prompt {args.prompt_ms:g} ms  {args.token_ms:g} ms/token")

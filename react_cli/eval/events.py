@@ -23,11 +23,11 @@ class Concurrency:
     streamed: bool = True  # as configured (--no-stream: False)
 
     def text(self) -> str:
-        """What the progress bar shows: ``at once: model 4, wiki 2``."""
-        model = f"at once: model {self.model.limiter.level}"
+        """What the progress bar shows: ``model ×4 · wiki ×2`` (requests at once)."""
+        model = f"model ×{self.model.limiter.level}"
         if self.streamed and self.model.cuts_streams:
-            model += " (not streamed)"
-        return model if self.wiki is None else f"{model}, wiki {self.wiki.level}"
+            model += " unstreamed"
+        return model if self.wiki is None else f"{model} · wiki ×{self.wiki.level}"
 
     def to_json(self) -> dict[str, dict[str, Any]]:
         """What the summary records of each limiter (``levels``)."""

@@ -20,7 +20,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.progress import Task as ProgressTask
-from rich.table import Table
+from rich.table import Column, Table
 from rich.text import Text
 
 from react_cli.core.method import PAPER_FIGURES, Method, Task
@@ -47,16 +47,21 @@ def score_text(summary: Summary) -> str:
     return f"{whose} {text}{failed}" if whose else text + failed
 
 
+LEVELS_MIN_WIDTH = 80
+"""Narrower terminals leave the levels out of the bar: the count and scores come first."""
+
+
 class _Said(ProgressColumn):
     """A column saying what ``text()`` says now, at every refresh (the levels in use change
-    between questions)."""
+    between questions), on terminals wide enough for it (never on a second line)."""
 
-    def __init__(self, text: Callable[[], str]) -> None:
-        super().__init__()
-        self._text = text
+    def __init__(self, text: Callable[[], str], console: Console) -> None:
+        super().__init__(table_column=Column(no_wrap=True))
+        self._text, self._console = text, console
 
     def render(self, task: ProgressTask) -> Text:
-        return Text(self._text(), style="dim")
+        shown = self._text() if self._console.width >= LEVELS_MIN_WIDTH else ""
+        return Text(shown, style="dim", no_wrap=True)
 
 
 class ProgressView(EvalObserver):
@@ -75,7 +80,7 @@ class ProgressView(EvalObserver):
             TimeRemainingColumn(),
         ]
         if levels is not None:
-            columns.append(_Said(levels))
+            columns.append(_Said(levels, console))
         self.progress = Progress(*columns, console=console, transient=False)
         self.task = self.progress.add_task("eval", total=None, scores="")
 

@@ -11,17 +11,17 @@ to servers, with AIMD's reaction to loss. A delay-based rule is what a queueing 
 Ollama, llama.cpp with ``--parallel K`` and vLLM answer more requests than they serve by
 queueing them, with no error, only a longer wait; a rule that grows until something fails
 (AIMD) climbs to its cap there and turns the queue into timeouts. So the rule estimates how
-many requests wait at the server, ``level × (1 − base / delay)``, from the delay that shows a
-queue directly (the time to the first token of a streamed answer, the time per output token
-of a whole one) against the lowest seen (``base``), and holds the level where about one
-request waits: the server stays busy and answers stay fast. It starts at 1 and doubles while
-nothing queues (slow start: a short eval must reach a big server's level quickly), and halves
-on an overload, once per overload (the requests that were already on the wire when it halved
-report the same overload). A ``Retry-After`` pauses the whole endpoint. It never grows when
-fewer than half its permits are used (what it sees then says nothing about more).
+many requests wait at the server, from the delay that shows a queue directly (the time to the
+first token of a streamed answer, the time per output token of a whole one) against its lowest,
+and holds the level where one to three requests wait: the server stays busy and answers stay
+fast. It starts at 1 and doubles while nothing waits (slow start: a short eval must reach a big
+server's level in a few rounds), and halves on an overload, once per overload (the requests
+already on the wire when it halved report the same overload). A ``Retry-After`` pauses the
+whole endpoint. It never grows when fewer than half its permits are used (what it sees then
+says nothing about more). ``bench/concurrency.py`` compares it with AIMD and Gradient2.
 
-Nothing here sleeps or reads a clock but the one passed in: the rule is driven by numbers, so
-its tests feed it synthetic signals.
+Nothing here sleeps. The rule reads no clock: it is driven by :class:`Sample`s (its tests feed
+it synthetic ones); the gate's times (pauses, when a permit went) are the clock passed in.
 """
 
 from __future__ import annotations
@@ -106,9 +106,10 @@ class Vegas:
     _lowered_at: float = -math.inf  # when the level last went down
 
     def sample(self, sample: Sample) -> None:
-        """Learn from a request that ended well."""
+        """Learn from a request that ended well (one sent before the level last went down
+        saw the level before: it only counts for the rate)."""
         self._ends.append(sample.at)
-        if sample.delay <= 0:
+        if sample.delay <= 0 or sample.sent_at < self._lowered_at:
             return
         recent = self._recent.setdefault(sample.kind, deque(maxlen=WINDOW))
         recent.append(sample.delay)
@@ -116,8 +117,8 @@ class Vegas:
         self._base[sample.kind] = min(self._base.get(sample.kind, now), now)
         queue = self.waiting(sample.kind, sample.units)
         if queue > BETA:
-            if sample.sent_at < self._lowered_at or len(recent) < MIN_SAMPLES:
-                return  # it saw the level before the last lowering, or it is alone
+            if len(recent) < MIN_SAMPLES:
+                return  # one answer alone is no queue
             # From slow start, it went too far (by up to twice): back to where it was.
             self._lower(self.level // 2 if self.slow_start else self.level - 1, sample.at)
             self.slow_start = False
@@ -151,6 +152,14 @@ class Vegas:
         """An overload at time ``at``: halve."""
         self.slow_start = False
         self._lower(self.level // 2, at)
+
+    def restart(self, at: float) -> None:
+        """The endpoint changed how it serves (it cut a stream: it serves one request at a
+        time, and nothing more is streamed to it): from 1, with every delay learnt again."""
+        self.slow_start = False
+        self._base.clear()
+        self._recent.clear()
+        self._lower(1, at)
 
     def _lower(self, level: int, at: float) -> None:
         self._credit = 0.0
@@ -322,6 +331,14 @@ class Limiter:
         at = self._clock()
         self._end(permit, (lambda rule, inflight: rule.drop(at)) if fresh else None)
 
+    def _restarted(self, permit: Permit) -> None:
+        with self._cond:
+            fresh = permit.epoch == self._epoch  # not a change already answered
+            if fresh:
+                self._epoch += 1
+        at = self._clock()
+        self._end(permit, (lambda rule, inflight: rule.restart(at)) if fresh else None)
+
     def _overlapped(self, permit: Permit) -> bool:
         with self._cond:
             return permit.before > 0 or self._started > permit.seq + 1
@@ -365,6 +382,10 @@ class Permit:
     def dropped(self, pause_s: float | None = None) -> None:
         """The endpoint is overloaded (and asked to be left alone ``pause_s``)."""
         self.limiter._dropped(self, pause_s)
+
+    def restarted(self) -> None:
+        """The endpoint changed how it serves: learn it again from 1 (``Vegas.restart``)."""
+        self.limiter._restarted(self)
 
     def release(self) -> None:
         """The request ended, teaching nothing about the endpoint's load."""

@@ -13,8 +13,9 @@ shared by every client of a run) while it is on the wire, and tells it how the a
 time to its first token when streamed, the time per output token when not; an overload (429,
 502-504, a timeout); or a stream the server cut because another request arrived (``[DONE]``
 without a finish reason while others were on the wire: llama-cpp-python's server does that).
-That request is asked again at once without streaming, and nothing more is streamed to the
-endpoint in the run: that server never cuts a whole answer, it queues them.
+That request is asked again at once without streaming, nothing more is streamed to the endpoint
+in the run (that server never cuts a whole answer, it queues them), and its limiter learns it
+again from 1.
 """
 
 from __future__ import annotations
@@ -58,6 +59,9 @@ MAX_MODELS_BYTES = 32 << 20  # aggregators list thousands of models, with descri
 _MENTIONS_STOP = re.compile(r"\bstop(?:_sequences?)?\b", re.IGNORECASE)
 _MENTIONS_N = re.compile(r"\bn\b|\bchoices?\b", re.IGNORECASE)  # llama.cpp: "one ... choice"
 OVERLOADED = frozenset({429, 502, 503, 504})
+PROMPT_UNITS = 32
+"""Reading the prompt, in output tokens' time (a whole answer's delay is per token of its
+answer and of this): a short answer's time is mostly its prompt's."""
 """Statuses that say the endpoint is busy: its limiter halves."""
 STREAM_CUT = "the stream was cut by another request"
 T = TypeVar("T")
@@ -184,8 +188,8 @@ class OpenAIClient:
                                 permit.dropped(self._pause(response))
                             self._drop_rejected(response, body)  # raises unless one was dropped
                             resent += 1
-                except _StreamCut:
-                    permit.dropped()
+                except _StreamCut:  # it serves one at a time: learnt again, from 1
+                    permit.restarted()
                     resent += 1
                     self._stop_streaming()
                 finally:
@@ -397,14 +401,14 @@ class OpenAIClient:
 def _timed(permit: Permit, reader: AnswerReader, choices: int) -> None:
     """Tell ``permit`` how long the answer took: to its first token when streamed (which is
     the wait in the server's queue and the prompt's reading), else per output token of a
-    choice (so a long answer is no queue)."""
+    choice and ``PROMPT_UNITS`` (so a long answer is no queue)."""
     if reader.first_at is not None:
         permit.done("stream", reader.first_at - permit.sent)
         return
     usage = reader.usage
     tokens = usage.completion_tokens if usage is not None else reader.chars // CHARS_PER_TOKEN
-    per_choice = max(1.0, tokens / max(1, choices))
-    permit.done("whole", (time.monotonic() - permit.sent) / per_choice, per_choice)
+    units = tokens / max(1, choices) + PROMPT_UNITS
+    permit.done("whole", (time.monotonic() - permit.sent) / units, units)
 
 
 def _ignore(line: str) -> None:

@@ -50,7 +50,7 @@ def test_a_server_that_cuts_streams_is_asked_again_unstreamed(
     assert summary["n"] == 2 and summary["failed"] == 0
     model = summary["levels"]["model"]
     assert model == {**model, "mode": "fixed", "level": 2, "streaming": "stopped"}
-    assert "at once: model 2 (not streamed)" in result.stderr  # the progress bar's last state
+    assert "model ×2 unstreamed" in result.stderr  # the progress bar's last state
     traces = [json.loads(p.read_text()) for p in sorted((out / "traces").glob("*.json"))]
     assert [t["steps"][0]["retries"] for t in traces] == [1, 1]
 

@@ -90,7 +90,8 @@ def test_an_app_limited_limiter_does_not_grow() -> None:
 
 
 def test_a_queue_from_requests_sent_before_the_level_went_down_is_read_once() -> None:
-    """Answers to requests sent at the old level all report its queue: one move, not many."""
+    """Answers to requests sent at the old level all report its queue: one move, not many
+    (after it, they only count for the rate)."""
     rule = Vegas(level=20, max_level=64, slow_start=False)
     for number in range(10):  # 10 answers a second, no wait: the base and the rate
         at = number / 10
@@ -100,7 +101,6 @@ def test_a_queue_from_requests_sent_before_the_level_went_down_is_read_once() ->
         at = number / 10
         rule.sample(Sample("stream", 1.05, 1, 0.9, 20, at, 20))
         levels.append(rule.level)
-    assert rule.waiting("stream") > BETA
     moves = [after - before for before, after in itertools.pairwise(levels) if after != before]
     assert moves.count(-1) == 1 and all(move > 0 for move in moves if move != -1)
 
@@ -218,6 +218,22 @@ def test_a_deadline_that_passes_while_waiting_is_waited() -> None:
     with pytest.raises(Waited):
         limiter.acquire(Deadline(at=0.0))
     assert not limiter._queue  # the ticket left the line
+
+
+def test_a_cut_stream_restarts_the_limiter_from_one() -> None:
+    """An endpoint that cut a stream serves one request at a time: learnt again from 1, with
+    no delay it taught before (streams' and whole answers' alike)."""
+    clock = Clock()
+    limiter = Limiter(8, Vegas(max_level=64, slow_start=False), clock=clock)
+    permits = [limiter.acquire(NOW) for _ in range(3)]
+    for permit in permits[:2]:
+        permit.done("whole", 0.01, 40)
+    permits[2].restarted()
+    assert limiter.level == 1 and limiter.rule is not None and limiter.rule.waiting("whole") == 0
+    late = limiter.acquire(NOW)  # sent after: a new answer at 1
+    clock.now += 1
+    late.done("whole", 0.5, 40)
+    assert limiter.rule._base == {"whole": 0.5}
 
 
 def test_signals_after_a_release_teach_without_returning_twice() -> None:

@@ -225,6 +225,22 @@ HOTPOT_FIRST6 = ROOT / "tests" / "fixtures" / "eval" / "hotpotqa_dev_first6.json
 SAMPLES = "3"
 
 
+def eval_through_proxy(
+    tmp_path: Path, wiki: FakeMediaWiki, args: list[str], timeout: float
+) -> tuple[subprocess.CompletedProcess[str], RecordingProxy, float]:
+    """``react-cli ARGS`` (an eval) against the real server through the recording proxy: it
+    exits 0 without a traceback; the process, the proxy and the wall time."""
+    with RecordingProxy(LLAMA_URL) as proxy:
+        servers = {"OPENAI_BASE_URL": proxy.url, "REACT_CLI_WIKI": wiki.url}
+        env = cli_env(tmp_path / "home", REACT_CLI_MODEL=MODEL, **servers)
+        started = time.monotonic()
+        proc = react_cli(args, env, timeout=timeout)
+        wall = time.monotonic() - started
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    return proc, proxy, wall
+
+
 def test_every_method_against_a_real_server(tmp_path: Path, wiki: FakeMediaWiki) -> None:
     """``eval --methods all`` on 3 HotpotQA questions: each method to a clean end, ``n``
     asked once and (llama-cpp-python ignores it) never again; one line of figures each."""
@@ -232,14 +248,7 @@ def test_every_method_against_a_real_server(tmp_path: Path, wiki: FakeMediaWiki)
     args = ["eval", str(HOTPOT_FIRST6), "--limit", "3", "--methods", "all", "--out", str(out)]
     args += ["--api", "completions", "--concurrency", "1", "--samples", SAMPLES]
     args += ["--max-steps", MAX_STEPS]
-    with RecordingProxy(LLAMA_URL) as proxy:
-        servers = {"OPENAI_BASE_URL": proxy.url, "REACT_CLI_WIKI": wiki.url}
-        env = cli_env(tmp_path / "home", REACT_CLI_MODEL=MODEL, **servers)
-        started = time.monotonic()
-        proc = react_cli(args, env, timeout=1500)
-        wall = time.monotonic() - started
-    assert proc.returncode == 0, proc.stderr
-    assert "Traceback" not in proc.stderr
+    _, proxy, wall = eval_through_proxy(tmp_path, wiki, args, timeout=1500)
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     methods = summary["methods"]
     assert list(methods) == [m.value for m in Method] and summary["status"] == "finished"
@@ -275,14 +284,7 @@ def test_ten_questions_every_method_with_the_defaults(tmp_path: Path, wiki: Fake
     out = tmp_path / "eval"
     args = ["eval", str(HOTPOT_FIRST10), "--methods", "all", "--out", str(out)]
     args += ["--api", "completions"]  # the README's advice for a base model; all else default
-    with RecordingProxy(LLAMA_URL) as proxy:
-        servers = {"OPENAI_BASE_URL": proxy.url, "REACT_CLI_WIKI": wiki.url}
-        env = cli_env(tmp_path / "home", REACT_CLI_MODEL=MODEL, **servers)
-        started = time.monotonic()
-        proc = react_cli(args, env, timeout=3000)
-        wall = time.monotonic() - started
-    assert proc.returncode == 0, proc.stderr
-    assert "Traceback" not in proc.stderr
+    proc, proxy, wall = eval_through_proxy(tmp_path, wiki, args, timeout=3000)
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert summary["status"] == "finished" and summary["n"] == 10 and summary["failed"] == 0
     assert all(figures["failed"] == 0 for figures in summary["methods"].values())
@@ -296,6 +298,8 @@ def test_ten_questions_every_method_with_the_defaults(tmp_path: Path, wiki: Fake
         f"{len(proxy.bodies)} requests ({sum(streamed)} streamed), "
         f"{len(notices)} retry notices, levels {json.dumps(levels)}"
     )
+    for notice in notices:
+        print(f"E2E notice: {notice}")
     for method, figures in summary["methods"].items():
         print(
             f"E2E {method:<13} EM={figures['em']:.3f} failed={figures['failed']} "
