@@ -82,6 +82,9 @@ class Aimd:
     def drop(self, at: float) -> None:
         self.level = max(1, min(self.level - 1, int(self.level * 0.9)))
 
+    def restart(self, at: float) -> None:
+        self.level = 1
+
 
 @dataclass
 class Gradient2:
@@ -113,6 +116,10 @@ class Gradient2:
         self._value = max(1.0, self._value / 2)
         self.level = int(self._value)
 
+    def restart(self, at: float) -> None:
+        self._long.clear()
+        self._value, self.level = 1.0, 1
+
 
 RULES = {"vegas": limiter.Vegas, "aimd": Aimd, "gradient2": Gradient2}
 
@@ -126,6 +133,7 @@ class Figures:
     level: str
     cuts: int
     most: int
+    latency_s: float  # a question's, on average
 
     @property
     def rate(self) -> float:
@@ -180,9 +188,8 @@ def bench_endpoint(name: str, args: argparse.Namespace, tmp: Path) -> list[Figur
             if levels.get("streaming") == "stopped":
                 level += ", unstreamed"
             failed = summary["failed"] + questions - summary["n"]
-            runs[setting].append(
-                Figures(setting, wall, summary["n"], failed, level, served["cuts"], served["most"])
-            )
+            served_at = (served["cuts"], served["most"], summary["avg_latency_s"] or 0.0)
+            runs[setting].append(Figures(setting, wall, summary["n"], failed, level, *served_at))
     figures = [sorted(done, key=lambda f: f.wall_s)[len(done) // 2] for done in runs.values()]
     parent.send("stop")
     process.join(5)
@@ -205,7 +212,7 @@ def main_bench() -> None:
     print(f"rule: {args.rule}  prompt {args.prompt_ms:g} ms  {args.token_ms:g} ms/token")
     print(
         f"{'endpoint':<9} {'setting':>7} {'wall s':>7} {'q/s':>6} {'failed':>6} "
-        f"{'cuts':>5} {'most':>4}  level used"
+        f"{'cuts':>5} {'most':>4} {'q lat s':>7}  level used"
     )
     worst = math.inf
     with tempfile.TemporaryDirectory() as tmp:
@@ -214,7 +221,7 @@ def main_bench() -> None:
             for f in figures:
                 print(
                     f"{name:<9} {f.setting:>7} {f.wall_s:7.2f} {f.rate:6.2f} {f.failed:>6} "
-                    f"{f.cuts:>5} {f.most:>4}  {f.level}"
+                    f"{f.cuts:>5} {f.most:>4} {f.latency_s:7.2f}  {f.level}"
                 )
             fixed = [f for f in figures if f.setting != "auto" and not f.failed]
             auto = [f for f in figures if f.setting == "auto"]
