@@ -36,6 +36,8 @@ from react_cli.tools.wikipedia import wikipedia_tools
 from react_cli.wiki.base import WikiBackend
 
 if TYPE_CHECKING:
+    from react_cli.cache.store import CacheStore
+    from react_cli.infra.limiter import Limiter
     from react_cli.infra.retry import RetryPolicy
     from react_cli.llm import OpenAIClient
     from react_cli.llm.sampling import EndpointFacts
@@ -122,9 +124,11 @@ class Session:
 
 
 def run_limits(settings: Settings) -> Limits:
-    """The loop's stop rules: each the setting of its name, but --timeout (the run's)."""
-    same = {f.name: getattr(settings, f.name) for f in fields(Limits) if f.name != "timeout_s"}
-    return Limits(timeout_s=settings.run_timeout_s, **same)
+    """The loop's stop rules: each the setting of its name, but --timeout (the run's) and the
+    prices --max-cost counts from."""
+    own = ("timeout_s", "prices")
+    same = {f.name: getattr(settings, f.name) for f in fields(Limits) if f.name not in own}
+    return Limits(timeout_s=settings.run_timeout_s, prices=settings.prices(), **same)
 
 
 def hybrid_steps(settings: Settings, task: Task) -> int:
@@ -199,16 +203,23 @@ def build_model(
     on_retry: RetryObserver | None = None,
     facts: EndpointFacts | None = None,
     on_warning: DebugLog | None = None,
+    cache: CacheStore | None = None,
 ) -> LanguageModel:
     """The client a run calls, for its loop and its samples; ``facts`` what it learns about
-    the endpoint (shared by an eval's clients), ``on_warning`` told of what it had to give up
-    (a grammar the endpoint refused)."""
+    the endpoint (shared by an eval's clients; else the run's own, with an adaptive
+    limiter), ``on_warning`` told of what it had to give up (a grammar the endpoint refused);
+    behind ``cache`` when given (``--cache``)."""
     if not settings.model:
         raise UsageError(
             "no model configured: pass -m/--model, set REACT_CLI_MODEL, "
             'or put model = "..." in the config file'
         )
-    return model_client(settings, debug_log, on_retry, facts, on_warning)
+    client = model_client(settings, debug_log, on_retry, facts, on_warning)
+    if cache is None:
+        return client
+    from react_cli.cache.model import CachedModel
+
+    return CachedModel(client, cache)
 
 
 def model_client(
@@ -222,6 +233,8 @@ def model_client(
     from react_cli.llm import OpenAIClient
 
     check_key(settings)
+    if facts is None:
+        facts = endpoint_facts(None)
     return OpenAIClient(
         base_url=settings.base_url,
         model=settings.model or "",
@@ -240,13 +253,36 @@ def model_client(
     )
 
 
-def build_backend(
-    settings: Settings, debug_log: DebugLog | None = None, on_retry: RetryObserver | None = None
-) -> WikiBackend:
-    """The Wikipedia backend ``--wiki`` names; one may serve many sessions (and threads)."""
-    from react_cli.wiki import open_backend
+def endpoint_facts(concurrency: int | None, max_concurrency: int | None = None) -> EndpointFacts:
+    """What every client of a run shares about its endpoint, starting with its limiter: at
+    ``concurrency`` requests at once, or (None: ``auto``) adaptive up to ``max_concurrency``."""
+    from react_cli.infra.limiter import MAX_LEVEL, Limiter
+    from react_cli.llm.sampling import EndpointFacts
 
-    return open_backend(
+    return EndpointFacts(limiter=Limiter.of(concurrency, max_concurrency or MAX_LEVEL))
+
+
+def wiki_limiter(concurrency: int | None) -> Limiter:
+    """The Wikipedia host's limiter: at ``concurrency`` requests at once, or (None: ``auto``)
+    adaptive up to a few (``WIKI_MAX_LEVEL``)."""
+    from react_cli.infra.limiter import WIKI_MAX_LEVEL, Limiter
+
+    return Limiter.of(concurrency, WIKI_MAX_LEVEL)
+
+
+def build_backend(
+    settings: Settings,
+    debug_log: DebugLog | None = None,
+    on_retry: RetryObserver | None = None,
+    limiter: Limiter | None = None,
+    cache: CacheStore | None = None,
+) -> WikiBackend:
+    """The Wikipedia backend ``--wiki`` names; one may serve many sessions (and threads);
+    ``limiter`` lets its requests through (else an adaptive one of its own); behind ``cache``
+    when given (``--cache``)."""
+    from react_cli.wiki import backend_identity, open_backend
+
+    backend = open_backend(
         settings.wiki,
         contact=settings.contact,
         policy=retry_policy(settings),
@@ -254,4 +290,20 @@ def build_backend(
         variant=settings.variant,
         debug_log=debug_log,
         on_retry=on_retry,
+        limiter=limiter or wiki_limiter(None),
     )
+    if cache is None:
+        return backend
+    from react_cli.cache.wiki import CachedBackend
+
+    return CachedBackend(backend, backend_identity(settings.wiki, settings.variant), cache)
+
+
+def open_cache(settings: Settings, warn: Callable[[str], None]) -> CacheStore | None:
+    """The home directory's cache when ``--cache`` (``cache = true``) asks for it."""
+    if not settings.cache:
+        return None
+    from react_cli.cache import open_cache as open_store
+    from react_cli.settings.resolve import home_dir
+
+    return open_store(home_dir(), settings.cache_max_mb, warn)

@@ -23,7 +23,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("infra",),  # http, retry, deadlines, redaction, size limits, untrusted bytes, Ctrl-C
     ("settings",),  # the Settings type, its resolution and validation, URLs, environment
     ("llm", "wiki"),  # the model endpoint; Wikipedia's backends
-    ("tools",),  # Tool and ToolSet; Wikipedia's Search and Lookup; Python and MCP tools
+    ("tools", "cache"),  # Tool and ToolSet; Search and Lookup; Python and MCP tools; the cache
+    # at the llm and wiki seams
     ("loop",),  # the protocol-neutral loop, its events and stop rules; the text protocol
     ("methods",),  # the paper's Table 1: blocks, answers, votes, back-off rules
     ("session",),  # one place that builds a run

@@ -30,6 +30,19 @@ RUNS = [
     ),
     ("mcp_stdio.py", ["--sizes", "1000", "--repeat", "1", "--starts", "0"], ["react-cli"]),
     (
+        "concurrency.py",
+        [
+            *("--endpoints", "cut", "--per-slot", "2", "--min-questions", "2"),
+            *("--only", "1,auto", "--prompt-ms", "0", "--token-ms", "0", "--in-process"),
+        ],
+        ["cut: auto / best fixed (1)"],
+    ),
+    (
+        "cache.py",
+        ["--questions", "2", "--prompt-ms", "0", "--token-ms", "0", "--in-process"],
+        ["second run: ", "same rows (answers and scores): True"],
+    ),
+    (
         "share_speed.py",
         ["--questions", "4"],
         ["export per trace", "report: 4 questions", "compare: 4 paired questions"],

@@ -7,6 +7,7 @@ which registers itself on ``app`` when imported here.
 
 from react_cli.cli import ask, chat, evalfolder, models, tools, traces  # noqa: F401  (register them)
 from react_cli.cli.app import app, main
+from react_cli.cli.cache import cache_app
 from react_cli.cli.config import config_app
 from react_cli.cli.evaluate import eval_app
 from react_cli.cli.prompts import prompts_app
@@ -16,5 +17,6 @@ app.add_typer(eval_app, name="eval")
 app.add_typer(prompts_app, name="prompts")
 app.add_typer(wiki_app, name="wiki")
 app.add_typer(config_app, name="config")
+app.add_typer(cache_app, name="cache")
 
 __all__ = ["app", "main"]

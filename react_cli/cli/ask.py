@@ -133,7 +133,7 @@ def ask(
         from react_cli.display.render import Renderer
         from react_cli.display.terminal import make_console
         from react_cli.loop.events import Tee
-        from react_cli.session import build_backend, build_model, open_session
+        from react_cli.session import build_backend, build_model, open_cache, open_session
         from react_cli.telemetry.setup import protocol_name
         from react_cli.traces.recorder import trace_of
 
@@ -143,20 +143,25 @@ def ask(
         )
         notices = observer.retry_waiting if observer else stderr_retry_notice
         warn = observer.warning if observer else print_warning
-        model = build_model(settings, debug_log, notices, on_warning=warn)
-        backend = build_backend(settings, debug_log, notices)
-        if Method(settings.method).uses_tools:  # Standard and CoT call none: no server to start
-            toolbox = open_toolbox(settings)
-        session = open_session(settings, prompts, model=model, backend=backend, toolbox=toolbox)
-        if fork:
-            session = fork.session(session)
-        method = Method(settings.method)
-        if any(part.loop for part in method.parts) and toolbox.wiki:  # it calls Wikipedia
-            show_contact_hint(settings)
-        facts = {"method": str(method), "protocol": protocol_name(session.protocols, method)}
-        with spans.run(text, facts) as watching:
-            watchers = (watching,) if observer is None else (observer, watching)
-            outcome, result = session.answer(text, method, Tee(watchers), earlier)
+        cache = open_cache(settings, print_warning)
+        try:
+            model = build_model(settings, debug_log, notices, on_warning=warn, cache=cache)
+            backend = build_backend(settings, debug_log, notices, cache=cache)
+            if Method(settings.method).uses_tools:  # Standard and CoT call none: no server to start
+                toolbox = open_toolbox(settings)
+            session = open_session(settings, prompts, model=model, backend=backend, toolbox=toolbox)
+            if fork:
+                session = fork.session(session)
+            method = Method(settings.method)
+            if any(part.loop for part in method.parts) and toolbox.wiki:  # it calls Wikipedia
+                show_contact_hint(settings)
+            facts = {"method": str(method), "protocol": protocol_name(session.protocols, method)}
+            with spans.run(text, facts) as watching:
+                watchers = (watching,) if observer is None else (observer, watching)
+                outcome, result = session.answer(text, method, Tee(watchers), earlier)
+        finally:
+            if cache is not None:
+                cache.close()
         traced = trace_of(session, outcome, result, created=created, extra=extra)
     except KeyboardInterrupt:
         hold()
@@ -308,6 +313,8 @@ def describe_stop(stop_reason: StopReason, max_steps: int, error: str | None) ->
         StopReason.REPEATED_ACTION: "the model repeated the same action",
         StopReason.PARSE_ERRORS: "the model kept writing no valid action",
         StopReason.TOKEN_BUDGET: "the token budget was used up",
+        StopReason.COST_BUDGET: "the cost budget (--max-cost) was spent",
+        StopReason.NO_PROGRESS: "observations in a row brought nothing new (--max-no-progress)",
         StopReason.TIMEOUT: error or "the time limit was reached",
         StopReason.TOOL_ERRORS: error or "the Wikipedia tool kept failing",
         StopReason.LLM_ERROR: error or "the model endpoint failed",

@@ -64,10 +64,30 @@ def eval_command(
         ),
     ] = False,
     concurrency: Annotated[
-        int | None, typer.Option(metavar="N", help="Questions run at once [4].")
+        str | None,
+        typer.Option(
+            metavar="auto|N",
+            help="Model requests at once: auto learns what the endpoint serves well, N fixes "
+            "it (and runs N questions at once) [auto].",
+        ),
+    ] = None,
+    max_concurrency: Annotated[
+        int | None, typer.Option(metavar="N", help="At most N requests at once with auto [64].")
     ] = None,
     wiki_concurrency: Annotated[
-        int | None, typer.Option(metavar="N", help="Wikipedia requests in flight at most [2].")
+        str | None,
+        typer.Option(
+            metavar="auto|N",
+            help="Wikipedia (MediaWiki) requests at once: auto (up to 8) or N [auto].",
+        ),
+    ] = None,
+    max_total_cost: Annotated[
+        float | None,
+        typer.Option(
+            metavar="AMOUNT",
+            help="Start no question once this eval cost AMOUNT (from the configured prices); "
+            "--resume goes on.",
+        ),
     ] = None,
     out: Annotated[
         Path | None,
@@ -105,12 +125,18 @@ def eval_command(
     """
     from react_cli.cli.notices import show_contact_hint, stderr_debug_log
     from react_cli.display.terminal import make_console
+    from react_cli.eval.events import Concurrency
     from react_cli.eval.plan import EvalRequest, plan_eval
     from react_cli.eval.runner import evaluate
     from react_cli.eval.store import claim_folder
     from react_cli.eval.view import ProgressView
-    from react_cli.llm.sampling import EndpointFacts
-    from react_cli.session import build_backend, build_model
+    from react_cli.session import (
+        build_backend,
+        build_model,
+        endpoint_facts,
+        open_cache,
+        wiki_limiter,
+    )
     from react_cli.telemetry.setup import open_spans
 
     request = EvalRequest(
@@ -122,6 +148,8 @@ def eval_command(
         paper_subset=paper_subset,
         concurrency=concurrency,
         wiki_concurrency=wiki_concurrency,
+        max_concurrency=max_concurrency,
+        max_total_cost=max_total_cost,
         out=out,
         resume=resume,
         methods=methods,
@@ -130,11 +158,15 @@ def eval_command(
     plan = plan_eval(request)
     settings = plan.settings
     debug_log = stderr_debug_log if debug or debug_enabled() else None
-    view = ProgressView(make_console())
-    facts = EndpointFacts()  # whether it answers n: learnt once for every worker's client
+    # What every worker's client learns of the endpoint (whether it answers n, cuts streams),
+    # and the limiters every request of the eval goes through.
+    facts = endpoint_facts(plan.concurrency, plan.max_concurrency)
+    wiki = wiki_limiter(plan.wiki_concurrency)
+    zim = settings.wiki.lower().startswith("zim:")
+    concurrency_used = Concurrency(facts, None if zim else wiki, settings.stream)
+    view = ProgressView(make_console(), concurrency_used.text)
     first = build_model(settings, debug_log, view.retry_waiting, facts, print_warning)
     clients = [first]  # fails at once
-    backend = build_backend(settings, debug_log, view.retry_waiting)
     spans = open_spans(settings, print_warning)  # off (and free) unless asked for
     from react_cli.tools.toolbox import Toolbox, open_toolbox
 
@@ -145,7 +177,12 @@ def eval_command(
     except BaseException:
         toolbox.close()
         raise
+    cache = None
     try:
+        cache = open_cache(settings, print_warning)
+        if cache is not None:
+            clients = []  # every worker's client behind the one cache
+        backend = build_backend(settings, debug_log, view.retry_waiting, wiki, cache)
         show_contact_hint(settings)
         eval_spans = spans.eval(_eval_facts(plan))
         result = evaluate(
@@ -154,7 +191,9 @@ def eval_command(
             model_factory=lambda: (
                 clients.pop()
                 if clients
-                else build_model(settings, debug_log, view.retry_waiting, facts, print_warning)
+                else build_model(
+                    settings, debug_log, view.retry_waiting, facts, print_warning, cache
+                )
             ),
             backend=backend,
             toolbox=toolbox,
@@ -163,10 +202,13 @@ def eval_command(
             watch=lambda example: eval_spans.question(
                 example.question, {"index": example.index, "id": _id(example.id)}
             ),
+            concurrency=concurrency_used,
         )
     finally:
         lock.close()  # the store lets it go when it closes; this is for a failed start
         toolbox.close()
+        if cache is not None:
+            cache.close()
     eval_spans.finish(_ended_facts(result))
     try:
         _report(result, plan.folder, settings.max_tokens, as_json)
@@ -230,6 +272,11 @@ def ending_error(result: EvalResult, folder: Path) -> ReactCliError | None:
     if result.status is EvalStatus.FAILED:
         return EvalIncompleteError(
             f"{result.last_error}; the run stopped with {kept} kept in {folder}; "
+            f"continue with: {again}"
+        )
+    if result.status is EvalStatus.BUDGET:
+        return EvalIncompleteError(
+            f"stopped: the eval spent its --max-total-cost; {kept} kept in {folder}; "
             f"continue with: {again}"
         )
     if result.status is EvalStatus.STOPPED:

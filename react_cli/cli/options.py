@@ -161,6 +161,36 @@ MaxTotalTokensOpt = Annotated[
 ]
 
 
+MaxCostOpt = Annotated[
+    float | None,
+    typer.Option(
+        metavar="AMOUNT",
+        help="Stop the run once it cost AMOUNT (from the model's configured prices).",
+    ),
+]
+
+
+MaxNoProgressOpt = Annotated[
+    int | None,
+    typer.Option(
+        metavar="N",
+        help="Stop after N observations in a row that brought nothing new (not found, no "
+        "more results, a page already seen) [off].",
+    ),
+]
+
+
+CacheOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--cache/--no-cache",
+        help="Answer model calls at temperature 0 and Wikipedia requests from <home>/cache "
+        "when it holds them, and keep new ones there [env REACT_CLI_CACHE; off].",
+        show_default=False,
+    ),
+]
+
+
 TimeoutOpt = Annotated[
     float | None,
     typer.Option(
@@ -340,6 +370,8 @@ class RunOptions:
     temperature: TemperatureOpt = None
     max_tokens: MaxTokensOpt = None
     max_total_tokens: MaxTotalTokensOpt = None
+    max_cost: MaxCostOpt = None
+    max_no_progress: MaxNoProgressOpt = None
     timeout: TimeoutOpt = None
     force_answer: ForceAnswerOpt = False
     constrain: ConstrainOpt = False
@@ -352,6 +384,7 @@ class RunOptions:
     mcp: McpOpt = None
     no_wiki: NoWikiOpt = False
     tool_timeout: ToolTimeoutOpt = None
+    cache: CacheOpt = None
 
     def flags(self) -> dict[str, Any]:
         """The settings these options give, as ``config.resolve`` flags; --lang names a wiki

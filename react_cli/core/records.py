@@ -32,6 +32,8 @@ class StopReason(StrEnum):
     PARSE_ERRORS = "parse_errors"
     LLM_ERROR = "llm_error"
     TOKEN_BUDGET = "token_budget"
+    COST_BUDGET = "cost_budget"  # --max-cost: the run cost as much as it may
+    NO_PROGRESS = "no_progress"  # --max-no-progress: observations in a row brought nothing new
     TIMEOUT = "timeout"
     TOOL_ERRORS = "tool_errors"
     INTERRUPTED = "interrupted"

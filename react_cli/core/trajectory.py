@@ -20,7 +20,9 @@ from react_cli.core.sources import PageSource
 PARSE_ERROR = "parse_error"  # the JSON ``error`` of a step whose output held no valid action
 FORCED = "forced"  # details flag: the extra Finish[ call of --force-answer
 MAX_TOKENS_REACHED = "max_tokens_reached"  # details flag: a reply stopped by max_tokens
-_FLAGS = (FORCED, MAX_TOKENS_REACHED)
+CACHED = "cached"  # details flag: the cache answered the step's model call(s)
+CACHED_USAGE = "cached_usage"  # details: what those calls would have cost
+_FLAGS = (FORCED, MAX_TOKENS_REACHED, CACHED)
 
 
 class ErrorKind(Enum):
@@ -69,6 +71,8 @@ class Step:
     message: dict[str, Any] | None = None
     followup_message: dict[str, Any] | None = None
     reply_step: int | None = None
+    cached: bool = False  # the cache answered its model call(s): ``usage`` counts none of it
+    cached_usage: Usage = field(default_factory=Usage)  # what those calls would have cost
 
     def failed(self, kind: ErrorKind) -> bool:
         return self.error is not None and self.error.kind is kind
@@ -84,6 +88,8 @@ class Step:
 
     def to_json(self) -> dict[str, Any]:
         details: dict[str, Any] = {flag: True for flag in _FLAGS if getattr(self, flag)}
+        if self.cached:
+            details[CACHED_USAGE] = self.cached_usage.to_json()
         details.update(self.details)
         if self.error is not None and self.error.kind is ErrorKind.TOOL:
             details["error"] = self.error.message
@@ -128,6 +134,7 @@ class Step:
             raise TypeError("step details are not an object")
         details = dict(details)
         flags = {flag: bool(details.pop(flag, False)) for flag in _FLAGS}
+        cached_usage = details.pop(CACHED_USAGE, None)
         message = fields.optional_text(data, "error")
         tool_error = details.pop("error", None)
         if message is not None:
@@ -159,6 +166,7 @@ class Step:
             message=_message(data, "message"),
             followup_message=_message(data, "followup_message"),
             reply_step=fields.whole(data.get("reply_step"), "reply_step", low=1),
+            cached_usage=Usage.from_json(cached_usage if isinstance(cached_usage, dict) else None),
             **flags,
         )
 
@@ -189,6 +197,11 @@ class Run:
     def max_tokens_reached(self) -> bool:
         """Whether a reply of the run stopped at ``max_tokens`` before its action."""
         return any(step.max_tokens_reached for step in self.steps)
+
+    @property
+    def cached_usage(self) -> Usage:
+        """What the calls the cache answered would have cost (``usage`` counts none of it)."""
+        return sum((step.cached_usage for step in self.steps), Usage())
 
     def to_json(self) -> dict[str, Any]:
         return {

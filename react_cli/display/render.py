@@ -36,7 +36,7 @@ from react_cli.loop.text.parser import ignored_text, parse_step
 from react_cli.methods.events import MethodFinished, SamplingFinished, SamplingStarted
 from react_cli.methods.results import Outcome, SampleSet, path
 from react_cli.tools.base import ToolSpec
-from react_cli.tools.wikipedia import PAPER_TOOLS
+from react_cli.tools.wikipedia import PAPER_TOOLS, WIKI_CACHED
 
 # An escape sequence cut off at the end of a streamed chunk (CSI or OSC so far).
 _UNFINISHED_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*\x1b?)?\Z")
@@ -64,6 +64,10 @@ def step_meta(step: Step) -> str:
         parts.append(f"tool {format_seconds(step.tool_latency_s)}")
     if step.usage.total_tokens:
         parts.append(token_text(step.usage))
+    if step.cached:
+        parts.append("cached")
+    if step.details.get(WIKI_CACHED) is True:
+        parts.append("Wikipedia cached")
     if step.retries:
         parts.append(plural(step.retries, "retry", "retries"))
     if step.tool_retries:
@@ -337,6 +341,8 @@ class Renderer:
         parts = [f"model {format_seconds(result.duration_s)}", plural(result.calls, "call")]
         if result.usage.total_tokens:
             parts.append(token_text(result.usage))
+        if result.samples and all(s.cached_usage is not None for s in result.samples):
+            parts.append("cached")
         self.console.print(Text(f"  ({' · '.join(parts)})", style="dim"))
 
     def _method_finished(self, outcome: Outcome, run: Run) -> None:
@@ -374,6 +380,9 @@ class Renderer:
             parts.append(plural(calls, "call"))
         if run.usage.total_tokens:
             parts.append(token_text(run.usage))
+        saved = run.cached_usage
+        if saved.total_tokens:
+            parts.append(f"{token_text(saved)} cached")
         if self.prices is not None:
             parts.append(cost_text(self.prices.cost(run.usage)))
         parts.append(format_seconds(run.duration_s))

@@ -31,20 +31,25 @@ _RECORDED_SETTINGS = {
     "samples": "samples",
     "sample_temperature": "sample_temperature",
     "hybrid_max_steps": "hybrid_max_steps",
+    "max_cost": "max_cost",
+    "max_no_progress": "max_no_progress",
 }
-_OWN = ("concurrency", "wiki_concurrency", "methods")
+_OWN = ("concurrency", "wiki_concurrency", "max_concurrency", "methods")
+AUTO = "auto"
 _REACT_ONLY = ("react",)
 
 
 @dataclass(frozen=True)
 class EvalConfig:
     """The run settings every question of the eval used, as ``wiring.run_config`` records them
-    in a trace (no secret), and how many questions and Wikipedia requests ran at once."""
+    in a trace (no secret), and how many model and Wikipedia requests ran at once: a number,
+    or ``"auto"`` (learnt from the endpoint, up to ``max_concurrency``)."""
 
     run: dict[str, Any]
-    concurrency: int | None  # None: not recorded
-    wiki_concurrency: int | None
+    concurrency: int | str | None  # None: not recorded
+    wiki_concurrency: int | str | None
     methods: tuple[str, ...] = _REACT_ONLY  # in the order their results are shown
+    max_concurrency: int | None = None  # auto's cap, where recorded
 
     @property
     def model(self) -> str:
@@ -94,6 +99,8 @@ class EvalConfig:
             "concurrency": self.concurrency,
             "wiki_concurrency": self.wiki_concurrency,
         }
+        if self.max_concurrency is not None:
+            data["max_concurrency"] = self.max_concurrency
         if self.methods != _REACT_ONLY:
             data["methods"] = list(self.methods)
         return data
@@ -115,8 +122,13 @@ class EvalConfig:
         if not all(isinstance(name, str) for name in methods):
             return None
         names = tuple(dict.fromkeys(methods))
-        workers = (_count(data.get("concurrency")), _count(data.get("wiki_concurrency")))
-        return cls(run, *workers, names)
+        workers = (_level(data.get("concurrency")), _level(data.get("wiki_concurrency")))
+        return cls(run, *workers, names, _count(data.get("max_concurrency")))
+
+
+def _level(value: object) -> int | str | None:
+    """A recorded number of requests at once, or ``"auto"`` (anything else: not recorded)."""
+    return AUTO if value == AUTO else _count(value)
 
 
 def _count(value: object) -> int | None:

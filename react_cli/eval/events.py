@@ -4,10 +4,41 @@ the pool that runs the questions."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from react_cli.core.errors import LLMConfigError
 from react_cli.eval.rows import Row
 from react_cli.eval.summary import EvalStatus, Summary
+from react_cli.infra.limiter import Limiter
+from react_cli.llm.sampling import EndpointFacts
+
+
+@dataclass(frozen=True)
+class Concurrency:
+    """How many requests an eval's endpoints get at once: the model endpoint's limiter (and
+    whether it still streams), and the Wikipedia host's (None: a ZIM archive)."""
+
+    model: EndpointFacts
+    wiki: Limiter | None = None
+    streamed: bool = True  # as configured (--no-stream: False)
+
+    def text(self) -> str:
+        """What the progress bar shows: ``model ×4 · wiki ×2`` (requests at once)."""
+        model = f"model ×{self.model.limiter.level}"
+        if self.streamed and self.model.cuts_streams:
+            model += " unstreamed"
+        return model if self.wiki is None else f"{model} · wiki ×{self.wiki.level}"
+
+    def to_json(self) -> dict[str, dict[str, Any]]:
+        """What the summary records of each limiter (``levels``)."""
+        model = self.model.limiter.stats().to_json()
+        model["streaming"] = (
+            "off" if not self.streamed else "stopped" if self.model.cuts_streams else "on"
+        )
+        levels = {"model": model}
+        if self.wiki is not None:
+            levels["wiki"] = self.wiki.stats().to_json()
+        return levels
 
 
 class EvalObserver:

@@ -15,18 +15,19 @@ from typing import Any
 from react_cli.core.errors import UsageError
 from react_cli.core.method import Method, Task, parse_methods
 from react_cli.core.records import ProtocolName
-from react_cli.eval.config import EvalConfig
+from react_cli.core.wording import quoted
+from react_cli.eval.config import AUTO, EvalConfig
 from react_cli.eval.datasets import Dataset, Example, Format, Selection, load_dataset, select
 from react_cli.eval.files import SUMMARY, read_summary
 from react_cli.eval.summary import DatasetRef, Summary
 from react_cli.loop.prompts import PromptSet, prompt_set
 from react_cli.settings.resolve import Source, home_dir, resolve, resolve_with_origins
 from react_cli.settings.settings import Settings
+from react_cli.settings.validation import check_budget
 from react_cli.traces.runconfig import run_config
 from react_cli.traces.trace import now_utc, slug
 
-DEFAULT_CONCURRENCY = 4
-DEFAULT_WIKI_CONCURRENCY = 2
+DEFAULT_MAX_CONCURRENCY = 64
 MAX_CONCURRENCY = 256
 """More workers than this only add threads waiting on the GIL (and on the endpoint's limits)."""
 
@@ -43,8 +44,16 @@ class EvalPlan:
     prompts: PromptSet
     folder: Path
     resuming: bool = False
-    concurrency: int = DEFAULT_CONCURRENCY
-    wiki_concurrency: int = DEFAULT_WIKI_CONCURRENCY
+    concurrency: int | None = None  # model requests at once; None: auto (adaptive)
+    wiki_concurrency: int | None = None  # Wikipedia requests at once; None: auto
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY  # auto's cap
+    max_total_cost: float | None = None  # no question starts once this eval spent it
+
+    @property
+    def workers(self) -> int:
+        """Questions that may run at once: the fixed level, or auto's cap (a gate then lets
+        in as many as the level keeps busy)."""
+        return self.concurrency or self.max_concurrency
 
     def dataset_ref(self) -> DatasetRef:
         dataset = self.dataset
@@ -61,7 +70,13 @@ class EvalPlan:
         kinds = prompts.templates.values()
         run = run_config(self.settings, prompts.named, self.methods, self.task, kinds)
         names = tuple(str(method) for method in self.methods)
-        return EvalConfig(run.to_json(), self.concurrency, self.wiki_concurrency, names)
+        return EvalConfig(
+            run.to_json(),
+            self.concurrency or AUTO,
+            self.wiki_concurrency or AUTO,
+            names,
+            None if self.concurrency else self.max_concurrency,
+        )
 
 
 @dataclass(frozen=True)
@@ -74,8 +89,10 @@ class EvalRequest:
     limit: int | None = None
     shuffle_seed: int | None = None
     paper_subset: bool = False
-    concurrency: int | None = None
-    wiki_concurrency: int | None = None
+    concurrency: str | None = None  # "auto" or a number
+    wiki_concurrency: str | None = None
+    max_concurrency: int | None = None
+    max_total_cost: float | None = None
     out: Path | None = None
     resume: Path | None = None
     methods: str | None = None  # --methods: names separated by commas, or "all"
@@ -99,13 +116,12 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
     else:
         raise UsageError("give DATASET, or --resume DIR to continue an earlier run")
     config = earlier.config if earlier is not None else None
-    workers = (config.concurrency, config.wiki_concurrency) if config else (None, None)
-    concurrency = _first(request.concurrency, workers[0], DEFAULT_CONCURRENCY)
-    wiki_concurrency = _first(request.wiki_concurrency, workers[1], DEFAULT_WIKI_CONCURRENCY)
-    if min(concurrency, wiki_concurrency) < 1:
-        raise UsageError("--concurrency and --wiki-concurrency must be at least 1")
-    if max(concurrency, wiki_concurrency) > MAX_CONCURRENCY:
-        raise UsageError(f"--concurrency and --wiki-concurrency must be at most {MAX_CONCURRENCY}")
+    levels = (config.concurrency, config.wiki_concurrency) if config else (None, None)
+    concurrency = _level(request.concurrency, "--concurrency", levels[0])
+    wiki = _level(request.wiki_concurrency, "--wiki-concurrency", levels[1])
+    recorded_max = config.max_concurrency if config is not None else None
+    max_concurrency = _first(request.max_concurrency, recorded_max, DEFAULT_MAX_CONCURRENCY)
+    _check_level(max_concurrency, "--max-concurrency")
     form = request.format or (recorded.format if recorded is not None else None)
     data = load_dataset(path, form)
     selection = _selection(request, recorded.selection if recorded is not None else Selection())
@@ -125,7 +141,9 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
         folder=request.resume or request.out or _new_folder(path),
         resuming=request.resume is not None,
         concurrency=concurrency,
-        wiki_concurrency=wiki_concurrency,
+        wiki_concurrency=wiki,
+        max_concurrency=max_concurrency,
+        max_total_cost=_total_cost(request.max_total_cost, settings),
     )
 
 
@@ -137,6 +155,37 @@ def earlier_summary(folder: Path) -> Summary:
     if summary is None:
         raise UsageError(f"--resume {folder}: no {SUMMARY} there, not an eval folder")
     return summary
+
+
+def _level(given: str | None, option: str, recorded: int | str | None) -> int | None:
+    """A number of requests at once (``--concurrency``): given now, else recorded by the
+    earlier eval; None for ``auto`` (the default)."""
+    if given is None:
+        return recorded if isinstance(recorded, int) else None
+    text = given.strip().lower()
+    if text == AUTO:
+        return None
+    try:
+        level = int(text)
+    except ValueError:
+        raise UsageError(f"{option} must be auto or a number, not {quoted(given)}") from None
+    _check_level(level, option)
+    return level
+
+
+def _check_level(level: int, option: str) -> None:
+    if level < 1:
+        raise UsageError(f"{option} must be at least 1")
+    if level > MAX_CONCURRENCY:
+        raise UsageError(f"{option} must be at most {MAX_CONCURRENCY}")
+
+
+def _total_cost(amount: float | None, settings: Settings) -> float | None:
+    """``--max-total-cost``: a positive amount, from prices configured for the model."""
+    if amount is None:
+        return None
+    check_budget(amount, "--max-total-cost", settings)
+    return amount
 
 
 def _first(given: int | None, recorded: int | None, default: int) -> int:

@@ -124,6 +124,7 @@ def _scored(
     trace_of(session, outcome, run, created=created).write_in(plan.folder, name)
     em, f1, label = score(example, run.answer, plan.dataset.format is Format.FEVER)
     prices = plan.settings.prices()
+    cached = outcome.cached_usage.total_tokens
     return MethodResult(
         answer=run.answer,
         em=em,
@@ -140,6 +141,7 @@ def _scored(
         trace=name,
         label=label,
         evidence=evidence(example, outcome, run),
+        cached_tokens=cached or None,
     )
 
 

@@ -51,6 +51,7 @@ class MethodResult:
     calls: int | None = None  # model calls, where recorded (a ReAct eval's: in its traces)
     branch: str | None = None  # the block whose answer it is, where recorded
     evidence: Evidence | None = None  # against the gold evidence, where the dataset has it
+    cached_tokens: int | None = None  # what calls the cache answered would have cost, if any
 
     @property
     def failed(self) -> bool:
@@ -73,7 +74,7 @@ class MethodResult:
             latency_s=self.latency_s,
             trace=self.trace,
         )
-        optional = {"calls": self.calls, "branch": self.branch}
+        optional = {"calls": self.calls, "branch": self.branch, "cached_tokens": self.cached_tokens}
         data.update({key: value for key, value in optional.items() if value is not None})
         if self.evidence is not None:
             data["evidence"] = self.evidence.to_json()
@@ -117,6 +118,7 @@ class MethodResult:
             calls=fields.whole(data.get("calls"), "calls", high=_STEPS),
             branch=fields.text(data.get("branch"), "branch"),
             evidence=_evidence(data.get("evidence")),
+            cached_tokens=fields.whole(data.get("cached_tokens"), "cached_tokens", high=_TOKENS),
         )
 
 

@@ -1,14 +1,19 @@
 """An eval's questions run on a thread pool, scored, and handed one row at a time to the store.
 
-Questions run on ``concurrency`` workers (a ``ThreadPoolExecutor``), each with its own model
-client; they share one Wikipedia backend (one connection pool) behind a semaphore that allows
-at most ``wiki_concurrency`` requests to the wiki host at a time. Each run of a loop gets its
-own stateful ``WikiSession`` (Lookup state is per run). A question runs the eval's methods its
-row does not hold yet.
+Questions run on workers (a ``ThreadPoolExecutor``), each with its own model client; the
+clients share the endpoint's limiter (``Concurrency.model``), which lets through as many
+requests at once as ``--concurrency`` fixes or, with ``auto``, as the endpoint serves well;
+they share one Wikipedia backend (one connection pool, the host's own limiter). With a fixed
+level, that many questions run at once; with ``auto``, a gate lets in twice the model's level
+(a question also waits for Wikipedia and samples several at once), so no question waits long
+for its turn. Each run of a loop gets its own stateful ``WikiSession`` (Lookup state is per
+run). A question runs the eval's methods its row does not hold yet.
 
 An eval stops (Ctrl-C, failures in a row, a configuration error, a full disk) through one
 :class:`Stop`: no question starts after it, the workers stop waiting for the questions in
-flight (whose rows are not kept), and those questions' next model call is refused.
+flight (whose rows are not kept), and those questions' next model call is refused. Once the
+eval spent ``--max-total-cost``, no question starts either, but those in flight finish and
+are kept (status ``budget``).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from typing import IO, TYPE_CHECKING
 from react_cli.core.errors import LLMConfigError, StoreError
 from react_cli.core.method import Method
 from react_cli.eval.datasets import Example
-from react_cli.eval.events import EvalObserver, EvalResult
+from react_cli.eval.events import Concurrency, EvalObserver, EvalResult
 from react_cli.eval.files import RESULTS
 from react_cli.eval.plan import EvalPlan
 from react_cli.eval.question import Answered, answer_question, describe
@@ -31,11 +36,10 @@ from react_cli.eval.stop import Stop, StopAwareModel
 from react_cli.eval.store import ResultsStore
 from react_cli.eval.summary import EvalStatus, Summary
 from react_cli.infra import interrupts
-from react_cli.infra.deadline import Deadline
 from react_cli.llm.base import LanguageModel
 from react_cli.loop.events import Ignore, Observer
 from react_cli.session import Session, open_session
-from react_cli.wiki.base import SearchResult, WikiBackend
+from react_cli.wiki.base import WikiBackend
 
 if TYPE_CHECKING:
     from react_cli.tools.toolbox import Toolbox
@@ -49,16 +53,38 @@ def unwatched(example: Example) -> AbstractContextManager[Observer]:
     return nullcontext(Ignore())
 
 
-class PoliteBackend:
-    """A ``WikiBackend`` that lets at most ``limit`` searches (hence requests) run at once."""
+QUESTIONS_PER_REQUEST = 2
+"""With ``auto``, questions let in per request the model's limiter lets through."""
+GATE_POLL_S = 0.25
+"""How often a question waiting at the gate looks again, besides being woken."""
 
-    def __init__(self, backend: WikiBackend, limit: int) -> None:
-        self._backend = backend
-        self._slots = threading.BoundedSemaphore(limit)
 
-    def search(self, entity: str, *, deadline: Deadline) -> SearchResult:
-        with self._slots:
-            return self._backend.search(entity, deadline=deadline)
+class _Gate:
+    """Lets a question in while fewer than ``wanted()`` run (None: no gate)."""
+
+    def __init__(self, wanted: Callable[[], int] | None, stop: Stop) -> None:
+        self._wanted, self._stop = wanted, stop
+        self._cond = threading.Condition()
+        self._running = 0
+
+    def enter(self) -> bool:
+        """Wait for a place; False when the eval stopped meanwhile."""
+        with self._cond:
+            while self._wanted is not None and self._running >= self._wanted():
+                if self._stop.is_set():
+                    return False
+                self._cond.wait(GATE_POLL_S)
+            self._running += 1
+            return not self._stop.is_set()
+
+    def leave(self) -> None:
+        with self._cond:
+            self._running -= 1
+            self._cond.notify_all()
+
+    def wake(self) -> None:
+        with self._cond:
+            self._cond.notify_all()
 
 
 class _Workers:
@@ -70,14 +96,27 @@ class _Workers:
         store: ResultsStore,
         backend: WikiBackend,
         watch: Watch,
+        concurrency: Concurrency | None,
         toolbox: Toolbox | None = None,
     ) -> None:
         self.plan = plan
         self.toolbox = toolbox
         self.watch = watch
         self.store = store
-        self.backend = PoliteBackend(backend, plan.wiki_concurrency)
+        self.backend = backend
         self.stop = Stop()
+        limiter = concurrency.model.limiter if concurrency is not None else None
+        adaptive = limiter if limiter is not None and limiter.adaptive else None
+
+        def wanted() -> int:
+            assert adaptive is not None
+            return QUESTIONS_PER_REQUEST * adaptive.level
+
+        self.gate = _Gate(wanted if adaptive is not None else None, self.stop)
+        if adaptive is not None:
+            adaptive.watch(self.gate.wake)
+        self.spent_before = store.tally.cost  # what the rows held before this eval started
+        self.budget_reached = False
         self.gave_up = False
         self.failure: str | None = None  # why the eval could not go on (the store failed)
         self.failures_in_a_row = 0
@@ -112,7 +151,15 @@ class _Workers:
                 observer.result(*stored)
         if self.failure:
             return EvalStatus.FAILED, self.failure
-        return (EvalStatus.STOPPED if self.gave_up else EvalStatus.FINISHED), self.last_error
+        if self.gave_up:
+            return EvalStatus.STOPPED, self.last_error
+        if self.budget_reached and any(self.store.missing(key) for key in self._keys(pending)):
+            return EvalStatus.BUDGET, self.last_error
+        return EvalStatus.FINISHED, self.last_error
+
+    @staticmethod
+    def _keys(examples: list[Example]) -> list[tuple[int, str]]:
+        return [(example.index, example.question) for example in examples]
 
     def close(self) -> None:
         """Stop: no question starts any more, and no worker waits for one in flight."""
@@ -126,6 +173,22 @@ class _Workers:
 
     def _question(self, example: Example) -> tuple[Row, Summary] | None:
         """A worker's task: run, score and store one question (None: not stored)."""
+        if self._over_budget() or not self.gate.enter():
+            return None
+        try:
+            return self._answer(example)
+        finally:
+            self.gate.leave()
+
+    def _over_budget(self) -> bool:
+        """Whether this eval spent ``--max-total-cost`` (no question starts any more)."""
+        budget = self.plan.max_total_cost
+        with self._lock:
+            if budget is not None and self.store.tally.cost - self.spent_before >= budget:
+                self.budget_reached = True
+        return self.budget_reached
+
+    def _answer(self, example: Example) -> tuple[Row, Summary] | None:
         session: Session = self._local.session
         key = (example.index, example.question)
         methods = tuple(Method(name) for name in self.store.missing(key))
@@ -176,9 +239,11 @@ def evaluate(
     observer: EvalObserver | None = None,
     warn: Callable[[str], None] | None = None,
     watch: Watch = unwatched,
+    concurrency: Concurrency | None = None,
 ) -> EvalResult:
     """Run every selected question not already in ``results.jsonl`` of the folder ``lock``
-    holds (``store.claim_folder``); see the module docstring.
+    holds (``store.claim_folder``); see the module docstring. ``concurrency`` holds the
+    limiters ``model_factory``'s clients and ``backend`` share (the summary records them).
 
     Ctrl-C (KeyboardInterrupt in the calling thread) stops the eval: rows written so far stay,
     questions in flight are dropped, and the status is ``interrupted``; a second Ctrl-C waits
@@ -191,15 +256,16 @@ def evaluate(
     observer = observer or EvalObserver()
     keys = {(example.index, example.question) for example in plan.dataset.examples}
     with interrupts.guard():
-        store = ResultsStore(plan.folder, lock, plan.dataset_ref(), plan.config(), keys)
-        workers = _Workers(plan, store, backend, watch, toolbox)
+        levels = concurrency.to_json if concurrency is not None else None
+        store = ResultsStore(plan.folder, lock, plan.dataset_ref(), plan.config(), keys, levels)
+        workers = _Workers(plan, store, backend, watch, concurrency, toolbox)
         status, last_error = EvalStatus.FAILED, None
         try:
             if store.torn and warn is not None:
                 cut = "its last row was cut short (crash or full disk); that question runs again"
                 warn(f"{plan.folder / RESULTS}: {cut}")
             pending = [e for e in plan.examples if store.missing((e.index, e.question))]
-            count = max(1, min(plan.concurrency, len(pending)))
+            count = max(1, min(plan.workers, len(pending)))
             models = [model_factory() for _ in range(count)]
             total = len(plan.examples)
             observer.started(total, total - len(pending), store.summary(EvalStatus.RUNNING))

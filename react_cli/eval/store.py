@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, TypeVar
+from typing import IO, Any, TypeVar
 
 from react_cli.core.errors import StoreError, UsageError
 from react_cli.display.terminal import shell_word
@@ -31,7 +31,7 @@ from react_cli.eval.files import (
     read_summary,
 )
 from react_cli.eval.rows import Row
-from react_cli.eval.summary import DatasetRef, EvalStatus, ScoreKind, Summary
+from react_cli.eval.summary import DatasetRef, EvalStatus, Methods, ScoreKind, Summary
 from react_cli.eval.tally import Tally
 from react_cli.infra.files import write_atomic, write_json_atomic
 from react_cli.infra.untrusted import dump_json
@@ -93,8 +93,11 @@ class ResultsStore:
         dataset: DatasetRef,
         config: EvalConfig,
         dataset_keys: set[tuple[int, str]],
+        levels: Callable[[], dict[str, dict[str, Any]]] | None = None,
     ) -> None:
+        """``levels`` tells the summary how many requests each endpoint gets at once."""
         self.folder = folder
+        self._levels = levels
         self.tally = Tally()
         self.methods = {name: Tally() for name in config.methods}
         self.calls_made = 0
@@ -238,7 +241,12 @@ class ResultsStore:
             if react_only
             else tuple((name, tally.cells(self._kind)) for name, tally in self.methods.items()),
             calls_made=None if react_only else self.calls_made,
+            levels=_levels(self._levels() if self._levels is not None else {}),
         )
+
+
+def _levels(levels: dict[str, dict[str, Any]]) -> Methods:
+    return tuple((name, tuple(cells.items())) for name, cells in levels.items())
 
 
 def _all_failed(row: Row) -> bool:

@@ -32,6 +32,7 @@ class EvalStatus(StrEnum):
     INTERRUPTED = "interrupted"  # Ctrl-C
     STOPPED = "stopped"  # failures in a row, or the endpoint refused the configuration
     FAILED = "failed"  # the store could not be written
+    BUDGET = "budget"  # --max-total-cost was spent before every question ran
 
 
 class ScoreKind(StrEnum):
@@ -98,6 +99,7 @@ class Figures:
     total_cost: float | None  # None until a row has one (prices are configured)
     stop_reasons: dict[StopReason, int]
     evidence: EvidenceFigures | None = None  # None until a result has evidence scores
+    cached_tokens: int = 0  # what the calls the cache answered would have cost (not counted)
 
     def score(self, metric: str) -> float | None:
         """A score by its field name: ``em``, ``f1`` or ``accuracy``."""
@@ -116,6 +118,7 @@ class Figures:
             "total_cost": self.total_cost,
             "stop_reasons": {reason.value: count for reason, count in self.stop_reasons.items()},
             **({} if self.evidence is None else {"evidence": self.evidence.to_json()}),
+            **({"cached_tokens": self.cached_tokens} if self.cached_tokens else {}),
         }
 
     @classmethod
@@ -142,6 +145,7 @@ class Figures:
                 for reason, count in stops.items()
             },
             evidence=EvidenceFigures.from_json(data.get("evidence")),
+            cached_tokens=fields.whole(data.get("cached_tokens"), "cached_tokens") or 0,
         )
 
 
@@ -184,7 +188,8 @@ class DatasetRef:
 
 
 Methods = tuple[tuple[str, tuple[tuple[str, float | str], ...]], ...]
-"""Per-method figures of an eval that ran several methods: (method, ((field, value), ...))."""
+"""Per-method figures of an eval that ran several methods: (method, ((field, value), ...));
+also the form of its ``levels``: (endpoint, ((field, value), ...))."""
 
 
 @dataclass(frozen=True)
@@ -200,6 +205,7 @@ class Summary:
     config: EvalConfig
     methods: Methods = ()
     calls_made: int | None = None  # model calls made, each shared block once (several methods)
+    levels: Methods = ()  # requests at once per endpoint ("model", "wiki"), where recorded
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -216,6 +222,8 @@ class Summary:
             data["calls_made"] = self.calls_made
         if self.methods:
             data["methods"] = {name: dict(cells) for name, cells in self.methods}
+        if self.levels:
+            data["levels"] = {name: dict(cells) for name, cells in self.levels}
         return data
 
     @classmethod
@@ -249,6 +257,7 @@ class Summary:
             config=config,
             methods=_methods(data.get("methods")),
             calls_made=None if calls is None else _whole(calls, "calls_made"),
+            levels=_methods(data.get("levels")),
         )
 
 

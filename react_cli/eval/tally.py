@@ -31,6 +31,7 @@ class Tally:
     estimated: int = 0  # results whose tokens are estimates
     costed: int = 0  # results with a cost
     cost: float = 0.0
+    cached_tokens: int = 0
     stop_reasons: Counter[StopReason] = field(default_factory=Counter)
     evidenced: int = 0  # results with evidence scores
     page_recall: float = 0.0
@@ -55,6 +56,7 @@ class Tally:
         if result.cost is not None:
             self.costed += sign
             self.cost += sign * result.cost
+        self.cached_tokens += sign * (result.cached_tokens or 0)
         self.stop_reasons[result.stop_reason] += sign
         if not self.stop_reasons[result.stop_reason]:
             del self.stop_reasons[result.stop_reason]
@@ -87,6 +89,7 @@ class Tally:
             tokens_estimated=self.estimated > 0,
             total_cost=round(self.cost, 6) if self.costed else None,
             stop_reasons=dict(sorted(self.stop_reasons.items())),
+            cached_tokens=self.cached_tokens,
             evidence=self.evidence(),
         )
 

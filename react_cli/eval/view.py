@@ -14,11 +14,13 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
+from rich.progress import Task as ProgressTask
+from rich.table import Column, Table
 from rich.text import Text
 
 from react_cli.core.method import PAPER_FIGURES, Method, Task
@@ -45,12 +47,30 @@ def score_text(summary: Summary) -> str:
     return f"{whose} {text}{failed}" if whose else text + failed
 
 
-class ProgressView(EvalObserver):
-    """A rich progress bar on the console (stderr); the summary table when done."""
+LEVELS_MIN_WIDTH = 80
+"""Narrower terminals leave the levels out of the bar: the count and scores come first."""
 
-    def __init__(self, console: Console) -> None:
+
+class _Said(ProgressColumn):
+    """A column saying what ``text()`` says now, at every refresh (the levels in use change
+    between questions), on terminals wide enough for it (never on a second line)."""
+
+    def __init__(self, text: Callable[[], str], console: Console) -> None:
+        super().__init__(table_column=Column(no_wrap=True))
+        self._text, self._console = text, console
+
+    def render(self, task: ProgressTask) -> Text:
+        shown = self._text() if self._console.width >= LEVELS_MIN_WIDTH else ""
+        return Text(shown, style="dim", no_wrap=True)
+
+
+class ProgressView(EvalObserver):
+    """A rich progress bar on the console (stderr), with the requests each endpoint gets at
+    once (``levels``) when given; the summary table when done."""
+
+    def __init__(self, console: Console, levels: Callable[[], str] | None = None) -> None:
         self.console = console
-        self.progress = Progress(
+        columns: list[ProgressColumn] = [
             TextColumn("eval"),
             BarColumn(),
             MofNCompleteColumn(),
@@ -58,9 +78,10 @@ class ProgressView(EvalObserver):
             TimeElapsedColumn(),
             TextColumn("ETA"),
             TimeRemainingColumn(),
-            console=console,
-            transient=False,
-        )
+        ]
+        if levels is not None:
+            columns.append(_Said(levels, console))
+        self.progress = Progress(*columns, console=console, transient=False)
         self.task = self.progress.add_task("eval", total=None, scores="")
 
     def retry_waiting(self, wait: RetryWait) -> None:
@@ -148,6 +169,7 @@ def summary_table(summary: Summary) -> Table:
         ("failed", str(figures.failed)),  # questions any method failed: the eval's own
         ("avg steps" + whose, figure_text(figures.avg_steps, "{:.2f}")),
         ("avg tokens" + whose, _tokens(figures)),
+        *([("cached tokens", f"{figures.cached_tokens:,}")] if figures.cached_tokens else []),
         *([("cost" + whose, cost_text(cost).removeprefix("cost "))] if cost else []),
         ("avg latency" + whose, figure_text(figures.avg_latency_s, format_seconds)),
         ("stop reasons" + whose, stops or NONE),

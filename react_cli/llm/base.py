@@ -150,7 +150,9 @@ class Completion:
 
     ``text`` is the model's output exactly as received, already cut by the request's cutter;
     ``<think>`` blocks are still in it. ``finish_reason`` is the endpoint's (``"length"``: it
-    stopped at ``max_tokens``); ``retries`` the requests the call had to make again.
+    stopped at ``max_tokens``); ``retries`` the requests the call had to make again. A call
+    the cache answered is ``cached``: it cost nothing (``usage`` zero), and ``cached_usage``
+    is what it would have cost.
 
     A reply to a request with tools also holds its ``tool_calls`` as the endpoint sent them
     (each a ``ToolCall`` whose ``name`` is the function's and ``argument`` its arguments' JSON
@@ -164,6 +166,8 @@ class Completion:
     finish_reason: str | None = None
     tool_calls: tuple[ToolCall, ...] = ()
     message: dict[str, Any] | None = None
+    cached: bool = False
+    cached_usage: Usage | None = None
 
     def output_text(self) -> str:
         """What the model wrote, as text: its text and its calls (for estimating tokens)."""

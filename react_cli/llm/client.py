@@ -10,6 +10,15 @@ methods (``sampling``), and lists the models an endpoint serves. Whatever a fres
 fix (a connection error, 429/5xx, an answer that breaks off, stalls or is cut after its 200)
 is retried by the one ``retry.RetryPolicy`` within the run's ``Deadline``;
 ``stream.AnswerReader`` reads the answer.
+
+Every request holds a permit of the endpoint's limiter (``sampling.EndpointFacts.limiter``,
+shared by every client of a run) while it is on the wire, and tells it how the answer came: the
+time to its first token when streamed, the time per output token when not; an overload (429,
+502-504, a timeout); or a stream the server cut because another request arrived (``[DONE]``
+without a finish reason while others were on the wire: llama-cpp-python's server does that).
+That request is asked again at once without streaming, nothing more is streamed to the endpoint
+in the run (that server never cuts a whole answer, it queues them), and its limiter learns it
+again from 1.
 """
 
 from __future__ import annotations
@@ -28,8 +37,8 @@ from react_cli.core.errors import (
     LLMResponseError,
     UsageError,
 )
-from react_cli.core.records import CHARS_PER_TOKEN, Api, RetryObserver, Usage
-from react_cli.core.wording import quoted
+from react_cli.core.records import CHARS_PER_TOKEN, Api, RetryObserver, RetryWait, Usage
+from react_cli.core.wording import plural, quoted
 from react_cli.infra.deadline import NO_DEADLINE, Deadline, Watchdog
 from react_cli.infra.http import (
     TIMED_OUT,
@@ -40,8 +49,9 @@ from react_cli.infra.http import (
     user_agent,
     watched_request,
 )
+from react_cli.infra.limiter import Permit, Waited
 from react_cli.infra.redaction import Redactor, redact_url, url_secrets
-from react_cli.infra.retry import Retryable, RetryPolicy
+from react_cli.infra.retry import Retryable, RetryPolicy, retry_after_s
 from react_cli.infra.sizelimit import TooLarge, read_capped
 from react_cli.infra.untrusted import loads
 from react_cli.llm.base import (
@@ -80,8 +90,18 @@ _MENTIONS_GRAMMAR = re.compile(r"\bgrammar\b|\bstructured_outputs\b", re.IGNOREC
 TOOLS_HINT = "use --protocol text"
 GRAMMAR = "grammar"
 STREAMED_TOOLS = "streamed tool requests"
+OVERLOADED = frozenset({429, 502, 503, 504})
+"""Statuses that say the endpoint is busy: its limiter halves."""
+PROMPT_UNITS = 32
+"""Reading the prompt, in output tokens' time (a whole answer's delay is per token of its
+answer and of this): a short answer's time is mostly its prompt's."""
+STREAM_CUT = "the stream was cut by another request"
 T = TypeVar("T")
 ChoicesRead = tuple[list[Answer], Usage | None]  # a sampling request's answers and reported usage
+
+
+class _StreamCut(Exception):
+    """A stream the server cut while other requests were on the wire: ask again unstreamed."""
 
 
 class OpenAIClient:
@@ -145,10 +165,10 @@ class OpenAIClient:
         started = time.monotonic()
         sink = ShownOnce(on_text) if on_text else None
 
-        def read(response: requests.Response, dog: Watchdog) -> Answer:
+        def read(response: requests.Response, dog: Watchdog, permit: Permit) -> Answer:
             if sink:
                 sink.new_attempt()
-            return self._read(response, dog, request, lambda r: r.read(response), sink)
+            return self._read(response, dog, permit, request, lambda r: r.read(response), sink)
 
         answer, retries = self._exchange(lambda: self._body(request), read, deadline)
         elapsed = time.monotonic() - started
@@ -169,9 +189,9 @@ class OpenAIClient:
             def body() -> dict[str, Any]:
                 return self._body(request, temperature=temperature, n=count)
 
-            def read(response: requests.Response, dog: Watchdog) -> ChoicesRead:
+            def read(response: requests.Response, dog: Watchdog, permit: Permit) -> ChoicesRead:
                 return self._read(
-                    response, dog, request, lambda r: r.read_choices(response), None, count
+                    response, dog, permit, request, lambda r: r.read_choices(response), None, count
                 )
 
             (answers, usage), retries = self._exchange(body, read, deadline)
@@ -183,31 +203,68 @@ class OpenAIClient:
     def _exchange(
         self,
         body_of: Callable[[], dict[str, Any]],
-        read: Callable[[requests.Response, Watchdog], T],
+        read: Callable[[requests.Response, Watchdog, Permit], T],
         deadline: Deadline,
     ) -> tuple[T, int]:
         """One request, retried as the policy allows, and sent again at once without a
-        parameter the endpoint rejected; its answer and the requests made again."""
+        parameter the endpoint rejected (or unstreamed, when another request cut its stream);
+        its answer and the requests made again."""
         resent = 0
 
         def attempt() -> T:
             nonlocal resent
             while True:
                 body = body_of()
-                with Watchdog(self.timeout_s, deadline) as dog:
-                    response = self._send(self.url, dog, deadline, json=body)
-                    with response:
-                        if response.status_code < 400:
-                            try:
-                                return read(response, dog)
-                            except _Resend:
-                                resent += 1
-                                continue
-                        self._drop_rejected(response, body)  # raises unless one was dropped
-                        resent += 1
+                permit = self._permit(deadline)
+                try:
+                    with Watchdog(self.timeout_s, deadline) as dog:
+                        response = self._send(self.url, dog, deadline, json=body, permit=permit)
+                        with response:
+                            if response.status_code < 400:
+                                try:
+                                    return read(response, dog, permit)
+                                except _Resend:
+                                    resent += 1
+                                    continue
+                            if response.status_code in OVERLOADED:
+                                permit.dropped(self._pause(response))
+                            self._drop_rejected(response, body)  # raises unless one was dropped
+                            resent += 1
+                except _StreamCut:  # it serves one at a time: learnt again, from 1
+                    permit.restarted()
+                    resent += 1
+                    self._stop_streaming()
+                finally:
+                    permit.release()
 
         answer, retries = self._policy.call(attempt, deadline, self._on_retry)
         return answer, retries + resent
+
+    def _permit(self, deadline: Deadline) -> Permit:
+        """A permit of the endpoint's limiter, in turn, before the run's time runs out."""
+        try:
+            return self.facts.limiter.acquire(deadline)
+        except Waited:
+            raise LLMConnectionError(
+                f"the run's time limit ran out while waiting to call {self.shown_url} "
+                f"({plural(self.facts.limiter.level, 'request')} at once)"
+            ) from None
+
+    def _pause(self, response: requests.Response) -> float | None:
+        """The wait an overloaded endpoint's ``Retry-After`` asks of every request to it,
+        capped as the retry policy caps it."""
+        wait = retry_after_s(response.headers.get("Retry-After"))
+        return None if wait is None else min(wait, self._policy.max_retry_after_s)
+
+    def _stop_streaming(self) -> None:
+        """The endpoint cuts streams when another request arrives: stream no more to it (said
+        once per run, as a retry notice)."""
+        if not self.facts.learn_cuts_streams():
+            return
+        said = f"{self.shown_url} ends a stream when another request arrives: not streaming to it"
+        self._log(said)
+        if self._on_retry is not None:
+            self._on_retry(RetryWait(0.0, f"{STREAM_CUT} ({said})", 1, 1))
 
     def list_models(self, deadline: Deadline = NO_DEADLINE) -> list[dict[str, Any]]:
         """``GET {base_url}/models``: what the endpoint serves, to find the name for ``-m``;
@@ -271,7 +328,7 @@ class OpenAIClient:
             body["structured_outputs"] = {"grammar": request.grammar}
         if n > 1:
             body["n"] = n
-        stream = self.stream and not sampling
+        stream = self.streaming and not sampling
         if request.tools and STREAMED_TOOLS in self.facts.refused:
             stream = False
         body["stream"] = stream
@@ -283,6 +340,24 @@ class OpenAIClient:
         """The choice to send: a forced one the endpoint refused is asked as ``auto``."""
         return AUTO if choice.forced and choice.mode in self.facts.refused else choice
 
+    @property
+    def streaming(self) -> bool:
+        """Whether answers are streamed: as configured, until the endpoint cuts a stream."""
+        return self.stream and not self.facts.cuts_streams
+
+    def request_identity(
+        self, request: ModelRequest, *, temperature: float | None = None, n: int = 0
+    ) -> dict[str, Any]:
+        """What identifies a call (the cache's key): the endpoint without credentials or query
+        string, the API, and the whole body as first sent: its stop sequences whether or not
+        the endpoint took them, never how it is carried (streamed or not), never a secret."""
+        body = self._body(request, temperature=temperature, n=n)
+        body.pop("stream", None)
+        body.pop("stream_options", None)
+        if request.stop:
+            body["stop"] = list(request.stop)
+        return {"endpoint": self.shown_url, "api": str(self.api), "body": body}
+
     def _send(
         self,
         url: str,
@@ -291,14 +366,17 @@ class OpenAIClient:
         *,
         json: dict[str, Any] | None = None,
         accept: str | None = None,
+        permit: Permit | None = None,
     ) -> requests.Response:
-        """POST ``json`` (or GET) under the watchdog; a failure to connect is retryable."""
+        """POST ``json`` (or GET) under the watchdog; a failure to connect is retryable (a
+        timeout tells ``permit`` the endpoint is overloaded)."""
         shown = redact_url(url)
         if deadline.within(0.0):
             raise LLMConnectionError(f"the run's time limit ran out before calling {shown}")
+        streamed = bool(json and json.get("stream"))
         headers = {
             "Content-Type": "application/json",
-            "Accept": accept or ("text/event-stream" if self.stream else "application/json"),
+            "Accept": accept or ("text/event-stream" if streamed else "application/json"),
         }
         method = "GET" if json is None else "POST"
         timeout_s = deadline.bound(self.timeout_s)
@@ -324,25 +402,28 @@ class OpenAIClient:
             error = LLMConnectionError(f"cannot reach {shown}: {reason}")
             if not is_transient(exc):
                 raise error from None
+            if permit is not None and reason == TIMED_OUT:
+                permit.dropped()
             raise Retryable(reason, always(error)) from None
 
     def _read(
         self,
         response: requests.Response,
         dog: Watchdog,
+        permit: Permit,
         request: ModelRequest,
         read: Callable[[AnswerReader], T],
         sink: ShownOnce | None,
         choices: int = 1,
     ) -> T:
-        """The answer of a 200 (of ``choices`` completions), cut as ``request`` says; a cut or
-        broken one is retryable (and never shown twice)."""
+        """The answer of a 200 (of ``choices`` completions), cut as ``request`` says, its
+        timing told to ``permit``; a cut or broken one is retryable (and never shown twice)."""
         limit = self._body_limit() * choices
         reader = AnswerReader(
             self.api, self.max_chars, limit, dog, sink, self._log, self._redact, request.cutter
         )
         try:
-            return read(reader)
+            answer = read(reader)
         except EmptyStream as exc:
             response.raw.close()  # the server failed after its headers: never reuse the socket
             if request.tools and self.facts.refuse(STREAMED_TOOLS):
@@ -350,13 +431,19 @@ class OpenAIClient:
                 raise _Resend from None
             raise Retryable("the stream was cut off", reissued(self._say.malformed(exc))) from None
         except CutOff as exc:
+            if permit.overlapped:  # only a stream is cut off
+                raise _StreamCut from None
             raise Retryable("the stream was cut off", reissued(self._say.malformed(exc))) from None
         except Malformed as exc:
             raise self._say.malformed(exc) from None
         except BrokeOff as exc:
             reason = TIMED_OUT if exc.cause is None else self._say.reason(exc.cause, dog)
+            if reason == TIMED_OUT:
+                permit.dropped()
             error = LLMConnectionError(f"the answer from {self.shown_url} broke off: {reason}")
             raise Retryable(reason, reissued(error)) from None
+        _timed(permit, reader, choices)
+        return answer
 
     def _drop_rejected(self, response: requests.Response, body: dict[str, Any]) -> None:
         """Stop sending a parameter the endpoint rejected, or raise what the status means."""
@@ -423,6 +510,19 @@ def _forced_mode(body: dict[str, Any]) -> ChoiceMode | None:
     if choice == ChoiceMode.REQUIRED:
         return ChoiceMode.REQUIRED
     return ChoiceMode.FUNCTION if isinstance(choice, dict) else None
+
+
+def _timed(permit: Permit, reader: AnswerReader, choices: int) -> None:
+    """Tell ``permit`` how long the answer took: to its first token when streamed (which is
+    the wait in the server's queue and the prompt's reading), else per output token of a
+    choice and ``PROMPT_UNITS`` (so a long answer is no queue)."""
+    if reader.first_at is not None:
+        permit.done("stream", reader.first_at - permit.sent)
+        return
+    usage = reader.usage
+    tokens = usage.completion_tokens if usage is not None else reader.chars // CHARS_PER_TOKEN
+    units = tokens / max(1, choices) + PROMPT_UNITS
+    permit.done("whole", (time.monotonic() - permit.sent) / units, units)
 
 
 def _ignore(line: str) -> None:

@@ -11,6 +11,7 @@ coming), and the client words them; the last two a fresh request may fix.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -101,7 +102,9 @@ class AnswerReader:
     """Reads one answer of ``api`` of at most ``max_chars`` characters and ``limit_bytes``
     bytes (per stream event), cut by a ``cutter`` of its request, showing its text to
     ``sink``; ``log`` hears of cuts. What the answer says is masked by ``redact`` (an endpoint
-    may echo its request: the API key), the text shown as it streams too."""
+    may echo its request: the API key), the text shown as it streams too. Once read, it
+    tells how the answer came (``first_at``, ``chars``, ``usage``): the endpoint's limiter
+    learns from it how busy the server is."""
 
     api: Api
     max_chars: int
@@ -111,6 +114,9 @@ class AnswerReader:
     log: Callable[[str], None]
     redact: Redactor
     cutter: Callable[[], TextCutter] = KeepAll
+    first_at: float | None = None  # when a streamed answer's first choice came (monotonic)
+    chars: int = 0  # characters of text received, over every choice
+    usage: Usage | None = None  # the usage reported for the whole answer
 
     def read(self, response: requests.Response) -> Answer:
         """The answer, whatever shape the server chose (some answer a stream request with one
@@ -134,14 +140,16 @@ class AnswerReader:
         if not choices:
             raise Malformed("no choices")
         choices.sort(key=lambda c: c["index"] if type(c.get("index")) is int else len(choices))
-        return [self._choice(choice, None) for choice in choices], _usage(data)
+        self.usage = _usage(data)
+        return [self._choice(choice, None) for choice in choices], self.usage
 
     def _read_body(self, response: requests.Response) -> Answer:
         data = self._read_json(response)
         choice = _first_choice(data)
         if choice is None:
             raise Malformed("no choices")
-        answer = self._choice(choice, _usage(data))
+        self.usage = _usage(data)
+        answer = self._choice(choice, self.usage)
         if self.sink and answer.text:
             self.sink(answer.text)
         return answer
@@ -167,6 +175,7 @@ class AnswerReader:
         else:
             content = choice.get("text")
         content = content if isinstance(content, str) else ""
+        self.chars += len(content)
         text = cut_whole(self.cutter(), content)
         finish = "stop" if text != content else _finish_reason(choice)
         if len(text) > self.max_chars:
@@ -206,12 +215,15 @@ class AnswerReader:
                 choice = _first_choice(chunk)
                 if choice is None:
                     continue
+                if not saw_choice:
+                    self.first_at = time.monotonic()
                 saw_choice = True
                 finish = _finish_reason(choice) or finish
                 if self.api is Api.CHAT:
                     calls.feed(_field(choice.get("delta"), "tool_calls"))
                 piece = self._piece(choice)
                 received += len(piece)
+                self.chars = received
                 released = cutter.feed(piece)[: max(0, self.max_chars - shown)]
                 shown += len(released)
                 if show and released:
@@ -233,6 +245,7 @@ class AnswerReader:
             raise CutOff(DONE_WITHOUT_FINISH if done else ENDED_BEFORE_DONE)
         if not saw_choice:
             raise Malformed("a stream without choices")
+        self.usage = usage
         tail = cutter.flush()[: max(0, self.max_chars - shown)]
         if show:
             show(tail)

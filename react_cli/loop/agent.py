@@ -85,7 +85,9 @@ class _Running(Exchange):
         self.started = self.clock()
         self.deadline = deadline or Deadline.after(self.limits.timeout_s)
         self.steps: list[Step] = []
-        self.budget_tokens = 0
+        self.spent = Usage()  # what the run's calls cost, against its budgets
+        self.seen: set[str] = set()  # observations shown so far
+        self.stale = 0  # observations in a row that brought nothing new
         self.failure: LLMError | None = None
 
     def tell(self, event: Event) -> None:
@@ -172,9 +174,12 @@ class _Running(Exchange):
         # Some servers report no usage (e.g. when streaming): an estimate, marked as one.
         usage = completion.usage or Usage.estimate(request.sent_text(), completion.output_text())
         step.usage = step.usage + usage
-        self.budget_tokens += usage.total_tokens
+        self.spent = self.spent + usage
         step.latency_s += completion.latency_s
         step.retries += completion.retries
+        if completion.cached:
+            step.cached = True
+            step.cached_usage = step.cached_usage + (completion.cached_usage or Usage())
         self.tell(ModelCalled(request, completion, usage, completion.latency_s))
         return completion
 
@@ -182,15 +187,24 @@ class _Running(Exchange):
         """One round; the answer if the model finished."""
         transcript.turn(step, self)
         call = step.call
+        nothing_new = True
         if call is None:
             step.error = PARSE_FAILURE
             step.observation = transcript.invalid_action
         elif call.name == FINISH.name:
             return call.argument
         else:
-            step.observation = self._run_tool(call, step)
+            step.observation, nothing_new = self._run_tool(call, step)
+        self._count_progress(step.observation, nothing_new)
         transcript.observe(step)
         return None
+
+    def _count_progress(self, observation: str, nothing_new: bool) -> None:
+        """Count an observation that brought nothing new: the tool says so, or the run was
+        shown the very same before (an invalid action's hint, a repeated Lookup)."""
+        repeated = observation in self.seen
+        self.seen.add(observation)
+        self.stale = self.stale + 1 if nothing_new or repeated else 0
 
     def _forced_step(self, transcript: Transcript) -> str | None:
         """At the step limit, ask once for the final answer and return it, if any."""
@@ -202,7 +216,8 @@ class _Running(Exchange):
         self.tell(StepFinished(step))
         return None if step.call is None else step.call.argument
 
-    def _run_tool(self, call: ToolCall, step: Step) -> str:
+    def _run_tool(self, call: ToolCall, step: Step) -> tuple[str, bool]:
+        """The call's observation, and whether it brought nothing new."""
         started = self.clock()
         tool = self.tools.get(call.name)
         if tool is None:  # a protocol only calls the set's tools: a bug, said as a tool error
@@ -219,7 +234,7 @@ class _Running(Exchange):
         step.source = result.source
         if result.error is not None:
             step.error = StepError(ErrorKind.TOOL, result.error)
-        return " ".join(result.observation.split())
+        return " ".join(result.observation.split()), result.nothing_new
 
     def _stop_rule(self) -> StopReason | None:
         limits, steps = self.limits, self.steps
@@ -237,12 +252,15 @@ class _Running(Exchange):
         recent = steps[-limits.max_tool_errors :]
         if len(recent) == limits.max_tool_errors and all(s.failed(ErrorKind.TOOL) for s in recent):
             return StopReason.TOOL_ERRORS
+        if limits.max_no_progress is not None and self.stale >= limits.max_no_progress:
+            return StopReason.NO_PROGRESS
         return None
 
     def _budget_exceeded(self) -> StopReason | None:
         limits = self.limits
-        if limits.max_total_tokens is not None and self.budget_tokens >= limits.max_total_tokens:
-            return StopReason.TOKEN_BUDGET
+        spent = limits.spent(self.spent)
+        if spent is not None:
+            return spent
         if limits.timeout_s is not None and self.clock() - self.started >= limits.timeout_s:
             return StopReason.TIMEOUT
         if self.deadline.within(0.0):  # a longer run's deadline, passed before this run's

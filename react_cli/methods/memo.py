@@ -204,6 +204,7 @@ class Memo:
                     usage=c.usage or Usage.estimate(prompt, c.text),
                     latency_s=c.latency_s,
                     retries=c.retries,
+                    cached_usage=(c.cached_usage or Usage()) if c.cached else None,
                 )
                 for c in sampled.completions
             )

@@ -6,10 +6,14 @@
   of the n votes; then ReAct within the hybrid's step limit.
 
 A block that ended the run (the endpoint failed, the time ran out, Ctrl-C) is never backed off
-from: the method ends with it.
+from: the method ends with it; nor is one that spent the run's budget (``--max-total-tokens``,
+``--max-cost``): ReAct → CoT-SC then ends with that budget's stop reason, CoT-SC → ReAct with
+its weak majority.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from react_cli.core.method import Method, Task
 from react_cli.core.records import StopReason
@@ -42,11 +46,16 @@ def answer(method: Method, memo: Memo, task: Task) -> Outcome:
         react = _looped(method, Method.REACT, memo.loop(Method.REACT, need))
         if react.answer is not None or react.stop_reason not in BACK_OFF:
             return react
+        spent = memo.limits.spent(react.usage)
+        if spent is not None:  # no budget left to back off with
+            return replace(react, stop_reason=spent)
         voted = _voted(method, memo.samples(Method.COT_SC), task)
         return _joined(voted, react.run, voted)
     sampled = memo.samples(Method.COT_SC)
     voted = _voted(method, sampled, task)
     if sampled.stop_reason is not None or (voted.vote is not None and not voted.vote.weak):
+        return voted
+    if memo.limits.spent(sampled.usage) is not None:  # the weak majority stands
         return voted
     react = _looped(method, Method.REACT, memo.loop(Method.REACT, need))
     return _joined(react, react.run, voted)

@@ -26,28 +26,33 @@ class Sample:
     usage: Usage
     latency_s: float = 0.0  # of the request it came from (one request may give every sample)
     retries: int = 0  # requests of it made again
+    cached_usage: Usage | None = None  # the cache answered: what it would have cost
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "raw": self.raw,
             "answer": self.answer,
             "usage": self.usage.to_json(),
             "latency_s": round(self.latency_s, 4),
             "retries": self.retries,
         }
+        if self.cached_usage is not None:
+            data["cached_usage"] = self.cached_usage.to_json()
+        return data
 
     @classmethod
     def from_json(cls, data: Any) -> Sample:
         """A recorded sample; TypeError/ValueError naming what is wrong."""
         if not isinstance(data, dict):
             raise TypeError(f"a sample is {type(data).__name__}, not an object")
-        usage = data.get("usage")
+        usage, cached = data.get("usage"), data.get("cached_usage")
         return cls(
             raw=fields.needed(fields.text(data.get("raw"), "a sample's raw"), "a sample's raw"),
             answer=fields.text(data.get("answer"), "a sample's answer"),
             usage=Usage.from_json(usage if isinstance(usage, dict) else None),
             latency_s=fields.seconds(data.get("latency_s"), "a sample's latency_s"),
             retries=fields.whole(data.get("retries"), "a sample's retries") or 0,
+            cached_usage=Usage.from_json(cached) if isinstance(cached, dict) else None,
         )
 
 

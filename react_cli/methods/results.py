@@ -34,6 +34,11 @@ class SampleSet:
         return sum((sample.usage for sample in self.samples), Usage())
 
     @property
+    def cached_usage(self) -> Usage:
+        """What the samples the cache answered would have cost."""
+        return sum((s.cached_usage or Usage() for s in self.samples), Usage())
+
+    @property
     def answers(self) -> list[str | None]:
         return [sample.answer for sample in self.samples]
 
@@ -65,6 +70,13 @@ class Outcome:
     def usage(self) -> Usage:
         return (self.run.usage if self.run else Usage()) + (
             self.sampled.usage if self.sampled else Usage()
+        )
+
+    @property
+    def cached_usage(self) -> Usage:
+        """What the calls the cache answered would have cost (``usage`` counts none of it)."""
+        return (self.run.cached_usage if self.run else Usage()) + (
+            self.sampled.cached_usage if self.sampled else Usage()
         )
 
     @property

@@ -26,6 +26,7 @@ ENV_VARS: dict[str, tuple[str, ...]] = {
     "tools_from": ("REACT_CLI_TOOLS_FROM",),  # files separated as in PATH
     "wiki_tools": ("REACT_CLI_WIKI_TOOLS",),
     "tool_timeout_s": ("REACT_CLI_TOOL_TIMEOUT",),
+    "cache": ("REACT_CLI_CACHE",),
 }
 
 # Variables holding secrets react-cli knows, which no MCP server's environment gets unless

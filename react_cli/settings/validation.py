@@ -34,12 +34,16 @@ MAX_COUNTS = {
     "hybrid_max_steps": 1000,
     "samples": 1000,
     "sample_concurrency": 16,  # the HTTP session's connection pool
+    "max_no_progress": 1000,
+    "cache_max_mb": 1_000_000,
 }
 """The largest meaningful value of each count; beyond it a value is a typo, not a setting."""
 MAX_TOOL_FILES = 64
 MAX_MCP_SERVERS = 32
 MAX_PRICE = 1e9
 """The highest price per million tokens, in any currency (a finite cost for any usage)."""
+MAX_BUDGET = 1e12
+"""The highest cost budget, in any currency."""
 _DURATIONS = (
     "timeout_s",
     "wiki_timeout_s",
@@ -58,6 +62,7 @@ _FLAGS = {
     "samples": "--samples",
     "sample_concurrency": "--sample-concurrency",
     "max_history_tokens": "--max-history-tokens",
+    "max_no_progress": "--max-no-progress",
 }
 
 
@@ -115,10 +120,17 @@ def validate(settings: Settings, api_source: str) -> None:
             all(p is None or p <= MAX_PRICE for p in (settings.price_input, settings.price_output)),
             f"prices must be at most {MAX_PRICE:,.0f} per million tokens",
         ),
+        (
+            settings.max_no_progress is None or settings.max_no_progress >= 1,
+            "--max-no-progress must be at least 1",
+        ),
+        (settings.cache_max_mb >= 1, "cache_max_mb must be at least 1"),
     ]
     for ok, message in checks:
         if not ok:
             raise UsageError(message)
+    if settings.max_cost is not None:
+        check_budget(settings.max_cost, "--max-cost", settings)
     from react_cli.infra.redaction import check_api_key  # only now: --help stays light
 
     check_api_key(settings.api_key)
@@ -132,6 +144,20 @@ def validate(settings: Settings, api_source: str) -> None:
     check_url("--base-url", settings.base_url)
     if settings.wiki.split(":", 1)[0].lower() in ("http", "https"):  # zim:PATH is a file
         check_url("--wiki", settings.wiki)
+
+
+def check_budget(amount: float, option: str, settings: Settings) -> None:
+    """A cost budget (``--max-cost``, ``--max-total-cost``): positive, bounded, and counted
+    from prices configured for the model (react-cli knows no price of its own)."""
+    if not 0 < amount <= MAX_BUDGET:
+        raise UsageError(f"{option} must be more than 0 and at most {MAX_BUDGET:,.0f}")
+    if settings.prices() is None:
+        model = quoted(settings.model or "MODEL")
+        raise UsageError(
+            f"{option} counts the cost from the model's prices, and none is configured for "
+            f"{model}: add them to the config file under [prices], e.g. "
+            f"{model} = {{ input = 0.15, output = 0.60 }} (per million tokens)"
+        )
 
 
 def _check_contact(contact: str | None) -> None:

@@ -129,18 +129,28 @@ MAX_ARGUMENTS_CHARS = 16_000  # the JSON object of a call written in the text pr
 FINISH = ToolSpec("Finish", "answer", "returns the answer and finishes the task.", origin=BUILT_IN)
 
 
+NOTHING_NEW = "nothing_new"
+"""A result's detail: the call brought nothing new (not found, no more results, a page
+already seen), which ``--max-no-progress`` counts; recorded, so a replay counts it too."""
+
+
 @dataclass
 class ToolResult:
     """One tool call's result: the observation shown to the model, facts worth recording
-    (``details``, e.g. ``resolved_title``), why the call failed, if it did (the observation then
-    says so to the model), the requests it had to make again, and the page text it showed
-    (``source``: a tool that reads no page has none)."""
+    (``details``, e.g. ``resolved_title``; ``NOTHING_NEW``), why the call failed, if it did
+    (the observation then says so to the model), the requests it had to make again, and the
+    page text it showed (``source``: a tool that reads no page has none)."""
 
     observation: str
     details: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
     retries: int = 0
     source: PageSource | None = None
+
+    @property
+    def nothing_new(self) -> bool:
+        """Whether the tool said the call brought nothing new."""
+        return self.details.get(NOTHING_NEW) is True
 
 
 class Tool(Protocol):

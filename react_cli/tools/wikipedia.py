@@ -21,7 +21,7 @@ from react_cli.core.errors import WikiError
 from react_cli.core.sources import PageSource, Sentence, SentenceIds
 from react_cli.core.trajectory import Step
 from react_cli.infra.deadline import Deadline
-from react_cli.tools.base import FINISH, ToolResult, ToolSpec
+from react_cli.tools.base import FINISH, NOTHING_NEW, ToolResult, ToolSpec
 from react_cli.tools.origin import BUILT_IN
 from react_cli.wiki.base import REQUEST_FAILED, Article, SearchResult, WikiBackend
 from react_cli.wiki.sentences import split_sentences
@@ -48,7 +48,8 @@ NO_KEYWORD = "Lookup needs a keyword, e.g. Lookup[born]."
 PAGE = "page"
 """The key of the page title Search carries into a conversation's next question."""
 
-
+WIKI_CACHED = "wiki_cached"
+"""A Search's detail: the cache answered it (no request was made)."""
 _CJK_STOPS = ("。", "！", "？", "」", "』")
 
 
@@ -121,6 +122,7 @@ class WikiSession:
         self._hits: list[Sentence] = []
         self._next_hit = 0
         self._carried: str | None = None  # the title of a page an earlier question loaded
+        self._loaded: set[str] = set()  # titles Search showed in this run
 
     def resume(self, title: str | None) -> None:
         """Start from the page ``title`` (an earlier question's), loaded by the first Lookup
@@ -141,6 +143,8 @@ class WikiSession:
         except WikiError as exc:
             return self._unavailable(exc)
         details: dict[str, object] = {"query": query} if query != entity else {}
+        if found.cached:
+            details[WIKI_CACHED] = True
         if found.disambiguation or found.article is None:
             limit = MAX_DISAMBIGUATION if found.disambiguation else MAX_SIMILAR
             similar = found.similar[:limit]
@@ -150,11 +154,15 @@ class WikiSession:
                 if found.article is not None:
                     details.update(resolved_title=found.article.title, folded=folded)
             observation = f"Could not find [{entity}]. Similar: {similar!r}."
-            return self._result(observation, details, found.retries)
+            return self._result(observation, {**details, NOTHING_NEW: True}, found.retries)
         article = found.article
+        if article.title in self._loaded:
+            details[NOTHING_NEW] = True
+        self._loaded.add(article.title)
         self._load(article)
         details.update(resolved_title=article.title, folded=folded)
         if not self._sentences:
+            details[NOTHING_NEW] = True
             return self._result(f"The page {article.title} has no text.", details, found.retries)
         first = self._sentences[:SEARCH_SENTENCES]
         return self._result("", details, found.retries, shown=first)
@@ -185,9 +193,10 @@ class WikiSession:
             exc.retries += found.retries
             raise
         retries = found.retries + second.retries
+        cached = found.cached and second.cached
         if second.article is None:
-            return replace(found, retries=retries), False
-        return replace(second, retries=retries), True
+            return replace(found, retries=retries, cached=cached), False
+        return replace(second, retries=retries, cached=cached), True
 
     def lookup(self, keyword: str, *, deadline: Deadline) -> ToolResult:
         """Show the next sentence of the current page containing ``keyword`` (any case); a
@@ -204,18 +213,18 @@ class WikiSession:
                 self._load(found.article)
         page = self._page
         if page is None:
-            return self._result(NO_PAGE, {}, retries)
+            return self._result(NO_PAGE, {NOTHING_NEW: True}, retries)
         wanted = collapse(keyword)
         wanted = (page.convert(wanted) if page.convert else wanted).lower()
         if not wanted:
-            return self._result(NO_KEYWORD, {"resolved_title": page.title})
+            return self._result(NO_KEYWORD, {"resolved_title": page.title, NOTHING_NEW: True})
         if wanted != self._keyword:
             self._keyword = wanted
             self._hits = [s for s in self._sentences if wanted in s.text.lower()]
             self._next_hit = 0
         details: dict[str, object] = {"resolved_title": page.title, "total": len(self._hits)}
         if self._next_hit >= len(self._hits):
-            return self._result(NO_MORE, details, retries)
+            return self._result(NO_MORE, {**details, NOTHING_NEW: True}, retries)
         self._next_hit += 1
         details["result"] = self._next_hit
         sentence = self._hits[self._next_hit - 1]

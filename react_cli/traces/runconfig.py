@@ -14,7 +14,7 @@ from typing import Any
 
 from react_cli.core import fields
 from react_cli.core.method import Method, Task
-from react_cli.core.records import ProtocolName
+from react_cli.core.records import Prices, ProtocolName
 from react_cli.infra.redaction import redact_url
 from react_cli.loop.limits import Limits
 from react_cli.loop.prompts import PromptTemplate
@@ -85,6 +85,7 @@ class RunConfig:
             **_recorded("constrain", self.constrain),
             "wiki": self.wiki,
             "variant": self.variant,
+            **_optional_limits(limits),
         }
 
     @classmethod
@@ -106,6 +107,9 @@ class RunConfig:
             timeout_s=_number(data, "timeout_s"),
             max_tool_errors=_count(data, "max_tool_errors", _DEFAULT_LIMITS.max_tool_errors),
             force_answer=_flag(data, "force_answer") or False,
+            max_cost=_number(data, "max_cost"),
+            max_no_progress=_count(data, "max_no_progress", None),
+            prices=_prices(data.get("prices")),
         )
         return cls(
             model=_text(data, "model"),
@@ -129,6 +133,30 @@ class RunConfig:
             protocol=_known(ProtocolName, _text(data, "protocol")),
             constrain=_flag(data, "constrain"),
         )
+
+
+def _optional_limits(limits: Limits) -> dict[str, Any]:
+    """The stop rules a run may not have: written only when set (traces before them, and
+    runs without them, hold none); the prices a cost budget counts from with it."""
+    data: dict[str, Any] = {}
+    if limits.max_cost is not None:
+        data["max_cost"] = limits.max_cost
+        prices = limits.prices
+        data["prices"] = (
+            None if prices is None else {"input": prices.input, "output": prices.output}
+        )
+    if limits.max_no_progress is not None:
+        data["max_no_progress"] = limits.max_no_progress
+    return data
+
+
+def _prices(data: Any) -> Prices | None:
+    """Recorded prices (per million tokens), or None."""
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        raise TypeError(f"config prices is {type(data).__name__}, not an object")
+    return Prices(_number(data, "input") or 0.0, _number(data, "output") or 0.0)
 
 
 def _recorded(key: str, value: Any) -> dict[str, Any]:

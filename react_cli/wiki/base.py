@@ -48,13 +48,15 @@ class SearchResult:
 
     A hit has ``article``. A miss has ``article=None`` and search suggestions in
     ``similar``. A disambiguation page has ``disambiguation=True`` and its entries in
-    ``similar`` (``article`` may hold the disambiguation page itself).
+    ``similar`` (``article`` may hold the disambiguation page itself). ``cached``: the cache
+    answered, no request was made.
     """
 
     article: Article | None
     similar: list[str] = field(default_factory=list)
     disambiguation: bool = False
     retries: int = 0
+    cached: bool = False
 
 
 class WikiBackend(Protocol):

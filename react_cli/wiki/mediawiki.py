@@ -11,10 +11,15 @@ backend reads (``query_answer``); anything else is a ``WikiError``, which the se
 the model as a failed tool call. Failures worth another try (connection errors, timeouts,
 429/5xx, ``maxlag``) are retried by the one ``retry.RetryPolicy``; ``maxlag`` at most
 ``MAXLAG_RETRIES`` times, briefly.
+
+Every request holds a permit of the host's limiter (one per backend, so an eval's workers
+share it) while it is on the wire: its time teaches the limiter how busy the host is, and
+429/503, ``maxlag`` and timeouts halve the requests let through at once.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any, NoReturn
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
@@ -33,6 +38,7 @@ from react_cli.infra.http import (
     is_transient,
     watched_request,
 )
+from react_cli.infra.limiter import Limiter, Permit, Waited
 from react_cli.infra.redaction import Redactor, redact_url, url_secrets
 from react_cli.infra.retry import RETRY_STATUSES, GiveUp, Retryable, RetryPolicy, retry_after_s
 from react_cli.infra.sizelimit import TooLarge, read_capped
@@ -46,6 +52,8 @@ MAXLAG_RETRIES = 3
 MAXLAG_WAIT_CAP_S = 3.0
 SIMILAR_LIMIT = 5
 MESSAGE_CHARS = 160  # of a server's own error text
+OVERLOADED = frozenset({429, 503})
+UNLIMITED = 1 << 20  # the limiter of a backend no run gave one
 _PAGE_PROPS = {  # info: the revision and language of the text, in the request that gives it
     "prop": "extracts|pageprops|info",
     "explaintext": "1",
@@ -81,9 +89,10 @@ class MediaWikiBackend:
         policy: RetryPolicy | None = None,
         on_retry: RetryObserver | None = None,
         redactor: Redactor | None = None,
+        limiter: Limiter | None = None,
     ) -> None:
         """``redactor``: the one ``session`` teaches the credentials it sends (else one of
-        ``host``'s secrets alone)."""
+        ``host``'s secrets alone); ``limiter`` the host's (else no limit)."""
         parts = urlsplit(host)
         api_path = parts.path.rstrip("/") + "/w/api.php"
         self._api = urlunsplit((parts.scheme, parts.netloc, api_path, parts.query, ""))
@@ -97,6 +106,7 @@ class MediaWikiBackend:
         self._variant = variant
         self._policy = policy or RetryPolicy()
         self._on_retry = on_retry
+        self.limiter = limiter or Limiter(UNLIMITED)
 
     def search(self, entity: str, *, deadline: Deadline) -> SearchResult:
         """Exact title (or a case variant), then a near match, else up to 5 similar titles."""
@@ -176,7 +186,7 @@ class MediaWikiBackend:
             full["variant"] = self._variant
 
         def attempt() -> QueryAnswer:
-            data, retry_after = self._get(full, search)
+            data, retry_after, permit = self._get(full, search)
             error = data.get("error")
             if error is None:
                 try:
@@ -191,6 +201,7 @@ class MediaWikiBackend:
             message = f"API error '{code}' from {self._host}" + (f": {info}" if info else "")
             if code != "maxlag":
                 self._fail(message, search)
+            permit.dropped(self._pause(retry_after, MAXLAG_WAIT_CAP_S))
             raise Retryable(
                 f"{self._host} is lagging (maxlag)",
                 self._give_up(message, search),
@@ -201,10 +212,20 @@ class MediaWikiBackend:
 
         return self._policy.call(attempt, search.deadline, search.retrying)[0]
 
-    def _get(self, params: dict[str, str], search: _Search) -> tuple[dict[str, Any], float | None]:
-        """The JSON object of one answer, and the wait its ``Retry-After`` asks for."""
+    def _get(
+        self, params: dict[str, str], search: _Search
+    ) -> tuple[dict[str, Any], float | None, Permit]:
+        """The JSON object of one answer, the wait its ``Retry-After`` asks for, and the
+        (returned) permit it was sent under."""
 
-        def attempt() -> tuple[requests.Response, bytes]:
+        def attempt() -> tuple[requests.Response, bytes, Permit]:
+            permit = self._permit(search)
+            try:
+                return sent(permit)
+            finally:
+                permit.release()
+
+        def sent(permit: Permit) -> tuple[requests.Response, bytes, Permit]:
             with Watchdog(self._timeout_s, search.deadline) as dog:
                 timeout_s = search.deadline.bound(self._timeout_s)
                 try:
@@ -225,27 +246,49 @@ class MediaWikiBackend:
                     if not (dog.expired or is_transient(exc)):
                         self._fail(self._lost(exc, False), search)
                     late = dog.expired or is_timeout(exc)
+                    if late:
+                        permit.dropped()
                     reason = TIMED_OUT if late else self._reason(exc)
                     raise Retryable(reason, self._give_up(self._lost(exc, late), search)) from None
                 if dog.expired:  # a body delimited by the close the watchdog caused
+                    permit.dropped()
                     raise Retryable(TIMED_OUT, self._give_up(self._lost(None, True), search))
             status = response.status_code
             if status != 200:
                 message = f"HTTP {status} from {self._host}{_plain_reason(response, body)}"
+                if status in OVERLOADED:
+                    wait = retry_after_s(response.headers.get("Retry-After"))
+                    permit.dropped(self._pause(wait))
                 if status in RETRY_STATUSES:
                     give_up = self._give_up(message, search)
                     raise Retryable.for_status(status, response.headers, give_up)
                 self._fail(message, search)
-            return response, body
+            permit.done("wiki", time.monotonic() - permit.sent)
+            return response, body, permit
 
-        response, body = self._policy.call(attempt, search.deadline, search.retrying)[0]
+        response, body, permit = self._policy.call(attempt, search.deadline, search.retrying)[0]
         try:
             data = loads(body)
         except ValueError:
             data = None
         if not isinstance(data, dict):
             self._fail(f"{self._host} did not answer with a JSON object", search)
-        return self._redact.json(data), retry_after_s(response.headers.get("Retry-After"))
+        retry_after = retry_after_s(response.headers.get("Retry-After"))
+        return self._redact.json(data), retry_after, permit
+
+    def _pause(self, wait: float | None, cap: float | None = None) -> float | None:
+        """How long every request to the host waits after an overload asked for ``wait``:
+        as long as the retry policy lets the failed one wait."""
+        if wait is None:
+            return None
+        return min(wait, self._policy.max_retry_after_s, cap if cap is not None else wait)
+
+    def _permit(self, search: _Search) -> Permit:
+        """A permit of the host's limiter, in turn, before the run's time runs out."""
+        try:
+            return self.limiter.acquire(search.deadline)
+        except Waited:
+            self._fail(f"the run's time limit ran out while waiting to call {self._host}", search)
 
     def _lost(self, exc: requests.RequestException | None, late: bool) -> str:
         """Why no answer came: the request's time ran out, or the connection failed."""

@@ -75,9 +75,9 @@ def test_ctrl_c_keeps_results_and_exits_130(
         return results.exists() and len(results.read_text().splitlines()) >= 2
 
     with FakeOpenAI(PerQuestion(slow)) as llm:
-        proc = start(
-            ["eval", str(HOTPOT), "--out", str(out)], cli_env(home, **servers_env(llm, wiki))
-        )
+        # 4 at once, fixed: the two slow questions hold two requests, the others finish
+        args = ["eval", str(HOTPOT), "--out", str(out), "--concurrency", "4"]
+        proc = start(args, cli_env(home, **servers_env(llm, wiki)))
         stdout, stderr = interrupt_when(proc, two_rows_written, settle_s=0.2)
     assert proc.returncode == 130, stderr
     assert stderr.strip().splitlines()[-1] == (

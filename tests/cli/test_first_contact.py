@@ -104,8 +104,8 @@ def test_ask_eval_and_config_take_the_same_run_options(cli: Runner) -> None:
     from react_cli.cli.options import RunOptions
 
     flags = {f"--{option.name.replace('_', '-')}" for option in fields(RunOptions)}
-    assert len(flags) == 26  # --method, the 3 sampling options, --otel, --protocol, --constrain,
-    # --tools-from, --mcp, --no-wiki, --tool-timeout
+    assert len(flags) == 29  # --method, the 3 sampling options, --otel, --protocol, --constrain,
+    # --tools-from, --mcp, --no-wiki, --tool-timeout, --max-cost, --max-no-progress, --cache
     for command in (["ask"], ["eval", "run"], ["config"]):
         shown = set(re.findall(r"(--[a-z-]+)", cli([*command, "-h"]).stdout))
         assert flags <= shown, (command, flags - shown)

@@ -76,7 +76,12 @@ def test_hotpotqa_end_to_end(cli: Runner, wiki: FakeMediaWiki, tmp_path: Path) -
     assert summary["dataset"]["format"] == "hotpotqa" and summary["dataset"]["rows"] == 6
     config = summary["config"]
     assert config["model"] == "test-model" and config["prompt"]["name"] == "hotpotqa"
-    assert config["concurrency"] == 4 and config["wiki_concurrency"] == 2
+    assert config["concurrency"] == "auto" and config["wiki_concurrency"] == "auto"
+    assert config["max_concurrency"] == 64
+    levels = summary["levels"]  # the level each endpoint's limiter was at, and how it went
+    assert levels["model"]["mode"] == levels["wiki"]["mode"] == "auto"
+    assert 1 <= levels["model"]["lowest"] <= levels["model"]["level"] <= 64
+    assert levels["model"]["streaming"] == "on"
     assert len(list((out / "traces").glob("*.json"))) == 6
     assert "EM" in result.stderr and "0.3333" in result.stderr  # the summary table
     assert len(llm.requests) == 1 + 2 + 2 + 1 + 1 + 3
@@ -201,7 +206,9 @@ def test_resume_refuses_other_settings(cli: Runner, wiki: FakeMediaWiki, tmp_pat
     [
         (["--format", "csv"], "--format must be one of hotpotqa, fever, jsonl"),
         (["--paper-subset"], "--paper-subset needs the full dev set"),
-        (["--concurrency", "0"], "--concurrency and --wiki-concurrency must be at least 1"),
+        (["--concurrency", "0"], "--concurrency must be at least 1"),
+        (["--concurrency", "many"], "--concurrency must be auto or a number, not 'many'"),
+        (["--wiki-concurrency", "300"], "--wiki-concurrency must be at most 256"),
         (["--limit", "0"], "--limit must be at least 1"),
         (["--offset", "6"], "--offset 6 leaves no questions: the selection has 6"),
         (["--out", "a", "--resume", "b"], "--out and --resume name different folders"),

@@ -94,6 +94,8 @@ class RecordingProxy:
                         self.wfile.write(b"0\r\n\r\n")
                     except (BrokenPipeError, ConnectionResetError):
                         pass  # the client cut the stream at an invented Observation
+                    except requests.exceptions.ChunkedEncodingError:
+                        pass  # the server cut it (another request came): so does the proxy
                 self.close_connection = True
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -470,3 +472,46 @@ def test_a_conversation_against_a_real_server(tmp_path: Path, wiki: FakeMediaWik
         f"answers={[run['answer'] for run in runs]} stops={[run['stop_reason'] for run in runs]} "
         f"prompt_chars={[len(p) for p in prompts]}"
     )
+
+
+HOTPOT_FIRST10 = ROOT / "tests" / "fixtures" / "eval" / "hotpotqa_dev_first10.json"
+CUT_RETRY = "the stream was cut off"  # a retry after a cut stream, waited for
+STREAMS_STOPPED = "ends a stream when another request arrives"  # said once, then no stream
+
+
+def test_ten_questions_every_method_with_the_defaults(tmp_path: Path, wiki: FakeMediaWiki) -> None:
+    """Issue 20's case: ``eval --methods all`` with the defaults (``--concurrency auto``) on
+    10 questions, against a server that cuts a running stream when another request arrives:
+    no question fails, and no cut is waited for and retried again and again; prints the
+    figures (wall time, requests, the levels the limiter used, each method's EM)."""
+    out = tmp_path / "eval"
+    args = ["eval", str(HOTPOT_FIRST10), "--methods", "all", "--out", str(out)]
+    args += ["--api", "completions"]  # the README's advice for a base model; all else default
+    with RecordingProxy(LLAMA_URL) as proxy:
+        servers = {"OPENAI_BASE_URL": proxy.url, "REACT_CLI_WIKI": wiki.url}
+        env = cli_env(tmp_path / "home", REACT_CLI_MODEL=MODEL, **servers)
+        started = time.monotonic()
+        proc = react_cli(args, env, timeout=3000)
+        wall = time.monotonic() - started
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["status"] == "finished" and summary["n"] == 10 and summary["failed"] == 0
+    assert all(figures["failed"] == 0 for figures in summary["methods"].values())
+    notices = [line for line in proc.stderr.splitlines() if line.startswith("retrying in ")]
+    assert not [line for line in notices if CUT_RETRY in line], notices
+    assert sum(STREAMS_STOPPED in line for line in notices) <= 1
+    streamed = [bool(body.get("stream")) for body in proxy.bodies]
+    levels = summary["levels"]
+    print(
+        f"\nE2E 10 questions, --methods all, defaults: wall {wall:.0f} s, "
+        f"{len(proxy.bodies)} requests ({sum(streamed)} streamed), "
+        f"{len(notices)} retry notices, levels {json.dumps(levels)}"
+    )
+    for notice in notices:
+        print(f"E2E notice: {notice}")
+    for method, figures in summary["methods"].items():
+        print(
+            f"E2E {method:<13} EM={figures['em']:.3f} failed={figures['failed']} "
+            f"calls={figures.get('calls', 0)} s/question={figures['avg_latency_s']:.1f}"
+        )

@@ -1,0 +1,392 @@
+"""How many requests an endpoint gets at once: one :class:`Limiter` per endpoint, shared by
+every thread of a run (an eval's workers, CoT-SC's samplers), fixed or learnt as the run goes.
+
+A request holds a :class:`Permit` while it is on the wire (never while it waits to retry) and
+tells it how it went: a delay sample (``done``), an overload (``dropped``: 429/503, a timeout,
+a stream the server cut because another request arrived) or nothing worth learning from
+(``release``). Permits are handed out first come, first served, up to the level.
+
+The adaptive rule (:class:`Vegas`) is TCP Vegas's, as Netflix's concurrency-limits applies it
+to servers, with AIMD's reaction to loss. A delay-based rule is what a queueing server needs:
+Ollama, llama.cpp with ``--parallel K`` and vLLM answer more requests than they serve by
+queueing them, with no error, only a longer wait; a rule that grows until something fails
+(AIMD) climbs to its cap there and turns the queue into timeouts. So the rule estimates how
+many requests wait at the server, from the delay that shows a queue directly (the time to the
+first token of a streamed answer, the time per output token of a whole one) against its lowest,
+and holds the level where one to three requests wait: the server stays busy and answers stay
+fast. It starts at 1 and doubles while nothing waits (slow start: a short eval must reach a big
+server's level in a few rounds), and halves on an overload, once per overload (the requests
+already on the wire when it halved report the same overload). A ``Retry-After`` pauses the
+whole endpoint. It never grows when fewer than half its permits are used (what it sees then
+says nothing about more). ``bench/concurrency.py`` compares it with AIMD and Gradient2.
+
+Nothing here sleeps. The rule reads no clock: it is driven by :class:`Sample`s (its tests feed
+it synthetic ones); the gate's times (pauses, when a permit went) are the clock passed in.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from react_cli.infra.deadline import Deadline
+
+ALPHA = 1.0
+"""Requests waiting at the server below which the level grows."""
+BETA = 3.0
+"""Requests waiting above which it shrinks."""
+WINDOW = 5
+"""Samples a kind's delay is the median of: one slow answer is not a queue."""
+MIN_SAMPLES = 3
+"""Samples since the level last went down before a queue lowers it again."""
+IDLE_STEPS = 4
+"""Steps up per round while nothing at all waits (less than half a request)."""
+RATE_WINDOW = 32
+"""Answers the endpoint's rate is measured over (at most)."""
+MAX_PAUSE_S = 60.0
+"""The longest pause a ``Retry-After`` imposes on a whole endpoint."""
+MAX_LEVEL = 64
+"""An adaptive limiter's default cap (``--max-concurrency``)."""
+WIKI_MAX_LEVEL = 8
+"""An adaptive limiter's cap for a Wikipedia host: Wikimedia asks for few requests at once."""
+
+
+class Waited(Exception):
+    """No permit came before the deadline."""
+
+
+@dataclass(frozen=True)
+class Sample:
+    """How one request went, as the rule reads it: its delay per unit (a stream's time to
+    its first token, 1 unit; a whole answer's time per output token, its tokens), when it was
+    sent and with how many requests on the wire (itself included), and when it ended with
+    how many on the wire (itself included). Times are the limiter's clock, in seconds."""
+
+    kind: str
+    delay: float
+    units: float
+    sent_at: float
+    sent_inflight: int
+    at: float
+    inflight: int
+
+
+@dataclass
+class Vegas:
+    """The adaptive rule: its level, and what it learnt (see the module docstring).
+
+    TCP Vegas estimates the packets queued in the network as ``window × (1 − base / rtt)``,
+    which is Little's law (queue = rate × wait) with the rate taken as ``window / rtt``. The
+    delay that shows an endpoint's queue is not a request's whole time (the time to the first
+    token is a fraction of it), so the rate is measured instead: answers per second over the
+    last ``RATE_WINDOW``; the wait is how far the delay (the median of the kind's last
+    ``WINDOW``) stands above its base (the lowest such median seen), times the units it counts.
+
+    Slow start adds 1 per answer, but never goes above twice the requests that answer's
+    request shared the wire with (growth is only claimed as far as it was tried); the first
+    queue it meets halves the level (it doubled once too often), as TCP leaves slow start.
+    Then the level moves by about 1 per round (a window of ``level`` answers): up while
+    less than ``ALPHA`` waits (by ``IDLE_STEPS`` while nothing at all does), down while more
+    than ``BETA`` wait. A queue is read only from the median of ``MIN_SAMPLES`` answers or
+    more, to requests sent after the level last went down (the others saw the level before).
+    """
+
+    level: int = 1
+    max_level: int = 64
+    slow_start: bool = True
+    _base: dict[str, float] = field(default_factory=dict)
+    _recent: dict[str, deque[float]] = field(default_factory=dict)
+    _ends: deque[float] = field(default_factory=lambda: deque(maxlen=RATE_WINDOW))
+    _credit: float = 0.0  # fractions of a step, in congestion avoidance (+1 per window)
+    _lowered_at: float = -math.inf  # when the level last went down
+
+    def sample(self, sample: Sample) -> None:
+        """Learn from a request that ended well (one sent before the level last went down
+        saw the level before: it only counts for the rate)."""
+        self._ends.append(sample.at)
+        if sample.delay <= 0 or sample.sent_at < self._lowered_at:
+            return
+        recent = self._recent.setdefault(sample.kind, deque(maxlen=WINDOW))
+        recent.append(sample.delay)
+        now = sorted(recent)[len(recent) // 2]
+        self._base[sample.kind] = min(self._base.get(sample.kind, now), now)
+        queue = self.waiting(sample.kind, sample.units)
+        if queue > BETA:
+            if len(recent) < MIN_SAMPLES:
+                return  # one answer alone is no queue
+            # From slow start, it went too far (by up to twice): back to where it was.
+            self._lower(self.level // 2 if self.slow_start else self.level - 1, sample.at)
+            self.slow_start = False
+            recent.clear()
+        elif sample.inflight * 2 < self.level:  # app-limited: nothing learnt about more
+            return
+        elif queue < ALPHA:
+            if self.slow_start:  # +1 per answer: doubles per round
+                self._set(max(self.level, min(self.level + 1, 2 * sample.sent_inflight)))
+            else:  # +1 per round, or +IDLE_STEPS when nothing waits at all
+                self._grow(IDLE_STEPS if queue < ALPHA / 2 else 1)
+        else:
+            self.slow_start = False
+
+    def waiting(self, kind: str, units: float = 1.0) -> float:
+        """How many requests wait at the server, by what answers of ``kind`` say lately (a
+        whole answer's delay is per unit: ``units`` of them)."""
+        recent = self._recent.get(kind)
+        if not recent:
+            return 0.0
+        now = sorted(recent)[len(recent) // 2]
+        return self.rate() * (now - self._base[kind]) * units
+
+    def rate(self) -> float:
+        """Answers per second lately (0 until there are three)."""
+        ends = self._ends
+        span = ends[-1] - ends[0] if len(ends) >= 3 else 0.0
+        return (len(ends) - 1) / span if span > 0 else 0.0
+
+    def drop(self, at: float) -> None:
+        """An overload at time ``at``: halve."""
+        self.slow_start = False
+        self._lower(self.level // 2, at)
+
+    def restart(self, at: float) -> None:
+        """The endpoint changed how it serves (it cut a stream: it serves one request at a
+        time, and nothing more is streamed to it): from 1, with every delay learnt again."""
+        self.slow_start = False
+        self._base.clear()
+        self._recent.clear()
+        self._lower(1, at)
+
+    def _lower(self, level: int, at: float) -> None:
+        self._credit = 0.0
+        self._lowered_at = at
+        self._set(level)
+
+    def _grow(self, steps: int) -> None:
+        """+``steps`` per window of ``level`` answers, 1 at a time."""
+        self._credit += steps / self.level
+        if self._credit >= 1:
+            self._credit = 0.0
+            self._set(self.level + 1)
+
+    def _set(self, level: int) -> None:
+        self.level = max(1, min(self.max_level, level))
+
+
+@dataclass(frozen=True)
+class LevelStats:
+    """What a limiter did over a run, as an eval's summary records it."""
+
+    adaptive: bool
+    level: int  # at the end
+    lowest: int
+    highest: int
+    mean: float  # over the run's time
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "mode": "auto" if self.adaptive else "fixed",
+            "level": self.level,
+            "lowest": self.lowest,
+            "highest": self.highest,
+            "mean": round(self.mean, 2),
+        }
+
+
+class Limiter:
+    """Permits for one endpoint, at most ``level`` at once; ``rule`` None: a fixed level."""
+
+    def __init__(
+        self,
+        level: int,
+        rule: Vegas | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.rule = rule
+        self._fixed = max(1, level)
+        if rule is not None:
+            rule.level = max(1, min(rule.max_level, level))
+        self._clock = clock
+        self._cond = threading.Condition()
+        self._queue: deque[object] = deque()
+        self._inflight = 0
+        self._started = 0  # permits ever handed out: tells which requests overlapped
+        self._epoch = 0  # halvings so far: an overload is reacted to once
+        self._paused_until = -float("inf")
+        self._watchers: list[Callable[[], None]] = []
+        self._start = self._since = clock()
+        self._weighted = 0.0  # level × seconds, up to ``_since``
+        self._lowest = self._highest = self.level
+
+    @classmethod
+    def auto(
+        cls, max_level: int, start: int = 1, *, clock: Callable[[], float] = time.monotonic
+    ) -> Limiter:
+        """An adaptive limiter from ``start``, never above ``max_level``."""
+        return cls(start, Vegas(max_level=max(1, max_level)), clock=clock)
+
+    @classmethod
+    def of(cls, level: int | None, max_level: int = MAX_LEVEL) -> Limiter:
+        """A fixed limiter at ``level``, or (None: ``auto``) an adaptive one up to
+        ``max_level``."""
+        return cls(level) if level is not None else cls.auto(max_level)
+
+    @property
+    def adaptive(self) -> bool:
+        return self.rule is not None
+
+    @property
+    def level(self) -> int:
+        return self.rule.level if self.rule is not None else self._fixed
+
+    @property
+    def inflight(self) -> int:
+        return self._inflight
+
+    def watch(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` (from whichever thread) each time a permit is returned (the
+        level may have changed)."""
+        self._watchers.append(callback)
+
+    def acquire(self, deadline: Deadline) -> Permit:
+        """A permit, in turn; ``Waited`` when the deadline comes first."""
+        ticket = object()
+        with self._cond:
+            self._queue.append(ticket)
+            try:
+                while True:
+                    wait = self._wait_s(ticket)
+                    if wait == 0:
+                        break
+                    left = deadline.left()
+                    if left is not None and left <= 0:
+                        raise Waited
+                    timeouts = [t for t in (left, wait) if t is not None]
+                    self._cond.wait(min(timeouts) if timeouts else None)
+            finally:
+                self._queue.remove(ticket)
+                self._cond.notify_all()  # the next in line may go now
+            permit = Permit(self, self._inflight, self._started, self._epoch, self._clock())
+            self._inflight += 1
+            self._started += 1
+        return permit
+
+    def now(self) -> float:
+        """The limiter's clock."""
+        return self._clock()
+
+    def pause_left(self) -> float:
+        """Seconds the endpoint is still paused for (a ``Retry-After``), 0 when it is not."""
+        return max(0.0, self._paused_until - self._clock())
+
+    def stats(self) -> LevelStats:
+        with self._cond:
+            now = self._clock()
+            weighted = self._weighted + self.level * (now - self._since)
+            elapsed = now - self._start
+            mean = weighted / elapsed if elapsed > 0 else float(self.level)
+            return LevelStats(self.adaptive, self.level, self._lowest, self._highest, mean)
+
+    def _wait_s(self, ticket: object) -> float | None:
+        """0: ``ticket`` may go now; else how long to wait at most (None: until woken)."""
+        pause = self.pause_left()
+        if pause > 0:
+            return pause
+        if self._queue[0] is ticket and self._inflight < self.level:
+            return 0
+        return None
+
+    def _end(self, permit: Permit, signal: Callable[[Vegas, int], None] | None) -> None:
+        """Return ``permit`` (once) and give the rule its signal with the requests on the
+        wire (this one included), if any."""
+        with self._cond:
+            inflight = self._inflight + permit.returned
+            if not permit.returned:
+                permit.returned = True
+                self._inflight -= 1
+            if signal is not None and self.rule is not None:
+                now, before = self._clock(), self.level
+                self._weighted += before * (now - self._since)
+                self._since = now
+                signal(self.rule, inflight)
+                self._lowest = min(self._lowest, self.level)
+                self._highest = max(self._highest, self.level)
+            self._cond.notify_all()
+        for callback in self._watchers:
+            callback()
+
+    def _dropped(self, permit: Permit, pause_s: float | None) -> None:
+        with self._cond:
+            if pause_s:
+                until = self._clock() + min(pause_s, MAX_PAUSE_S)
+                self._paused_until = max(self._paused_until, until)
+            fresh = permit.epoch == self._epoch  # not an overload already answered
+            if fresh:
+                self._epoch += 1
+        at = self._clock()
+        self._end(permit, (lambda rule, inflight: rule.drop(at)) if fresh else None)
+
+    def _restarted(self, permit: Permit) -> None:
+        with self._cond:
+            fresh = permit.epoch == self._epoch  # not a change already answered
+            if fresh:
+                self._epoch += 1
+        at = self._clock()
+        self._end(permit, (lambda rule, inflight: rule.restart(at)) if fresh else None)
+
+    def _overlapped(self, permit: Permit) -> bool:
+        with self._cond:
+            return permit.before > 0 or self._started > permit.seq + 1
+
+
+class Permit:
+    """One request's right to be on the wire; returned by the first of ``done``, ``dropped``
+    and ``release`` (``dropped`` after that still teaches the rule)."""
+
+    def __init__(self, limiter: Limiter, before: int, seq: int, epoch: int, started: float) -> None:
+        self.limiter = limiter
+        self.before = before  # requests on the wire when it was handed out
+        self.started = started  # when, by the limiter's clock
+        self.seq = seq
+        self.epoch = epoch
+        self.returned = False
+        self.sent = time.monotonic()  # when the request went (delays are measured from it)
+
+    def __enter__(self) -> Permit:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    @property
+    def overlapped(self) -> bool:
+        """Whether another request of the endpoint was on the wire at some point while this
+        one was (it was already, or one started after it)."""
+        return self.limiter._overlapped(self)
+
+    def done(self, kind: str, delay: float, units: float = 1.0) -> None:
+        """The request ended well after ``delay`` per unit of ``kind``, for ``units`` units
+        (see ``Vegas.sample``)."""
+        at, started, before = self.limiter.now(), self.started, self.before
+
+        def learn(rule: Vegas, inflight: int) -> None:
+            rule.sample(Sample(kind, delay, units, started, before + 1, at, inflight))
+
+        self.limiter._end(self, learn)
+
+    def dropped(self, pause_s: float | None = None) -> None:
+        """The endpoint is overloaded (and asked to be left alone ``pause_s``)."""
+        self.limiter._dropped(self, pause_s)
+
+    def restarted(self) -> None:
+        """The endpoint changed how it serves: learn it again from 1 (``Vegas.restart``)."""
+        self.limiter._restarted(self)
+
+    def release(self) -> None:
+        """The request ended, teaching nothing about the endpoint's load."""
+        self.limiter._end(self, None)
