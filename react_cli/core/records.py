@@ -59,6 +59,10 @@ class ProtocolName(StrEnum):
 CHARS_PER_TOKEN = 4
 """The package's one rule of thumb for text without a tokenizer: about 4 characters a token."""
 
+MAX_OBSERVATION_CHARS = 2_000
+"""Where every tool's observation is cut by default (``max_observation_chars``): Wikipedia's
+first paragraphs and a Lookup's sentence fit whole, a tool's 10 MB never reach the prompt."""
+
 
 @dataclass
 class Usage:

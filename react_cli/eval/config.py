@@ -34,7 +34,16 @@ _RECORDED_SETTINGS = {
     "max_cost": "max_cost",
     "max_no_progress": "max_no_progress",
 }
-_OWN = ("concurrency", "wiki_concurrency", "max_concurrency", "methods")
+_OWN = (
+    "concurrency",
+    "wiki_concurrency",
+    "max_concurrency",
+    "methods",
+    "tools_from",
+    "wiki_tools",
+    "mcp",
+)
+MAX_TOOL_SOURCES = 256  # files or MCP servers an eval's summary may name
 AUTO = "auto"
 _REACT_ONLY = ("react",)
 
@@ -42,14 +51,19 @@ _REACT_ONLY = ("react",)
 @dataclass(frozen=True)
 class EvalConfig:
     """The run settings every question of the eval used, as ``wiring.run_config`` records them
-    in a trace (no secret), and how many model and Wikipedia requests ran at once: a number,
-    or ``"auto"`` (learnt from the endpoint, up to ``max_concurrency``)."""
+    in a trace (no secret), how many model and Wikipedia requests ran at once: a number,
+    or ``"auto"`` (learnt from the endpoint, up to ``max_concurrency``), and where its tools
+    beyond Wikipedia's came from: ``--tools-from`` files as given, whether Search and Lookup
+    were on, and MCP servers as shown (without credentials: ``--resume`` is told them again)."""
 
     run: dict[str, Any]
     concurrency: int | str | None  # None: not recorded
     wiki_concurrency: int | str | None
     methods: tuple[str, ...] = _REACT_ONLY  # in the order their results are shown
     max_concurrency: int | None = None  # auto's cap, where recorded
+    tools_from: tuple[str, ...] = ()
+    wiki_tools: bool = True
+    mcp: tuple[str, ...] = ()  # each server's ``McpServer.describe()``
 
     @property
     def model(self) -> str:
@@ -91,6 +105,10 @@ class EvalConfig:
             if self.run.get(key) is not None
         }
         flags["prompt"] = self.prompt_name
+        if self.tools_from:
+            flags["tools_from"] = self.tools_from
+        if not self.wiki_tools:
+            flags["wiki_tools"] = False
         return flags
 
     def to_json(self) -> dict[str, Any]:
@@ -103,6 +121,12 @@ class EvalConfig:
             data["max_concurrency"] = self.max_concurrency
         if self.methods != _REACT_ONLY:
             data["methods"] = list(self.methods)
+        if self.tools_from:
+            data["tools_from"] = list(self.tools_from)
+        if not self.wiki_tools:
+            data["wiki_tools"] = False
+        if self.mcp:
+            data["mcp"] = list(self.mcp)
         return data
 
     @classmethod
@@ -123,7 +147,29 @@ class EvalConfig:
             return None
         names = tuple(dict.fromkeys(methods))
         workers = (_level(data.get("concurrency")), _level(data.get("wiki_concurrency")))
-        return cls(run, *workers, names, _count(data.get("max_concurrency")))
+        tools_from, mcp = _texts(data.get("tools_from")), _texts(data.get("mcp"))
+        if tools_from is None or mcp is None:
+            return None
+        return cls(
+            run,
+            *workers,
+            names,
+            _count(data.get("max_concurrency")),
+            tools_from,
+            data.get("wiki_tools") is not False,
+            mcp,
+        )
+
+
+def _texts(value: object) -> tuple[str, ...] | None:
+    """A recorded list of names (absent: none; anything but a short list of text: None)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or len(value) > MAX_TOOL_SOURCES:
+        return None
+    if not all(isinstance(item, str) and 0 < len(item) <= 4096 for item in value):
+        return None
+    return tuple(value)
 
 
 def _level(value: object) -> int | str | None:

@@ -76,6 +76,9 @@ class EvalPlan:
             self.wiki_concurrency or AUTO,
             names,
             None if self.concurrency else self.max_concurrency,
+            self.settings.tools_from,
+            self.settings.wiki_tools,
+            tuple(server.describe() for server in self.settings.mcp),
         )
 
 

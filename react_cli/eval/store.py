@@ -155,13 +155,17 @@ class ResultsStore:
             self.rows[row.key] = row
 
     def _check_same_eval(self, previous: Summary) -> None:
-        """Resuming with another model, prompt or dataset format would mix two experiments."""
+        """Resuming with another model, prompt, dataset format or set of tools would mix two
+        experiments."""
         old, new = previous.config, self._config
         sent, sends = old.prompt_shas(), new.prompt_shas()
         checks = [
             ("model", old.model, new.model),
             *((f"{kind} prompt", sent[kind], sends[kind]) for kind in sent if kind in sends),
             ("dataset format", previous.dataset.format, self._dataset.format),
+            ("set of tool files", _listed(old.tools_from), _listed(new.tools_from)),
+            ("Search and Lookup setting", _on(old.wiki_tools), _on(new.wiki_tools)),
+            ("set of MCP servers", _listed(old.mcp), _listed(new.mcp)),
         ]
         for what, before, now in checks:
             if before is not None and before != now:
@@ -264,3 +268,12 @@ def _written(path: Path, write: Callable[[], T]) -> T:
         return write()
     except OSError as exc:
         raise StoreError(f"{path}: cannot write ({exc.strerror or exc})") from None
+
+
+def _listed(names: tuple[str, ...]) -> str:
+    """Tool files or MCP servers as an error names them (``none``)."""
+    return ", ".join(names) or "none"
+
+
+def _on(flag: bool) -> str:
+    return "on" if flag else "off"

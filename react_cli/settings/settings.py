@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from react_cli.core.records import MAX_OBSERVATION_CHARS
+
 if TYPE_CHECKING:
     from react_cli.core.records import Prices
     from react_cli.settings.mcp import McpServer
@@ -32,7 +34,7 @@ class Settings:
     wiki: str = "https://en.wikipedia.org"
     variant: str | None = None
     contact: str | None = None
-    max_observation_chars: int = 1500
+    max_observation_chars: int = MAX_OBSERVATION_CHARS  # every tool's observation is cut here
     max_history_tokens: int = 1000  # a follow-up's earlier turns: the newest within this
     max_parse_errors: int = 3
     max_repeats: int = 3

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from react_cli.core.errors import WikiError
+from react_cli.core.records import MAX_OBSERVATION_CHARS
 from react_cli.core.sources import PageSource, Sentence, SentenceIds
 from react_cli.core.trajectory import Step
 from react_cli.infra.deadline import Deadline
@@ -112,7 +113,9 @@ def cap(text: str, limit: int) -> str:
 class WikiSession:
     """The page state Search and Lookup share: the page of the last Search, and where Lookup is."""
 
-    def __init__(self, backend: WikiBackend, *, max_observation_chars: int = 1500) -> None:
+    def __init__(
+        self, backend: WikiBackend, *, max_observation_chars: int = MAX_OBSERVATION_CHARS
+    ) -> None:
         self._backend = backend
         self._limit = max_observation_chars
         self._page: Article | None = None
@@ -326,7 +329,7 @@ def loaded_page(steps: Sequence[Step]) -> str | None:
 
 
 def wikipedia_tools(
-    backend: WikiBackend, *, max_observation_chars: int = 1500
+    backend: WikiBackend, *, max_observation_chars: int = MAX_OBSERVATION_CHARS
 ) -> tuple[_Search, _Lookup]:
     """A run's Search and Lookup over ``backend`` (which many runs may share)."""
     session = WikiSession(backend, max_observation_chars=max_observation_chars)

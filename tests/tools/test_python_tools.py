@@ -13,12 +13,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from eval_fakes import PerQuestion
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, Reply, scripted
 from hostile import cli_fuzz
 from hypothesis import given
 from hypothesis import strategies as st
-from inproc import Runner, one_error_line, sourceless
+from inproc import Runner, one_error_line, servers_env, sourceless
 from tool_fakes import tool_call
 
 from react_cli.infra.untrusted import plain
@@ -148,6 +149,50 @@ def test_the_calculator_through_ask_the_trace_and_replay(
     )
     assert (live.code, live.stdout) == (0, "42\n"), live.stderr
     assert f"warning: {calculator} changed since the run" in live.stderr
+
+
+def test_a_resumed_eval_loads_the_tool_files_it_ran_with(
+    cli: Runner, wiki: FakeMediaWiki, calculator: Path, tmp_path: Path
+) -> None:
+    """``--resume DIR`` alone gives the later questions the tools the first ones had; a
+    resume that turns Search and Lookup off would mix two experiments."""
+    dataset = tmp_path / "two.jsonl"
+    rows = [{"question": f"What is {n} times seven?", "answer": str(7 * n)} for n in (6, 2)]
+    dataset.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    script = {
+        row["question"]: [
+            f" I multiply.\nAction 1: Calculate[{row['answer']} / 7 * 7]",
+            f" Done.\nAction 2: Finish[{row['answer']}]",
+        ]
+        for row in rows
+    }
+    out = tmp_path / "eval"
+    with FakeOpenAI(PerQuestion(script)) as llm:
+        first = cli(
+            [
+                "eval",
+                str(dataset),
+                "--out",
+                str(out),
+                "--limit",
+                "1",
+                "--tools-from",
+                str(calculator),
+            ],
+            **servers_env(llm, wiki),
+        )
+        assert first.code == 0, first.stderr
+        refused = cli(["eval", "--resume", str(out), "--no-wiki"], **servers_env(llm, wiki))
+        assert refused.code == 2
+        assert "another Search and Lookup setting (on ≠ off)" in one_error_line(refused.stderr)
+        resumed = cli(["eval", "--resume", str(out), "--limit", "2"], **servers_env(llm, wiki))
+    assert resumed.code == 0, resumed.stderr
+    done = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert [row["answer"] for row in done] == ["42", "14"] and all(row["em"] for row in done)
+    trace = json.loads((out / done[1]["trace"]).read_text(encoding="utf-8"))
+    assert trace["steps"][0]["observation"] == "14"  # the calculator answered, not Lookup
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["config"]["tools_from"] == [str(calculator)]
 
 
 def _wiki_env(wiki: FakeMediaWiki) -> dict[str, str]:

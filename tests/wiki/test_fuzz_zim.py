@@ -88,7 +88,7 @@ def test_any_page_is_an_observation(
     steps = summary["steps"]
     assert isinstance(steps, list) and summary["answer"] == "done"
     for step in steps[:2]:
-        assert "\n" not in step["observation"] and 0 < len(step["observation"]) <= 1500
+        assert "\n" not in step["observation"] and 0 < len(step["observation"]) <= 2000
 
 
 DAMAGED_PATH, DAMAGED_TITLE = "Azqx_path", "Azqxpage"

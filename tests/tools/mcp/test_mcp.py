@@ -124,7 +124,7 @@ def test_a_stdio_server_in_the_text_protocol_until_ctrl_c(
         "red done",  # escape sequences and control characters removed
     ]
     assert shown[4].startswith("lorem ipsum dolor") and shown[4].endswith(" …")
-    assert len(shown[4]) <= 1500 and "END" not in shown[4]  # 10 MB cut at max_observation_chars
+    assert len(shown[4]) <= 2000 and "END" not in shown[4]  # 10 MB cut at max_observation_chars
     assert shown[5] == (
         "OPENAI_API_KEY=<unset>; COPY_OF_KEY=<unset>; NOTES_HOME=/tmp/notes; EXTRA=1"
     )
@@ -205,6 +205,12 @@ def test_an_eval_shares_one_stdio_server(
     assert len(traces) == 2 and len(pids) == 1  # both questions called one server
     assert servers.started() == started + 1
     assert gone(int(pids.pop())) and no_bridge_left()
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["config"]["mcp"] == [servers.command]  # as shown: nothing secret in it
+    with FakeOpenAI(PerQuestion({q: list(script) for q in questions})) as llm:
+        resumed = cli(["eval", "--resume", str(out)], **servers_env(llm, wiki))
+    assert resumed.code == 2 and not llm.requests  # the server was not given again
+    assert "was run with another set of MCP servers" in one_error_line(resumed.stderr)
 
 
 def test_a_streamable_http_server_in_the_text_protocol(
