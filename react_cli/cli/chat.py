@@ -35,6 +35,7 @@ from react_cli.cli.options import (
 from react_cli.core.errors import InterruptError, LLMConfigError, ReactCliError, UsageError
 
 if TYPE_CHECKING:
+    from react_cli.cache.store import CacheStore
     from react_cli.cli.lines import Reader
     from react_cli.conversation.history import Conversation
     from react_cli.conversation.store import ConversationStore
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from react_cli.session import Session
     from react_cli.settings.settings import Settings
     from react_cli.telemetry.base import Spans
+    from react_cli.tools.toolbox import Toolbox
 
 EXIT_WORDS = frozenset({"exit", "quit"})
 COMMANDS = "/new starts a new conversation, /trace prints the last trace's path"
@@ -103,8 +105,17 @@ def chat(
     from react_cli.telemetry.setup import open_spans
 
     spans = open_spans(settings, print_warning)
+    from react_cli.core.method import Method
+    from react_cli.session import open_cache
+    from react_cli.tools.toolbox import Toolbox, open_toolbox
+
+    toolbox, cache = Toolbox(), None  # the chat's servers and cache: one for all its questions
     try:
-        talk = _open(settings, prompts, spans, debug, show=verbose or (interactive and not quiet))
+        cache = open_cache(settings, print_warning)
+        if Method(settings.method).uses_tools:  # Standard and CoT call none: no server to start
+            toolbox = open_toolbox(settings)
+        shown = verbose or (interactive and not quiet)
+        talk = _open(settings, prompts, spans, debug, show=shown, toolbox=toolbox, cache=cache)
         talk.conversation, talk.home, talk.as_json = conversation, home, as_json
         talk.store = None if no_trace else store
         if interactive:
@@ -116,6 +127,9 @@ def chat(
             code = _piped(talk)
     finally:
         spans.close()
+        toolbox.close()  # whatever ended the chat: its servers stop
+        if cache is not None:
+            cache.close()
     if code:
         raise typer.Exit(code)
 
@@ -126,10 +140,18 @@ def _on_a_terminal() -> bool:
 
 
 def _open(
-    settings: Settings, prompts: PromptSet, spans: Spans, debug: bool, *, show: bool
+    settings: Settings,
+    prompts: PromptSet,
+    spans: Spans,
+    debug: bool,
+    *,
+    show: bool,
+    toolbox: Toolbox,
+    cache: CacheStore | None,
 ) -> _Chat:
-    """The chat's session (one model and backend for all its questions) and its observer;
-    where its questions go is set after."""
+    """The chat's session (one model, backend and set of tools for all its questions, behind
+    the cache when ``--cache`` asks for it) and its observer; where its questions go is set
+    after."""
     from react_cli.cli.notices import show_contact_hint, stderr_debug_log, stderr_retry_notice
     from react_cli.core.method import Method
     from react_cli.display.render import Renderer
@@ -141,11 +163,11 @@ def _open(
     observer = Renderer(make_console(), live=True, prices=settings.prices()) if show else None
     notices = observer.retry_waiting if observer else stderr_retry_notice
     warn = observer.warning if observer else print_warning
-    model = build_model(settings, debug_log, notices, on_warning=warn)
-    backend = build_backend(settings, debug_log, notices)
-    session = open_session(settings, prompts, model=model, backend=backend)
+    model = build_model(settings, debug_log, notices, on_warning=warn, cache=cache)
+    backend = build_backend(settings, debug_log, notices, cache=cache)
+    session = open_session(settings, prompts, model=model, backend=backend, toolbox=toolbox)
     method = Method(settings.method)
-    if any(part.loop for part in method.parts):
+    if any(part.loop for part in method.parts) and toolbox.wiki:  # it calls Wikipedia
         show_contact_hint(settings)
     facts = {"method": str(method), "protocol": protocol_name(session.protocols, method)}
     return _Chat(settings, prompts, session, method, observer, spans, facts, warn)

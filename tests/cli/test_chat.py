@@ -310,3 +310,30 @@ def test_a_home_where_no_trace_can_go_is_said_before_the_first_question(
     assert line.startswith("Error: cannot write the trace to ") and line.endswith(
         "(give --no-trace, or another REACT_CLI_HOME)"
     )
+
+
+CALCULATOR = Path(__file__).resolve().parents[2] / "examples" / "tools" / "calculator.py"
+SIX_TIMES = "What is six times seven?"
+AND_HALF = "And half of that?"
+
+
+def test_a_chat_has_the_tools_and_the_cache_of_ask(
+    cli: Runner, wiki: FakeMediaWiki, tmp_path: Path
+) -> None:
+    """``chat --tools-from`` gives every question the file's tools; ``--cache`` answers a
+    second identical chat with no request."""
+    script: dict[str, list[str | Reply]] = {
+        SIX_TIMES: [" I multiply.\nAction 1: Calculate[6 * 7]", " It is 42.\nAction 2: Finish[42]"],
+        AND_HALF: [" Half of 42.\nAction 1: calculate[42 / 2]", " So 21.\nAction 2: Finish[21]"],
+    }
+    args = ("--tools-from", str(CALCULATOR), "--cache")
+    with FakeOpenAI(PerQuestion(script)) as server:
+        first = chat(cli, server, wiki, [SIX_TIMES, AND_HALF], *args)
+        paid = len(server.requests)
+        again = chat(cli, server, wiki, [SIX_TIMES, AND_HALF], *args)  # a new conversation
+    assert (first.code, first.stdout) == (0, "42\n21\n"), first.stderr
+    assert paid == 4
+    observed = [t["steps"][0]["observation"] for t in traces(cli.home)]
+    assert observed[:2] == ["42", "21"]  # the calculator answered, in both questions
+    assert (again.code, again.stdout) == (0, "42\n21\n"), again.stderr
+    assert not server.requests  # every call of the second chat came from the cache

@@ -213,6 +213,24 @@ def test_an_eval_shares_one_stdio_server(
     assert "was run with another set of MCP servers" in one_error_line(resumed.stderr)
 
 
+def test_a_chat_starts_its_server_once_for_every_question_and_stops_it(
+    cli: Runner, wiki: FakeMediaWiki, servers: Servers
+) -> None:
+    config(cli)
+    questions = ["Who is one?", "Who is two?"]
+    script = [" Ask it.\nAction 1: pid[me]", " Done.\nAction 2: Finish[x]"]
+    started = servers.started()
+    with FakeOpenAI(PerQuestion({q: list(script) for q in questions})) as llm:
+        stdin = "".join(f"{q}\n" for q in questions)
+        result = cli(["chat", "--mcp", servers.command], stdin, **servers_env(llm, wiki))
+    assert (result.code, result.stdout) == (0, "x\nx\n"), result.stderr
+    traces = [json.loads(p.read_text(encoding="utf-8")) for p in (cli.home / "traces").iterdir()]
+    pids = {trace["steps"][0]["observation"] for trace in traces}
+    assert len(traces) == 2 and len(pids) == 1  # both questions called one server
+    assert servers.started() == started + 1
+    assert gone(int(pids.pop())) and no_bridge_left()  # stopped when the chat ended
+
+
 def test_a_streamable_http_server_in_the_text_protocol(
     cli: Runner, wiki: FakeMediaWiki, servers: Servers
 ) -> None:
