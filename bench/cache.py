@@ -25,7 +25,7 @@ from eval_fakes import PerQuestion, finish
 from fake_mediawiki import FakeMediaWiki
 from slot_server import SlotServer
 
-KEPT = ("index", "answer", "em", "f1", "stop_reason", "steps")
+KEPT = ("index", "answer", "em", "f1", "evidence", "stop_reason", "steps")
 
 
 THOUGHT = " I need to search {0} to find out when it was started, then compare.\nAction 1: "

@@ -2,10 +2,12 @@
 identity (the MediaWiki host root without credentials or query string, its variant; or the
 ZIM archive's path, size and modification time) and the entity asked for.
 
-What the file holds is read as untrusted: an entry of the wrong shape or size is a miss (and
-is dropped). A result whose text the backend converted (a ZIM archive read in a Chinese
-variant) carries its converter, which no file can hold: it is never cached. Failures are never
-cached either (they raise).
+An entry keeps what the article's sources are made of (the wiki, the revision of the text,
+its URL, the page's own sentence list), so a hit cites the same revision and numbers the same
+sentences as the answer it replays. What the file holds is read as untrusted: an entry of the
+wrong shape or size is a miss (and is dropped). A result whose text the backend converted (a
+ZIM archive read in a Chinese variant) carries its converter, which no file can hold: it is
+never cached. Failures are never cached either (they raise).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 from react_cli.cache.keys import digest
 from react_cli.cache.store import CacheStore
+from react_cli.core.sources import Wiki
 from react_cli.infra.deadline import Deadline
 from react_cli.infra.untrusted import dump_json, loads
 from react_cli.wiki.base import MAX_ANSWER_BYTES, Article, SearchResult, WikiBackend
@@ -21,6 +24,8 @@ from react_cli.wiki.base import MAX_ANSWER_BYTES, Article, SearchResult, WikiBac
 KIND = "wiki"
 MAX_TITLE_CHARS = 1000
 MAX_SIMILAR = 500
+MAX_URL_CHARS = 8192
+MAX_SENTENCES = 100_000
 
 
 class CachedBackend:
@@ -47,8 +52,19 @@ class CachedBackend:
 
 def _entry(result: SearchResult) -> dict[str, Any]:
     article = result.article
+    stored: dict[str, Any] | None = None
+    if article is not None:
+        stored = {"title": article.title, "text": article.text}
+        if article.wiki is not None:
+            stored["wiki"] = article.wiki.to_json()
+        if article.revision is not None:
+            stored["revision"] = article.revision
+        if article.url is not None:
+            stored["url"] = article.url
+        if article.sentences is not None:
+            stored["sentences"] = list(article.sentences)
     return {
-        "article": None if article is None else {"title": article.title, "text": article.text},
+        "article": stored,
         "similar": list(result.similar),
         "disambiguation": result.disambiguation,
     }
@@ -79,5 +95,42 @@ def _result(raw: bytes) -> SearchResult | None:
             return None
         if len(title) > MAX_TITLE_CHARS or len(text) > MAX_ANSWER_BYTES:
             return None
-        article = Article(title, text)
+        article = _article(stored, title, text)
+        if article is None:
+            return None
     return SearchResult(article, similar, disambiguation, cached=True)
+
+
+def _article(stored: dict[str, Any], title: str, text: str) -> Article | None:
+    """The stored article with where its text came from, or None if any of that is wrong."""
+    wiki = None
+    if stored.get("wiki") is not None:
+        try:
+            wiki = Wiki.from_json(stored["wiki"])
+        except (TypeError, ValueError):
+            return None
+    revision = stored.get("revision")
+    if revision is not None and not _revision(revision):
+        return None
+    url = stored.get("url")
+    if url is not None and not (isinstance(url, str) and len(url) <= MAX_URL_CHARS):
+        return None
+    sentences = stored.get("sentences")
+    if sentences is not None:
+        if not isinstance(sentences, list) or len(sentences) > MAX_SENTENCES:
+            return None
+        if not all(isinstance(item, str) for item in sentences):
+            return None
+        if sum(map(len, sentences)) > MAX_ANSWER_BYTES:
+            return None
+    kept = tuple(sentences) if sentences is not None else None
+    return Article(title, text, wiki=wiki, revision=revision, url=url, sentences=kept)
+
+
+def _revision(value: object) -> bool:
+    """A revision id (a whole number) or a ZIM entry path (short text)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return value >= 0
+    return isinstance(value, str) and len(value) <= MAX_URL_CHARS

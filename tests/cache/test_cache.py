@@ -23,6 +23,7 @@ from react_cli.cache.keys import digest
 from react_cli.cache.model import CachedModel
 from react_cli.cache.store import CacheStore
 from react_cli.cache.wiki import CachedBackend
+from react_cli.core.sources import Wiki, WikiKind
 from react_cli.infra.deadline import NO_DEADLINE, Deadline
 from react_cli.llm.base import CallKind, Completion, ModelRequest, Sampled
 from react_cli.wiki.base import Article, SearchResult
@@ -66,6 +67,9 @@ def test_a_second_ask_makes_no_request_and_its_hits_cost_nothing(
         "completion_tokens": 0,
         "total_tokens": 0,
     }
+    sources = second["sources"]
+    assert sources == first["sources"] and isinstance(sources, list)  # the same revisions
+    assert sources[0]["revision"] is not None and "oldid=" in sources[0]["url"]
     steps = second["steps"]
     assert isinstance(steps, list) and all(s["details"]["cached"] is True for s in steps)
     saved = sum(s["details"]["cached_usage"]["total_tokens"] for s in steps)
@@ -200,6 +204,9 @@ def test_a_planted_fifo_or_link_is_never_opened(cli: Runner, wiki: FakeMediaWiki
     assert result.code == 0 and "a symbolic link" in result.stderr and not target.exists()
 
 
+NOTHING_ELSE = {"similar": [], "disambiguation": False}
+
+
 def tamper(path: Path, change: str, *values: object) -> None:
     with sqlite3.connect(path) as conn:
         conn.execute(change, values)
@@ -218,6 +225,20 @@ def tamper(path: Path, change: str, *values: object) -> None:
         ("wiki", '{"article": null, "similar": [1], "disambiguation": false}'),
         ("wiki", '{"article": null, "similar": [], "disambiguation": "no"}'),
         ("wiki", json.dumps({"article": None, "similar": ["x"] * 501, "disambiguation": False})),
+        *(
+            ("wiki", json.dumps({"article": {"title": "t", "text": "", **where}, **NOTHING_ELSE}))
+            for where in (
+                {"revision": True},
+                {"revision": -1},
+                {"revision": [1]},
+                {"url": 3},
+                {"wiki": "en.wikipedia.org"},
+                {"wiki": {"kind": 5}},
+                {"sentences": "one. two."},
+                {"sentences": [1, 2]},
+            )
+        ),
+        ("model", json.dumps({"completions": [{"text": "a", "message": []}], "requests": 1})),
     ],
 )
 def test_an_entry_that_is_not_one_is_a_miss_and_dropped(
@@ -245,6 +266,31 @@ def test_an_entry_that_is_not_one_is_a_miss_and_dropped(
         )
         assert backend.searched == ["Ed Wood"]
     assert store.get(key) != (value.encode() if isinstance(value, str) else value)
+
+
+def test_a_hit_keeps_where_the_text_came_from(tmp_path: Path) -> None:
+    """The wiki, revision, URL and the page's own sentence list come back with the text, so a
+    hit's sources cite the same revision and number the same sentences (HotpotQA's ids)."""
+    article = Article(
+        "Ed Wood",
+        "A film. Made in 1994.",
+        wiki=Wiki(WikiKind.ZIM, archive="hotpot.zim", uuid="0123", date="2026-11-30"),
+        revision="A/Ed_Wood",
+        url=None,
+        sentences=("A film.", " Made in 1994."),
+    )
+
+    class Rich(Pages):
+        def search(self, entity: str, *, deadline: Deadline) -> SearchResult:
+            self.searched.append(entity)
+            return SearchResult(article)
+
+    backend = Rich()
+    cached = CachedBackend(backend, {"backend": "test"}, CacheStore(tmp_path / "c", 1 << 20, print))
+    assert cached.search("Ed Wood", deadline=NO_DEADLINE).article == article
+    hit = cached.search("Ed Wood", deadline=NO_DEADLINE)
+    assert hit.cached and hit.article == article and backend.searched == ["Ed Wood"]
+    assert hit.article is not None and hit.article.sentences == article.sentences
 
 
 class Identified:
