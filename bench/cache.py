@@ -50,7 +50,7 @@ def run_eval(dataset: Path, folder: Path, env: dict[str, str]) -> float:
 
 def rows(folder: Path) -> list[dict[str, Any]]:
     lines = (folder / "results.jsonl").read_text(encoding="utf-8").splitlines()
-    return sorted(({k: json.loads(line)[k] for k in KEPT} for line in lines), key=str)
+    return sorted(({k: json.loads(line).get(k) for k in KEPT} for line in lines), key=str)
 
 
 def main_bench() -> None:
