@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import inspect
+import os
 import re
 import sys
 import threading
@@ -37,6 +38,7 @@ from react_cli.tools.origin import OriginKind, ToolOrigin
 from react_cli.tools.output import ToolFailure, answer
 
 ENTRY_POINTS = "react_cli.tools"
+_FOUND: dict[tuple[tuple[str, int | None], ...], tuple[importlib.metadata.EntryPoint, ...]] = {}
 MAX_FILE_BYTES = 16 << 20
 MAX_DESCRIPTION_CHARS = 1000
 TOOL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,63}")
@@ -199,7 +201,7 @@ def package_tools() -> list[Declared]:
     of ``@tool`` functions, or one); UsageError naming the entry point and its package for one
     that does not load."""
     found: list[Declared] = []
-    for entry in importlib.metadata.entry_points(group=ENTRY_POINTS):
+    for entry in _entry_points():
         dist = entry.dist
         package = dist.name if dist is not None else None
         version = dist.version if dist is not None else None
@@ -219,3 +221,24 @@ def package_tools() -> list[Declared]:
         )
         found += [declare(f, origin, where) for f in functions]
     return found
+
+
+def _entry_points() -> tuple[importlib.metadata.EntryPoint, ...]:
+    """The ``react_cli.tools`` entry points of the installed packages, looked up once for one
+    set of package folders: finding them reads every installed package's metadata (a few ms
+    for each command in a large environment, every in-process run of the tests), and a
+    package installed or removed since changes its folder, which is looked up again."""
+    key = tuple((entry, _modified(entry)) for entry in sys.path)
+    found = _FOUND.get(key)
+    if found is None:
+        found = tuple(importlib.metadata.entry_points(group=ENTRY_POINTS))
+        _FOUND.clear()
+        _FOUND[key] = found
+    return found
+
+
+def _modified(folder: str) -> int | None:
+    try:
+        return os.stat(folder or ".").st_mtime_ns
+    except OSError:
+        return None

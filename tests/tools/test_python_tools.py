@@ -356,6 +356,10 @@ def test_the_tools_of_an_installed_package(
         "version": "1.4",
         "entry_point": "calc",
     }
+    shutil.rmtree(info)  # upgraded to a version whose entry point names no module
+    info = site / "calc_pkg-1.5.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: calc-pkg\nVersion: 1.5\n")
     (info / "entry_points.txt").write_text("[react_cli.tools]\ncalc = calc_pkg.missing\n")
     broken = cli(["tools"])
     assert broken.code == 2
