@@ -12,7 +12,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -75,22 +75,28 @@ def questions_file(path: Path, count: int) -> Path:
     return path
 
 
-def run_cli(args: list[str], env: dict[str, str]) -> float:
-    """``react-cli ARGS`` in this process with ``env`` set (and then restored), its output
-    dropped; the wall time it took."""
-    from react_cli.cli import main
-
+@contextlib.contextmanager
+def environment(env: dict[str, str]) -> Iterator[None]:
+    """``env`` set in this process's environment for the block, then the old values back."""
     saved = {key: os.environ.get(key) for key in env}
     os.environ.update(env)
-    started = time.perf_counter()
     try:
-        quiet = contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO())
-        with quiet[0], quiet[1], contextlib.suppress(SystemExit):
-            main(args)
+        yield
     finally:
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+def run_cli(args: list[str], env: dict[str, str]) -> float:
+    """``react-cli ARGS`` in this process with ``env`` set (and then restored), its output
+    dropped; the wall time it took."""
+    from react_cli.cli import main
+
+    started = time.perf_counter()
+    quiet = contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO())
+    with environment(env), quiet[0], quiet[1], contextlib.suppress(SystemExit):
+        main(args)
     return time.perf_counter() - started

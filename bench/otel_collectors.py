@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import os
 import socket
 import statistics
 import tempfile
@@ -23,7 +22,7 @@ import time
 from contextlib import ExitStack, redirect_stderr, redirect_stdout
 from pathlib import Path
 
-import _common  # noqa: F401  (makes the test helpers importable)
+from _common import environment  # (and makes the test helpers importable)
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, scripted
 from inproc import GOOD_RUN, QUESTION
@@ -34,22 +33,13 @@ from react_cli.cli import main as react_cli
 
 def ask(env: dict[str, str]) -> tuple[float, str]:
     """One ``ask`` with ``env`` set; its wall time and stderr."""
-    saved = {key: os.environ.get(key) for key in env}
-    os.environ.update(env)
     out, err = io.StringIO(), io.StringIO()
     started = time.perf_counter()
-    try:
-        with redirect_stdout(out), redirect_stderr(err):
-            try:
-                react_cli(["ask", "--no-trace", QUESTION])
-            except SystemExit as exc:
-                assert exc.code in (0, None), err.getvalue()
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+    with environment(env), redirect_stdout(out), redirect_stderr(err):
+        try:
+            react_cli(["ask", "--no-trace", QUESTION])
+        except SystemExit as exc:
+            assert exc.code in (0, None), err.getvalue()
     assert out.getvalue() == "Arthur's Magazine\n", err.getvalue()
     return time.perf_counter() - started, err.getvalue()
 
