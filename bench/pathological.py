@@ -34,7 +34,7 @@ from react_cli.display import terminal  # noqa: E402
 from react_cli.infra import untrusted  # noqa: E402
 from react_cli.infra.redaction import Redactor  # noqa: E402
 from react_cli.infra.sizelimit import capped_lines  # noqa: E402
-from react_cli.llm.client import _MENTIONS_N  # noqa: E402
+from react_cli.llm.parameters import _MENTIONS_N  # noqa: E402
 from react_cli.loop.text import cutter, parser  # noqa: E402
 from react_cli.methods import scoring  # noqa: E402
 from react_cli.methods.answers import read_answer as answer_of  # noqa: E402

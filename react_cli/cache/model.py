@@ -43,7 +43,8 @@ MAX_COMPLETIONS = 1000
 class CacheableModel(LanguageModel, Protocol):
     """A model that can say what identifies a call (the HTTP client)."""
 
-    temperature: float
+    @property
+    def temperature(self) -> float: ...
 
     def request_identity(
         self, request: ModelRequest, *, temperature: float | None = None, n: int = 0

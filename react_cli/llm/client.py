@@ -1,10 +1,9 @@
 """The model client: one ReAct step from any OpenAI-compatible endpoint (chat or completions).
 
-It builds the request (a chat with tools, ``tool_choice`` and a grammar where the request
-carries them), stops sending ``stop``, ``stream_options``, a grammar or a forced
-``tool_choice`` once the endpoint rejects them (for the rest of the run; a refused grammar is
-said once, as a warning), stops streaming tool requests after an empty stream, says that an
-endpoint refusing ``tools`` wants ``--protocol text``, raises an ``LLMError`` (worded by
+It sends the bodies ``parameters.Parameters`` builds (which drops what the endpoint rejects:
+``stop``, ``stream_options``, a grammar, a forced ``tool_choice``; and says that an endpoint
+refusing ``tools`` wants ``--protocol text``), stops streaming tool requests after an empty
+stream, raises an ``LLMError`` (worded by
 ``failures``) for what it cannot fix, draws several completions at once for the sampling
 methods (``sampling``), and lists the models an endpoint serves. Whatever a fresh request may
 fix (a connection error, 429/5xx, an answer that breaks off, stalls or is cut after its 200)
@@ -23,7 +22,6 @@ again from 1.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -32,7 +30,6 @@ from urllib.parse import urlsplit, urlunsplit
 import requests
 
 from react_cli.core.errors import (
-    LLMConfigError,
     LLMConnectionError,
     LLMResponseError,
     UsageError,
@@ -55,16 +52,14 @@ from react_cli.infra.retry import Retryable, RetryPolicy, retry_after_s
 from react_cli.infra.sizelimit import TooLarge, read_capped
 from react_cli.infra.untrusted import loads
 from react_cli.llm.base import (
-    AUTO,
-    ChoiceMode,
     Completion,
     ModelRequest,
     Sampled,
     TextSink,
-    ToolChoice,
 )
 from react_cli.llm.failures import Failures, always, reissued
-from react_cli.llm.sampling import Choices, EndpointFacts, NRefused, sample
+from react_cli.llm.parameters import GRAMMAR, STREAMED_TOOLS, Parameters
+from react_cli.llm.sampling import Choices, EndpointFacts, sample
 from react_cli.llm.stream import (
     Answer,
     AnswerReader,
@@ -82,14 +77,6 @@ LENGTH_SLACK = 4  # an answer is cut at 4x its estimated length: no honest answe
 DEFAULT_MAX_CHARS = 100_000  # when no max_tokens is set (long <think> blocks fit)
 BODY_OVERHEAD_BYTES = 64_000  # JSON around the text of a non-streamed answer
 MAX_MODELS_BYTES = 32 << 20  # aggregators list thousands of models, with descriptions (~2 MB)
-_MENTIONS_STOP = re.compile(r"\bstop(?:_sequences?)?\b", re.IGNORECASE)
-_MENTIONS_N = re.compile(r"\bn\b|\bchoices?\b", re.IGNORECASE)  # llama.cpp: "one ... choice"
-_MENTIONS_TOOLS = re.compile(r"\btools\b|\btool[_ ]choice\b", re.IGNORECASE)
-_MENTIONS_TOOL_CHOICE = re.compile(r"\btool[_ ]choice\b|\brequired\b", re.IGNORECASE)
-_MENTIONS_GRAMMAR = re.compile(r"\bgrammar\b|\bstructured_outputs\b", re.IGNORECASE)
-TOOLS_HINT = "use --protocol text"
-GRAMMAR = "grammar"
-STREAMED_TOOLS = "streamed tool requests"
 OVERLOADED = frozenset({429, 502, 503, 504})
 """Statuses that say the endpoint is busy: its limiter halves."""
 PROMPT_UNITS = 32
@@ -131,17 +118,12 @@ class OpenAIClient:
             raise UsageError(f"unknown API {quoted(api)}: use one of {', '.join(Api)}") from None
         self.base_url = base_url.rstrip("/")
         self.model = model
-        self.temperature = temperature
-        self.max_tokens = max_tokens
-        self.stream = stream
         self.timeout_s = timeout_s
         self.max_chars = (
             max_tokens * CHARS_PER_TOKEN * LENGTH_SLACK if max_tokens else DEFAULT_MAX_CHARS
         )
         self.url = _endpoint_url(self.base_url, self.api)
         self.shown_url = redact_url(self.url)  # for messages and logs: no credentials, no query
-        self.stop_supported = True
-        self.stream_options_supported = True
         self._api_key = api_key or None
         self._auth = credentials(self.url, self._api_key)
         redact = Redactor([self._api_key, *url_secrets(self.url)])
@@ -153,7 +135,21 @@ class OpenAIClient:
         self._on_retry = on_retry
         self.sample_concurrency = sample_concurrency
         self.facts = facts or EndpointFacts()
-        self._warn = on_warning or self._log
+        self.parameters = Parameters(
+            self.api,
+            model,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            stream=stream,
+            facts=self.facts,
+            log=self._log,
+            warn=on_warning or self._log,
+        )
+
+    @property
+    def temperature(self) -> float:
+        """The run's temperature (the cache keeps only calls at 0)."""
+        return self.parameters.temperature
 
     def close(self) -> None:
         self._session.close()
@@ -170,7 +166,7 @@ class OpenAIClient:
                 sink.new_attempt()
             return self._read(response, dog, permit, request, lambda r: r.read(response), sink)
 
-        answer, retries = self._exchange(lambda: self._body(request), read, deadline)
+        answer, retries = self._exchange(lambda: self.parameters.body(request), read, deadline)
         elapsed = time.monotonic() - started
         calls = answer.tool_calls
         message = assistant_message(answer.text, calls) if request.tools else None
@@ -187,7 +183,7 @@ class OpenAIClient:
             started = time.monotonic()
 
             def body() -> dict[str, Any]:
-                return self._body(request, temperature=temperature, n=count)
+                return self.parameters.body(request, temperature=temperature, n=count)
 
             def read(response: requests.Response, dog: Watchdog, permit: Permit) -> ChoicesRead:
                 return self._read(
@@ -299,63 +295,13 @@ class OpenAIClient:
             raise LLMResponseError(f"{shown} answered HTTP 200 without a list of models")
         return [self._redact.json(model) for model in models if isinstance(model, dict)]
 
-    def _body(
-        self, request: ModelRequest, *, temperature: float | None = None, n: int = 0
-    ) -> dict[str, Any]:
-        """A request for one streamed (as configured) completion, or with ``n`` for a
-        sampling request: ``n`` completions (more than one: ``n`` is sent) in one JSON body."""
-        sampling = n > 0
-        temperature = self.temperature if temperature is None else temperature
-        body: dict[str, Any] = {"model": self.model, "temperature": temperature}
-        if request.messages or request.tools:
-            if self.api is not Api.CHAT:
-                raise UsageError("tools and chat messages need the chat API (--api chat)")
-            body["messages"] = list(request.messages)
-        elif self.api is Api.CHAT:
-            body["messages"] = [{"role": "user", "content": request.prompt}]
-        else:
-            body["prompt"] = request.prompt
-        if request.tools:
-            body["tools"] = list(request.tools)
-            body["tool_choice"] = self._tool_choice(request.tool_choice).wire()
-        if self.max_tokens is not None:
-            body["max_tokens"] = self.max_tokens
-        if request.stop and self.stop_supported:
-            body["stop"] = list(request.stop)
-        if request.grammar is not None and GRAMMAR not in self.facts.refused:
-            # llama.cpp's field, and vLLM's (>= 0.12); each server ignores the other's
-            body["grammar"] = request.grammar
-            body["structured_outputs"] = {"grammar": request.grammar}
-        if n > 1:
-            body["n"] = n
-        stream = self.streaming and not sampling
-        if request.tools and STREAMED_TOOLS in self.facts.refused:
-            stream = False
-        body["stream"] = stream
-        if stream and self.stream_options_supported:
-            body["stream_options"] = {"include_usage": True}
-        return body
-
-    def _tool_choice(self, choice: ToolChoice) -> ToolChoice:
-        """The choice to send: a forced one the endpoint refused is asked as ``auto``."""
-        return AUTO if choice.forced and choice.mode in self.facts.refused else choice
-
-    @property
-    def streaming(self) -> bool:
-        """Whether answers are streamed: as configured, until the endpoint cuts a stream."""
-        return self.stream and not self.facts.cuts_streams
-
     def request_identity(
         self, request: ModelRequest, *, temperature: float | None = None, n: int = 0
     ) -> dict[str, Any]:
         """What identifies a call (the cache's key): the endpoint without credentials or query
-        string, the API, and the whole body as first sent: its stop sequences whether or not
-        the endpoint took them, never how it is carried (streamed or not), never a secret."""
-        body = self._body(request, temperature=temperature, n=n)
-        body.pop("stream", None)
-        body.pop("stream_options", None)
-        if request.stop:
-            body["stop"] = list(request.stop)
+        string, the API, and the whole body as first sent, never how it is carried (streamed
+        or not), never a secret."""
+        body = self.parameters.identity(request, temperature=temperature, n=n)
         return {"endpoint": self.shown_url, "api": str(self.api), "body": body}
 
     def _send(
@@ -447,47 +393,10 @@ class OpenAIClient:
 
     def _drop_rejected(self, response: requests.Response, body: dict[str, Any]) -> None:
         """Stop sending a parameter the endpoint rejected, or raise what the status means."""
-        status = response.status_code
         message = self._say.error_message(response)
-        if status == 400 and "n" in body and _MENTIONS_N.search(message):
-            self._log("endpoint rejected n; sampling with single requests")
-            raise NRefused(message)
-        if status == 400 and "stream_options" in body and "stream_options" in message:
-            self.stream_options_supported = False
-            self._log("endpoint rejected stream_options; retrying without it")
-            return
-        if status == 400 and "stop" in body and _MENTIONS_STOP.search(message):
-            self.stop_supported = False
-            self._log("endpoint rejected stop; retrying without it (cutting client-side)")
-            return
-        if status in (400, 422) and GRAMMAR in body and _MENTIONS_GRAMMAR.search(message):
-            if self.facts.refuse(GRAMMAR):
-                self._warn(
-                    f"the endpoint does not take a grammar ({message or f'HTTP {status}'}): "
-                    "the rest of the run is not constrained (--constrain needs llama.cpp's "
-                    "server, llama-cpp-python's, or vLLM)"
-                )
-            return
-        forced = _forced_mode(body)
-        if forced is not None and self._refuses_forced(status, message):
-            self.facts.refuse(str(forced))
-            self._log(f"endpoint refused tool_choice {forced!r}; asking with 'auto'")
-            return
         where = f"{self.shown_url} (model {quoted(self.model)})"
-        if status in (400, 422) and "tools" in body and _MENTIONS_TOOLS.search(message):
-            said = f": {message}" if message else ""
-            raise LLMConfigError(
-                f"{where} does not accept tools (HTTP {status}{said}); {TOOLS_HINT}"
-            )
-        raise self._say.refusal(response, message, where, MODEL_HINT)
-
-    @staticmethod
-    def _refuses_forced(status: int, message: str) -> bool:
-        """Whether an error answer to a forced ``tool_choice`` refuses it: a 400 naming it, or
-        a 500 (llama-cpp-python fails on ``required`` with an empty message)."""
-        return (status in (400, 422) and bool(_MENTIONS_TOOL_CHOICE.search(message))) or (
-            status == 500
-        )
+        if not self.parameters.drop_rejected(response.status_code, message, body, where):
+            raise self._say.refusal(response, message, where, MODEL_HINT)
 
     def _body_limit(self) -> int:
         """The most bytes an answer (or one stream event) may take: its text at 4 bytes a
@@ -502,14 +411,6 @@ class _Resend(Exception):
 _HUNG_UP = frozenset(
     {"the server closed the connection without answering", "the connection was reset"}
 )
-
-
-def _forced_mode(body: dict[str, Any]) -> ChoiceMode | None:
-    """The forced ``tool_choice`` mode a request body asks for (``required``, ``function``)."""
-    choice = body.get("tool_choice")
-    if choice == ChoiceMode.REQUIRED:
-        return ChoiceMode.REQUIRED
-    return ChoiceMode.FUNCTION if isinstance(choice, dict) else None
 
 
 def _timed(permit: Permit, reader: AnswerReader, choices: int) -> None:

@@ -148,7 +148,7 @@ def test_stop_rejected_is_dropped_for_the_run(make_client: MakeClient, stream: b
         result = client.complete(REQUEST, deadline=NO_DEADLINE)
         assert result.text == STEP
         assert result.retries == 1
-        assert client.stop_supported is False
+        assert client.parameters.stop_supported is False
         assert client.complete(REQUEST, deadline=NO_DEADLINE).text == STEP
     bodies = [r.json or {} for r in fake.requests]
     assert [("stop" in body) for body in bodies] == [True, False, False]
@@ -159,7 +159,7 @@ def test_stream_options_rejected_is_dropped_for_the_run(make_client: MakeClient)
     with FakeOpenAI([rejected, Reply(text=STEP)]) as fake:
         client = make_client(fake)
         assert client.complete(REQUEST, deadline=NO_DEADLINE).text == STEP
-        assert client.stream_options_supported is False
+        assert client.parameters.stream_options_supported is False
         client.complete(REQUEST, deadline=NO_DEADLINE)
     bodies = [r.json or {} for r in fake.requests]
     assert [("stream_options" in body) for body in bodies] == [True, False, False]
