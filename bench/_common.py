@@ -29,19 +29,14 @@ def run_eval(request: EvalRequest) -> None:
     """``react-cli eval`` as its command runs it, in this process: one client per worker,
     sharing what they learn of the endpoint."""
     from react_cli.eval.plan import plan_eval
-    from react_cli.eval.runner import evaluate
-    from react_cli.eval.store import claim_folder
-    from react_cli.llm.sampling import EndpointFacts
-    from react_cli.session import build_backend, build_model
+    from react_cli.eval.runner import claimed, evaluate, shared_limits
+    from react_cli.session import open_session
 
     plan = plan_eval(request)
-    facts = EndpointFacts()
-    evaluate(
-        plan,
-        claim_folder(plan.folder, resuming=False),
-        model_factory=lambda: build_model(plan.settings, facts=facts),
-        backend=build_backend(plan.settings),
-    )
+    shared, used = shared_limits(plan)
+    session = open_session(plan.settings, plan.prompts, methods=plan.methods, shared=shared)
+    with claimed(plan) as folder, session as opened:
+        evaluate(plan, folder, opened, concurrency=used)
 
 
 def add_in_process(parser: argparse.ArgumentParser) -> None:

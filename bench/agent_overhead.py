@@ -22,9 +22,12 @@ from scripted import ScriptedModel
 
 from react_cli.core.method import Method
 from react_cli.infra.deadline import Deadline
+from react_cli.loop.limits import hybrid_steps, run_limits
 from react_cli.loop.prompts import prompt_set
-from react_cli.session import open_session
+from react_cli.session import Session
 from react_cli.settings.settings import Settings
+from react_cli.tools.base import ToolSet
+from react_cli.tools.wikipedia import Wikipedia
 from react_cli.traces.recorder import trace_of
 from react_cli.traces.trace import now_utc
 from react_cli.wiki.base import Article, SearchResult
@@ -65,7 +68,15 @@ def main() -> None:
         for i in range(args.runs):
             model = ScriptedModel(script(args.steps))
             started = time.perf_counter()
-            session = open_session(settings, prompts, model=model, backend=backend)
+            session = Session(
+                prompts,
+                model,
+                tools=lambda: ToolSet(Wikipedia(backend).tools()),
+                limits=run_limits(settings),
+                hybrid_steps=hybrid_steps(settings, prompts.task),
+                sampler=model,
+                settings=settings,
+            )
             question = "Which magazine was started first, Arthur's Magazine or First for Women?"
             outcome, result = session.answer(question, Method.REACT)
             trace_of(session, outcome, result, created=now_utc()).write(Path(tmp) / f"{i}.json")
@@ -77,7 +88,7 @@ def main() -> None:
     overhead_ms = (total_wall - model_s - tool_s) / steps * 1000
     print(f"runs: {args.runs}  steps: {steps}")
     print(f"wall per step: {total_wall / steps * 1000:.3f} ms")
-    print(f"tool time per step (WikiSession over memory): {tool_s / steps * 1000:.3f} ms")
+    print(f"tool time per step (Wikipedia over memory): {tool_s / steps * 1000:.3f} ms")
     print(f"agent overhead per step: {overhead_ms:.3f} ms (goal < 2 ms)")
 
 

@@ -2,7 +2,8 @@
 
 Every question takes two model calls (Search, then Finish) and one Wikipedia search against a
 local fake MediaWiki, all over real HTTP on loopback. The fake servers run in a child process,
-so their own CPU time is not charged to react-cli. The figure is wall time / ideal, where
+so their own CPU time is not charged to react-cli (``--in-process``: on a thread, for a smoke
+test). The figure is wall time / ideal, where
 ideal = calls x latency / concurrency: how close ``eval`` gets to keeping C calls in flight.
 
     python bench/eval_throughput.py [--questions 200] [--latency 0.2] [--concurrency 10]
@@ -18,7 +19,7 @@ import time
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-import _common  # noqa: F401  (makes the test helpers importable)
+from _common import add_in_process, start_servers
 from eval_fakes import PerQuestion, finish, search
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI
@@ -26,10 +27,9 @@ from fake_openai import FakeOpenAI
 from react_cli.core.method import Method
 from react_cli.eval.datasets import Selection, load_dataset
 from react_cli.eval.plan import EvalPlan
-from react_cli.eval.runner import evaluate
-from react_cli.eval.store import claim_folder
+from react_cli.eval.runner import claimed, evaluate, shared_limits
 from react_cli.loop.prompts import prompt_set
-from react_cli.session import build_backend, build_model
+from react_cli.session import open_session
 from react_cli.settings.settings import Settings
 
 CALLS_PER_QUESTION = 2
@@ -52,12 +52,10 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.2, help="seconds per model call")
     parser.add_argument("--concurrency", type=int, default=10)
     parser.add_argument("--wiki-concurrency", type=int, default=2)
+    add_in_process(parser)
     args = parser.parse_args()
     parent, child = multiprocessing.Pipe()
-    servers = multiprocessing.get_context("spawn").Process(
-        target=serve, args=(child, args.latency), daemon=True
-    )
-    servers.start()
+    servers = start_servers(serve, args.in_process, child, args.latency)
     llm_url, wiki_url = parent.recv()
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "questions.jsonl"
@@ -79,16 +77,12 @@ def main() -> None:
             concurrency=args.concurrency,
             wiki_concurrency=args.wiki_concurrency,
         )
-        backend = build_backend(settings)  # imports requests: start-up, not throughput
-        build_model(settings)
-        started = time.perf_counter()
-        result = evaluate(
-            plan,
-            claim_folder(plan.folder, resuming=False),
-            model_factory=lambda: build_model(settings),
-            backend=backend,
-        )
-        wall = time.perf_counter() - started
+        shared, used = shared_limits(plan)
+        session = open_session(settings, plan.prompts, shared=shared)
+        with claimed(plan) as folder, session as opened:  # imports requests: not throughput
+            started = time.perf_counter()
+            result = evaluate(plan, folder, opened, concurrency=used)
+            wall = time.perf_counter() - started
     parent.send("stop")
     calls = parent.recv()
     servers.join()

@@ -76,13 +76,13 @@ async def timed_call(open_streams: Opener, size: int) -> float:
 
 def starts(count: int) -> tuple[list[float], list[float]]:
     from react_cli.settings.resolve import resolve
-    from react_cli.tools.toolbox import open_toolbox
+    from react_cli.tools.users import open_user_tools
 
     server = f"{sys.executable} {TESTS / 'support' / 'mcp_server.py'}"
     opened, closed = [], []
     for _ in range(count):
         began = time.perf_counter()
-        toolbox = open_toolbox(resolve({"mcp": [server]}, {}))
+        toolbox = open_user_tools(resolve({"mcp": [server]}, {}))
         opened.append(time.perf_counter() - began)
         began = time.perf_counter()
         toolbox.close()

@@ -35,11 +35,13 @@ from react_cli.infra import untrusted  # noqa: E402
 from react_cli.infra.redaction import Redactor  # noqa: E402
 from react_cli.infra.sizelimit import capped_lines  # noqa: E402
 from react_cli.llm.parameters import _MENTIONS_N  # noqa: E402
-from react_cli.loop.text import cutter, parser  # noqa: E402
+from react_cli.loop.text import cutter, parser, shown  # noqa: E402
 from react_cli.methods import scoring  # noqa: E402
 from react_cli.methods.answers import read_answer as answer_of  # noqa: E402
 from react_cli.methods.vote import vote  # noqa: E402
 from react_cli.tools import wikipedia  # noqa: E402
+from react_cli.tools.consent import matches  # noqa: E402
+from react_cli.tools.paper import PAPER_TOOLS  # noqa: E402
 from react_cli.wiki import html, html_body, sentences, titles, zim, zimbuild  # noqa: E402
 from react_cli.wiki.query_answer import read_answer  # noqa: E402
 
@@ -67,6 +69,11 @@ def chunks(text: str, width: int) -> list[str]:
 def feed_all(pieces: list[str]) -> str:
     stream = cutter.ObservationCutter()
     return "".join(stream.feed(piece) for piece in pieces) + stream.flush()
+
+
+def thought_shown(pieces: list[str]) -> str:
+    stream = shown.ThoughtShown(PAPER_TOOLS)
+    return "".join(stream.feed(piece) for piece in pieces) + stream.end()
 
 
 def sse_lines(pieces: list[str]) -> int:
@@ -108,6 +115,11 @@ def many_pages(size: int) -> dict[str, object]:
     return {"pages": [{"title": f"T{i}", "extract": "x" * 200} for i in range(size // 220)]}
 
 
+def near_miss_rule(name: str) -> bool:
+    """A rule whose parts nearly match everywhere (a tool's name is short: this is the bound)."""
+    return matches("*a?" + "a" * 60 + "b*a*", name)
+
+
 CASES = [
     # The model's text (cutter.py, parser.py)
     Case("cut_at_observation: marks", lambda n: repeat("* _ # > ", n), cutter.cut_at_observation),
@@ -115,6 +127,9 @@ CASES = [
     Case("strip_think: unclosed tags", lambda n: repeat("<think>", n), cutter.strip_think),
     Case("parse_step: emphasis lines, labels", lambda n: lines_then_labels(n), parser.parse_step),
     Case("parse_step: '[' runs", lambda n: "Finish" + repeat("[", n), parser.parse_step),
+    Case("thought shown: 'Act' words", lambda n: chunks(repeat(" Act", n), 16), thought_shown),
+    Case("thought shown: lines, labels", lambda n: chunks(lines_then_labels(n), 16), thought_shown),
+    Case("thought shown: one endless word", lambda n: chunks("S" * n, 16), thought_shown),
     # The methods' answers and votes (methods/), the refusal of n (llm/client.py)
     Case("CoT answer: a line of marks", lambda n: repeat("*_> -", n), cot_answer),
     Case("CoT answer: near-labels", lambda n: repeat("> **Answe\n", n), cot_answer),
@@ -135,8 +150,9 @@ CASES = [
     Case("disambiguation: open class", lambda n: 'class="' + repeat("disambig ", n), disamb),
     Case("zimbuild heading: '=' line", lambda n: repeat("=", n) + "x", zimbuild._heading),
     Case("MediaWiki answer: many pages", many_pages, read_answer),
-    # Elsewhere (terminal.py, scoring.py)
+    # Elsewhere (terminal.py, scoring.py, consent.py)
     Case("plain: open OSC, unfinished CSI", lambda n: open_escapes(n), terminal.plain),
+    Case("consent rule: near-misses", lambda n: repeat("a", n), near_miss_rule),
     Case("normalize_answer: articles", lambda n: repeat("a an the ", n), scoring.normalize_answer),
 ]
 

@@ -7,7 +7,7 @@ not find", each with the titles Wikipedia's search offered (see bench/README.md)
 The stand-in host (tests/support/fake_mediawiki.py on 127.0.0.1) has a page for every offered title
 and answers ``list=search`` with the recorded lists. Each Search is replayed twice: through
 the backend alone with the entity as written (what react-cli did before cleaning and
-folding) and through ``WikiSession`` (cleaning, then folding on a miss).
+folding) and through ``Wikipedia`` (cleaning, then folding on a miss).
 
 Usage: python bench/search_folding.py
 """
@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 from react_cli.infra.deadline import NO_DEADLINE  # noqa: E402
 from react_cli.infra.http import make_session, user_agent  # noqa: E402
 from react_cli.infra.retry import RetryPolicy  # noqa: E402
-from react_cli.tools.wikipedia import WikiSession  # noqa: E402
+from react_cli.tools.wikipedia import Wikipedia  # noqa: E402
 from react_cli.wiki.mediawiki import MediaWikiBackend  # noqa: E402
 from react_cli.wiki.titles import clean_entity, fold, folded_match  # noqa: E402
 from tests.support.fake_mediawiki import FakeMediaWiki  # noqa: E402
@@ -81,7 +81,7 @@ def replay(rows: list[dict[str, object]]) -> Tally:
             before = backend.search(argument, deadline=NO_DEADLINE).article is not None
             tally.requests_before += len(host.requests)
             host.requests.clear()
-            details = WikiSession(backend).search(argument, deadline=NO_DEADLINE).details
+            details = Wikipedia(backend).search(argument, deadline=NO_DEADLINE).details
             tally.requests_after += len(host.requests)
             title = details.get("resolved_title")
             if title is not None and fold(str(title)) != fold(argument):

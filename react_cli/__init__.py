@@ -14,8 +14,9 @@ from typing import Any, TypeVar, overload
 __version__ = "0.1.0"
 
 TOOL_MARK = "__react_cli_tool__"
-"""The attribute ``@tool`` sets on a function: ``{"name": ..., "description": ...}``, each None
-unless given (then the function's name and docstring say them)."""
+"""The attribute ``@tool`` sets on a function: ``{"name": ..., "description": ...,
+"needs_consent": ...}``, name and description None unless given (then the function's name and
+docstring say them)."""
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -25,17 +26,26 @@ def tool(function: F, /) -> F: ...
 
 
 @overload
-def tool(*, name: str | None = None, description: str | None = None) -> Callable[[F], F]: ...
+def tool(
+    *, name: str | None = None, description: str | None = None, needs_consent: bool = False
+) -> Callable[[F], F]: ...
 
 
 def tool(
-    function: F | None = None, /, *, name: str | None = None, description: str | None = None
+    function: F | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    needs_consent: bool = False,
 ) -> F | Callable[[F], F]:
     """Make ``function`` a tool the model may call: its name (``Calculate[...]``, any case),
     its docstring (what the model is told it does) and its ``str`` arguments (their JSON
     Schema, for native tool calls) declare it; it returns text. ``@tool(name=...,
-    description=...)`` says either differently. The function itself is returned unchanged,
-    so it can still be called (and tested) as it is::
+    description=...)`` says either differently; ``@tool(needs_consent=True)`` marks a tool
+    with side effects (it writes, deletes, sends): each call then runs only when the user
+    allows it (asked on a terminal, ``--allow-tool``; refused otherwise). The function
+    itself is returned unchanged, so it can still be called (and tested) as it is::
 
         from react_cli import tool
 
@@ -43,11 +53,14 @@ def tool(
         def calculate(expression: str) -> str:
             \"\"\"Evaluate an arithmetic expression, e.g. 2 * (3 + 4).\"\"\"
     """
+    if not isinstance(needs_consent, bool):
+        raise TypeError(f"@tool(needs_consent=...) is True or False, not {needs_consent!r:.60}")
 
     def mark(target: F) -> F:
         if not callable(target):
             raise TypeError(f"@tool makes a tool of a function, not of {type(target).__name__}")
-        setattr(target, TOOL_MARK, {"name": name, "description": description})
+        marks = {"name": name, "description": description, "needs_consent": needs_consent}
+        setattr(target, TOOL_MARK, marks)
         return target
 
     return mark if function is None else mark(function)

@@ -1,16 +1,22 @@
 """Print react-cli's import graph: each module and the package modules it imports.
 
-Read from the source with ``ast``, so every import counts, those inside functions too (the
-CLI imports most modules lazily); imports under ``if TYPE_CHECKING:`` never run and are listed
-apart. ``tests/test_architecture.py`` checks the same graph for cycles and upward imports.
+Read from the source with ``ast``, so every import counts: those a module runs when it is
+loaded, those inside its functions (run when they are called: the CLI imports most modules
+lazily), and those under ``if TYPE_CHECKING:`` (never run), each kind apart. ``loads`` follows
+them as Python would: loading a module runs its packages' ``__init__`` first, then its own
+imports. ``tests/test_architecture.py`` checks the graph for cycles and upward imports, and
+what each view loads.
 
     python scripts/import_graph.py [--dot]
+    python scripts/import_graph.py --loads react_cli.share.view   # what it loads, and through what
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,10 +26,22 @@ PACKAGE = "react_cli"
 
 @dataclass
 class Imports:
-    """What one module imports: at run time, and for type checking only."""
+    """What one module imports: when it is loaded (``loaded``: its module-level statements, a
+    class body's too), when one of its functions runs (``deferred``), and for type checking
+    only (``typing``); a module named by more than one kind counts as the earliest."""
 
-    runtime: set[str] = field(default_factory=set)
+    loaded: set[str] = field(default_factory=set)
+    deferred: set[str] = field(default_factory=set)
     typing: set[str] = field(default_factory=set)
+
+    @property
+    def runtime(self) -> set[str]:
+        """Every module it may import while running: loaded or deferred."""
+        return self.loaded | self.deferred
+
+    @property
+    def every(self) -> set[str]:
+        return self.loaded | self.deferred | self.typing
 
 
 def module_names(root: Path = ROOT) -> dict[str, Path]:
@@ -45,14 +63,48 @@ def import_graph(root: Path = ROOT) -> dict[str, Imports]:
         imports = Imports()
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         typing_only = _typing_only_nodes(tree)
+        in_functions = _function_nodes(tree)
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         for node in ast.walk(tree):
             targets = _targets(node, package, modules)
-            (imports.typing if id(node) in typing_only else imports.runtime).update(targets)
-        imports.runtime.discard(name)
+            if id(node) in typing_only:
+                imports.typing.update(targets)
+            else:
+                (imports.deferred if id(node) in in_functions else imports.loaded).update(targets)
+        imports.loaded.discard(name)
+        imports.deferred -= imports.loaded | {name}
         imports.typing -= imports.runtime | {name}
         graph[name] = imports
     return graph
+
+
+def packages(module: str) -> list[str]:
+    """The packages Python loads before ``module``, outermost first (``a.b.c``: ``a``, ``a.b``)."""
+    parts = module.split(".")
+    return [".".join(parts[:end]) for end in range(1, len(parts))]
+
+
+def loads(
+    graph: dict[str, Imports], module: str, deferred: Callable[[str], bool] = lambda _: False
+) -> dict[str, list[str]]:
+    """Every package module that loading ``module`` loads, each with a shortest chain of
+    imports that brings it in (``module`` first). A module's own imports count when it is
+    loaded, and those under ``TYPE_CHECKING`` with them (the graph's rules count every import);
+    the imports inside its functions count too for the modules ``deferred`` says are called."""
+    chains = {module: [module]}
+    queue = deque([module])
+    while queue:
+        current = queue.popleft()
+        imports = graph[current]
+        found = imports.loaded | imports.typing | set(packages(current))
+        if deferred(current):
+            found |= imports.deferred
+        for target in sorted(found):
+            if target not in chains:
+                chains[target] = [*chains[current], target]
+                queue.append(target)
+    del chains[module]
+    return chains
 
 
 def _targets(node: ast.AST, package: str, modules: dict[str, Path]) -> set[str]:
@@ -85,6 +137,18 @@ def _module_of(dotted: str, modules: dict[str, Path]) -> str | None:
     return None
 
 
+def _function_nodes(tree: ast.AST) -> set[int]:
+    """The ids of every node inside a function's body, run only when it is called (default
+    values and decorators run when the module is loaded)."""
+    nodes: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            body = [node.body] if isinstance(node, ast.Lambda) else node.body
+            for statement in body:
+                nodes.update(id(inner) for inner in ast.walk(statement))
+    return nodes
+
+
 def _typing_only_nodes(tree: ast.AST) -> set[int]:
     """The ids of every node inside an ``if TYPE_CHECKING:`` block."""
     nodes: set[int] = set()
@@ -106,21 +170,29 @@ def short(name: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dot", action="store_true", help="Graphviz instead of a list.")
+    parser.add_argument(
+        "--loads", metavar="MODULE", help="What loading MODULE loads, each with its chain."
+    )
     args = parser.parse_args()
     graph = import_graph()
+    if args.loads:
+        for target, chain in sorted(loads(graph, args.loads).items()):
+            print(f"{short(target)}  ({' -> '.join(short(m) for m in chain)})")
+        return
     if args.dot:
         print("digraph imports {\n  rankdir=LR;")
+        styles = (("loaded", ""), ("deferred", " [style=dotted]"), ("typing", " [style=dashed]"))
         for name, imports in graph.items():
-            for target in sorted(imports.runtime):
-                print(f'  "{short(name)}" -> "{short(target)}";')
-            for target in sorted(imports.typing):
-                print(f'  "{short(name)}" -> "{short(target)}" [style=dashed];')
+            for kind, style in styles:
+                for target in sorted(getattr(imports, kind)):
+                    print(f'  "{short(name)}" -> "{short(target)}"{style};')
         print("}")
         return
     for name, imports in graph.items():
-        line = f"{short(name)} -> {', '.join(short(t) for t in sorted(imports.runtime)) or '-'}"
-        if imports.typing:
-            line += f"  (type checking only: {', '.join(short(t) for t in sorted(imports.typing))})"
+        line = f"{short(name)} -> {', '.join(short(t) for t in sorted(imports.loaded)) or '-'}"
+        for kind, label in (("deferred", "in functions"), ("typing", "type checking only")):
+            if found := getattr(imports, kind):
+                line += f"  ({label}: {', '.join(short(t) for t in sorted(found))})"
         print(line)
 
 

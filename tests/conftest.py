@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))  # the fakes and helpers
 
@@ -17,6 +18,10 @@ import pytest
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, scripted
 from inproc import FOREIGN_ENV, FOREIGN_ENV_PREFIXES, CliResult, Runner, only_trace
+
+if TYPE_CHECKING:
+    from scheduling import CostFirst
+    from xdist.remote import Producer
 
 __all__ = ["REACT_CLI", "ROOT", "CliResult", "cli_env", "only_trace", "run_cli"]
 
@@ -27,8 +32,37 @@ REACT_CLI = Path(sys.executable).with_name("react-cli")  # the console script `p
 def pytest_configure(config: pytest.Config) -> None:
     """Collection and the tests allocate many short-lived objects (rewritten modules,
     hypothesis examples, the servers' requests): a young generation 70× the default's 700 lets
-    the garbage collector run a fraction as often (about 8 % less CPU), for a few MB."""
+    the garbage collector run a fraction as often (about 8 % less CPU), for a few MB.
+
+    The process that schedules the tests (not a pytest-xdist worker) makes the folder where
+    ``background`` hands mypy's verdict over, before any worker starts.
+    """
     gc.set_threshold(50_000, 20, 20)
+    if not hasattr(config, "workerinput"):
+        background.prepare()
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Producer) -> CostFirst | None:
+    """``--dist loadfile`` (the default ``addopts``): a file's tests on one worker, the files
+    sharing session fixtures together, the costliest first (see ``scheduling``)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from scheduling import CostFirst
+
+    return CostFirst(config, log)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_setupnodes(config: pytest.Config, specs: object) -> None:
+    """The workers are about to start: hypothesis' Unicode tables are made meanwhile, once."""
+    background.unicode_tables()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: object, ids: list[str]) -> None:
+    """The run's selection is known: ``mypy --strict`` starts if it is in it."""
+    background.start(ids)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -36,14 +70,15 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     whole run: out of the garbage collector's reach, its full collections stop rescanning it
     (about a tenth of the CPU time of the hypothesis-heavy files).
 
-    ``mypy --strict`` starts now if its test is selected (see ``background``).
+    Without pytest-xdist, ``mypy --strict`` starts now if its test is selected (see
+    ``background``).
     """
     gc.freeze()
-    if not hasattr(session.config, "workerinput"):  # not a pytest-xdist worker
+    if not hasattr(session.config, "workerinput"):
         background.start({item.nodeid for item in session.items})
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
+def pytest_unconfigure(config: pytest.Config) -> None:
     background.stop()
 
 

@@ -16,7 +16,7 @@ RUNS = [
     ("agent_overhead.py", ["--runs", "2", "--steps", "3"], ["agent overhead per step:"]),
     (
         "eval_throughput.py",
-        ["--questions", "4", "--latency", "0.01", "--concurrency", "2"],
+        ["--questions", "4", "--latency", "0.01", "--concurrency", "2", "--in-process"],
         ["wall / ideal:"],
     ),
     ("startup.py", ["--runs", "1"], ["react-cli --help: median"]),
@@ -42,6 +42,7 @@ RUNS = [
         ["--questions", "2", "--prompt-ms", "0", "--token-ms", "0", "--in-process"],
         ["second run: ", "same rows (answers and scores): True"],
     ),
+    ("suite_time.py", ["--here", "--busy", "1", "--", "--version"], ["suite, 1 core(s) busy"]),
     (
         "share_speed.py",
         ["--questions", "4"],

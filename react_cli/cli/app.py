@@ -13,13 +13,29 @@ import sys
 from typing import Annotated, Any, TextIO
 
 import typer
-from typer.core import TyperArgument, TyperGroup
+from typer.core import TyperArgument
 
 from react_cli import __version__
-from react_cli.core.errors import EXIT_INTERRUPTED, EXIT_NO_ANSWER, EXIT_OK, ReactCliError
-from react_cli.settings.environment import DEBUG_ENV, ENV_VARS, HOME_ENV
+from react_cli.cli.help import (
+    COMMANDS_HEADING,
+    Commands,
+    Panel,
+    PanelGroup,
+    command_rows,
+    examples,
+    param_sections,
+    write_sections,
+)
+from react_cli.core.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_NO_ANSWER,
+    EXIT_OK,
+    InterruptError,
+    ReactCliError,
+)
+from react_cli.infra import interrupts
+from react_cli.settings.environment import DATA_MANIFEST_ENV, DEBUG_ENV, ENV_VARS, HOME_ENV
 
-HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
 _NOT_A_SPACE = re.compile(r"[^\S ]")  # white space other than the space: tabs, line breaks
 
 
@@ -38,40 +54,45 @@ _FLAGS = {
     "otel_timeout_s": "otel_timeout_s (no flag): the longest wait to send the last spans",
     "wiki_tools": "--no-wiki (0: Search and Lookup off)",
     "tool_timeout_s": "--tool-timeout",
+    "data_url": "data_url (no flag): a mirror every download comes from",
 }
 
 
 def _environment_help() -> str:
     """Every environment variable react-cli reads, for the end of ``react-cli --help``."""
 
-    rows = [(HOME_ENV, "the home directory: config.toml, traces/, evals/")]
+    rows = [(HOME_ENV, "the home directory: config.toml, traces/, evals/, data/, zim/")]
     for name, names in ENV_VARS.items():
         rows.append((", ".join(names), _FLAGS.get(name, "--" + name.replace("_", "-"))))
+    rows.append((DATA_MANIFEST_ENV, "a manifest of datasets of your own, for data get"))
     rows.append((f"{DEBUG_ENV}=1", "log HTTP traffic (--debug), show tracebacks"))
     width = max(len(variables) for variables, _ in rows)
     lines = [f"  {variables:<{width}}  {what}" for variables, what in rows]
-    return "\b\nEnvironment (a flag wins over it, it wins over the config file):\n" + "\n".join(
-        lines
-    )
+    return "Environment (a flag wins over it, it wins over the config file):\n" + "\n".join(lines)
 
 
-app = typer.Typer(
+app = Commands(
     name="react-cli",
     add_completion=True,
-    rich_markup_mode=None,
     pretty_exceptions_enable=False,
-    context_settings=HELP_OPTIONS,
-    epilog=_environment_help(),
+    epilog=_environment_help()
+    + "\n\n"
+    + examples(
+        "react-cli ask -m gpt-4o-mini 'Who directed the film Ed Wood?'",
+        "react-cli chat --base-url http://127.0.0.1:8080/v1 -m gemma-3-270m",
+        "react-cli eval hotpot_dev_v1_simplified.json --limit 20 -m gpt-4o-mini",
+        "react-cli replay examples/traces/arthurs-magazine.json",
+    ),
 )
 
 
-class DefaultCommandGroup(TyperGroup):
+class DefaultCommandGroup(PanelGroup):
     """A group whose first word may be left out: ``eval DATASET`` means ``eval run DATASET``.
 
     Any first argument that is not one of the group's commands (a file name, an option such as
     ``--resume``) is handed to the default command, so the group's other commands (``eval
     report``, ``eval show``, ...) can live beside it. Its help is the default command's, with
-    the other commands listed after it.
+    the group's commands listed first.
     """
 
     default_command = "run"
@@ -86,14 +107,12 @@ class DefaultCommandGroup(TyperGroup):
     def format_help(self, ctx: typer.Context, formatter: Any) -> None:  # type: ignore[override]
         command = self.commands[self.default_command]
         inner = type(ctx)(command, info_name=ctx.info_name, parent=ctx.parent)
-        command.format_help(inner, formatter)
-        others = [
-            (name, cmd.get_short_help_str(limit=formatter.width))
-            for name, cmd in self.commands.items()
-            if name != self.default_command and not cmd.hidden
-        ]
-        with formatter.section(f"Other '{ctx.command_path}' commands"):
-            formatter.write_dl(others)
+        command.format_usage(inner, formatter)
+        formatter.write_usage(ctx.command_path, "COMMAND [ARGS]...", prefix="       ")
+        command.format_help_text(inner, formatter)
+        write_sections([(COMMANDS_HEADING, command_rows(self, ctx, formatter.width))], formatter)
+        write_sections(param_sections(command, inner), formatter)
+        command.format_epilog(inner, formatter)
 
 
 def help_when_bare(ctx: typer.Context) -> None:
@@ -113,17 +132,24 @@ def _version(value: bool) -> None:
 def _root(
     ctx: typer.Context,
     version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show version.")
+        bool,
+        typer.Option(
+            "--version",
+            callback=_version,
+            is_eager=True,
+            help="Show version.",
+            rich_help_panel=Panel.GENERAL,
+        ),
     ] = False,
 ) -> None:
     """Answer questions with ReAct (Thought/Action/Observation) over Wikipedia.
 
-    Start with 'react-cli ask -m MODEL "QUESTION"' (OPENAI_API_KEY set), or with a local
-    server: 'react-cli ask --base-url http://127.0.0.1:8080/v1 -m MODEL "QUESTION"';
-    'react-cli models' lists the endpoint's models, 'react-cli config' the settings.
+    Start with an example below (OPENAI_API_KEY set, or --base-url naming a local server);
+    'react-cli models' lists the endpoint's models, 'react-cli config' the settings, and
+    'react-cli COMMAND -h' a command's options and examples.
 
     Exit codes: 0 answered; 1 no answer (step limit, endpoint failure, ...); 2 usage or
-    configuration error; 130 interrupted.
+    configuration error; 130 interrupted (Ctrl-C), 143 by SIGTERM, 129 by SIGHUP.
     """
     help_when_bare(ctx)
 
@@ -161,6 +187,12 @@ def print_error(message: str) -> None:
 def print_warning(message: str) -> None:
     """One ``warning: ...`` line on stderr: something to fix or repaired; the command goes on."""
     print(f"warning: {_one_line(message)}", file=sys.stderr, flush=True)
+
+
+def print_note(message: str) -> None:
+    """One ``note: ...`` line on stderr: something learnt that changes how the command goes on
+    (no failure, nothing to fix)."""
+    print(f"note: {_one_line(message)}", file=sys.stderr, flush=True)
 
 
 def _one_line(message: str) -> str:
@@ -238,7 +270,8 @@ def main(argv: list[str] | None = None) -> None:
     out, err = _Output(sys.stdout or _nowhere()), _Output(sys.stderr or _nowhere())
     sys.stdout, sys.stderr = out, err
     try:
-        code = _run(argv)
+        with interrupts.catching():  # SIGTERM and SIGHUP stop a command as Ctrl-C does
+            code = _run(argv)
         out.flush()
         if out.failure is not None:
             if code == EXIT_OK and not isinstance(out.failure, BrokenPipeError):
@@ -261,16 +294,17 @@ def _run(argv: list[str] | None) -> int:
         command = typer.main.get_command(app)
         code = command.main(args=argv, prog_name="react-cli", standalone_mode=False)
         if code == EXIT_INTERRUPTED:  # typer turns a Ctrl-C it catches into a silent exit 130
-            _print_error("interrupted")
+            _print_error(interrupts.interrupted())
+            code = interrupts.exit_code()
     except TyperException as exc:
-        _print_error(exc.format_message())
+        _print_error(exc.format_message() + _dash_hint(exc))
         code = exc.exit_code
     except ReactCliError as exc:
         _print_error(str(exc))
-        code = exc.exit_code
+        code = interrupts.exit_code() if isinstance(exc, InterruptError) else exc.exit_code
     except (KeyboardInterrupt, Abort):
-        _print_error("interrupted")
-        code = EXIT_INTERRUPTED
+        _print_error(interrupts.interrupted())
+        code = interrupts.exit_code()
     except BrokenPipeError:  # a write that bypassed _Output (none of ours does)
         code = EXIT_NO_ANSWER
     except OSError as exc:
@@ -282,6 +316,20 @@ def _run(argv: list[str] | None) -> int:
         _print_error(f"internal error: {exc!r} (set {DEBUG_ENV}=1 for a traceback)")
         code = EXIT_NO_ANSWER
     return code if isinstance(code, int) else EXIT_OK
+
+
+def _dash_hint(exc: Exception) -> str:
+    """For an unknown option like no other (``ask -5 degrees?``) of a command that takes an
+    argument: that an argument starting with ``-`` goes after ``--``."""
+    option, ctx = getattr(exc, "option_name", None), getattr(exc, "ctx", None)
+    if not isinstance(option, str) or getattr(exc, "possibilities", None) or ctx is None:
+        return ""  # not click's NoSuchOption (typer vendors click, or not), or a typo of one
+    if not any(param.param_type_name == "argument" for param in ctx.command.params):
+        return ""
+    words = ctx.command_path.split()[1:]
+    example = " ".join([*words, "--", f"'{option}…'"])
+    what = "a question" if words == ["ask"] else "an argument"
+    return f" ({what} starting with '-' goes after '--': react-cli {example})"
 
 
 def _nowhere() -> TextIO:

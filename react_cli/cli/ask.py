@@ -2,23 +2,22 @@
 
 from __future__ import annotations
 
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
-from react_cli.cli.app import app, debug_enabled, print_json, print_warning
-from react_cli.cli.options import (
+from react_cli.cli.app import app, print_json, print_warning
+from react_cli.cli.help import Panel, examples
+from react_cli.cli.options import DebugOpt, JsonOpt, NoTraceOpt, VerboseOpt
+from react_cli.cli.question import read_question
+from react_cli.cli.run_options import (
     NO_CONVERSATION_OPTIONS,
     NO_RUN_OPTIONS,
     ConversationOptions,
-    DebugOpt,
-    JsonOpt,
-    NoTraceOpt,
     RunOptions,
-    VerboseOpt,
-    read_question,
     with_options,
 )
 from react_cli.core.errors import (
@@ -30,13 +29,13 @@ from react_cli.core.errors import (
 )
 from react_cli.core.method import Method
 from react_cli.core.records import ProtocolName, StopReason
-from react_cli.infra.interrupts import guarded, hold, pressed
+from react_cli.core.trajectory import actions_of
+from react_cli.infra.interrupts import guarded, hold, interrupted, pressed
 
 if TYPE_CHECKING:
     from react_cli.conversation.history import Conversation
     from react_cli.conversation.store import ConversationStore
     from react_cli.core.conversation import Earlier
-    from react_cli.core.trajectory import Run
     from react_cli.loop.prompts import PromptSet
     from react_cli.session import Session
     from react_cli.settings.settings import Settings
@@ -44,7 +43,17 @@ if TYPE_CHECKING:
     from react_cli.traces.trace import Trace
 
 
-@app.command(short_help="Answer a question; the answer alone goes to stdout.")
+@app.command(
+    short_help="Answer a question; the answer alone goes to stdout.",
+    epilog=examples(
+        "react-cli ask -m gpt-4o-mini 'Who directed the film Ed Wood?'",
+        "react-cli ask -v --base-url http://127.0.0.1:8080/v1 -m gemma-3-270m \\",
+        "  --api completions 'Who directed the film Ed Wood?'",
+        "react-cli ask -m gpt-4o-mini -c 'When was he born?'",
+        "react-cli ask -m gpt-4o-mini --wiki zim:hotpot.zim --method react+cot-sc \\",
+        "  'Were Scott Derrickson and Ed Wood of the same nationality?'",
+    ),
+)
 @guarded
 @with_options(RunOptions)
 @with_options(ConversationOptions, "conversing")
@@ -61,7 +70,11 @@ def ask(
     verbose: VerboseOpt = False,
     trace: Annotated[
         Path | None,
-        typer.Option(metavar="PATH", help="Write the trace here instead of the home directory."),
+        typer.Option(
+            metavar="PATH",
+            help="Write the trace here instead of the home directory.",
+            rich_help_panel=Panel.OUTPUT,
+        ),
     ] = None,
     no_trace: NoTraceOpt = False,
     as_json: JsonOpt = False,
@@ -69,12 +82,18 @@ def ask(
     from_trace: Annotated[
         Path | None,
         typer.Option(
-            metavar="TRACE", help="Fork this trace: replay its steps before --from-step, then live."
+            metavar="TRACE",
+            help="Fork this trace: replay its steps before --from-step, then live.",
+            rich_help_panel=Panel.REPLAY,
         ),
     ] = None,
     from_step: Annotated[
         int | None,
-        typer.Option(metavar="N", help="The step a fork continues live from (1 = the first)."),
+        typer.Option(
+            metavar="N",
+            help="The step a fork continues live from (1 = the first).",
+            rich_help_panel=Panel.REPLAY,
+        ),
     ] = None,
 ) -> None:
     """Answer QUESTION: the answer alone on stdout, the trajectory (-v) on stderr.
@@ -83,32 +102,26 @@ def ask(
     given one (a follow-up is given the earlier questions and answers); --no-trace keeps
     neither trace nor turn.
 
+    A call of a tool with side effects (an MCP tool not marked read-only, a
+    @tool(needs_consent=True)) is asked about first on a terminal, and refused without one
+    unless --allow-tool gives consent ahead.
+
     Exit codes: 0 answered; 1 no answer (step limit, endpoint failure, ...); 2 usage or
-    configuration error (no model, no key, rejected key, unknown model); 130 interrupted.
+    configuration error (no model, no key, rejected key, unknown model); 130 interrupted
+    (Ctrl-C), 143 by SIGTERM, 129 by SIGHUP: servers stopped, the trace written.
     """
-    from react_cli.settings.resolve import home_dir, resolve
+    from react_cli.settings.resolve import absolute_path, home_dir, resolve
 
     if trace is not None and no_trace:
         raise UsageError("--trace and --no-trace contradict each other")
+    # absolute, so a tool that changes the working directory moves no trace
+    trace = None if trace is None else absolute_path(trace)
+    from_trace = None if from_trace is None else absolute_path(from_trace)
     settings = resolve({**options.flags(), **conversing.flags()})
-    fork = None
-    if from_trace is not None or from_step is not None:
-        from react_cli.traces.fork import Fork
-
-        if from_trace is None:
-            raise UsageError("--from-step forks a saved run: give --from-trace TRACE too")
-        if conversing.given:
-            raise UsageError("a fork goes on its trace's conversation: give no -c/--conversation")
-        if question:
-            raise UsageError("a fork asks the trace's question: give no QUESTION")
-        fork = Fork.open(from_trace, from_step)
-        if options.method is not None and options.method != fork.method:
-            raise UsageError(f"a fork continues the trace's method, {fork.method}")
+    fork = _fork(from_trace, from_step, options, conversing, bool(question))
+    if fork is not None:
         settings = fork.settings(settings, options.protocol)
     prompts = _prompts(settings, fork if options.prompt is None else None)
-    from react_cli.telemetry.setup import open_spans
-
-    spans = open_spans(settings, print_warning)  # off (and free) unless asked for
     text = fork.trace.run.question if fork else read_question(question or None)
     created = datetime.now(timezone.utc)
     extra = fork.trace_extra() if fork else None
@@ -118,10 +131,17 @@ def ask(
     earlier = fork.earlier if fork else conversation_context(conversation, settings)
     if conversation is not None:
         extra = {"conversation": conversation.record(earlier).to_json()}
+    kept = None if no_trace else store
     path: Path | None = None
-    from react_cli.tools.toolbox import Toolbox, open_toolbox
 
-    toolbox = Toolbox()  # the run's servers, once started: stopped however the command ends
+    def stopped() -> NoReturn:
+        """Ctrl-C while the run was being set up: its trace (no steps) and its turn kept."""
+        from react_cli.traces.recorder import interrupted_trace
+
+        record = interrupted_trace(settings, prompts, text, created=created, extra=extra)
+        keep_turn(kept, conversation, None, record, path, created)
+        _interrupted_before_the_run(record, path)
+
     # From here on, Ctrl-C (even while modules load) still leaves a trace saying so.
     try:
         from react_cli.traces.trace import check_writable, default_trace_path
@@ -129,61 +149,53 @@ def ask(
         if not no_trace:
             path = trace or default_trace_path(home_dir(), created, text)
             check_writable(path)  # before paying for a run whose trace would be lost
-        from react_cli.cli.notices import show_contact_hint, stderr_debug_log, stderr_retry_notice
+        from react_cli.cli.consent import terminal_question
+        from react_cli.cli.notices import told
         from react_cli.display.render import Renderer
         from react_cli.display.terminal import make_console
-        from react_cli.loop.events import Tee
-        from react_cli.session import build_backend, build_model, open_cache, open_session
-        from react_cli.telemetry.setup import protocol_name
+        from react_cli.session import open_session
         from react_cli.traces.recorder import trace_of
 
-        debug_log = stderr_debug_log if debug or debug_enabled() else None
-        observer = (
-            Renderer(make_console(), live=True, prices=settings.prices()) if verbose else None
-        )
-        notices = observer.retry_waiting if observer else stderr_retry_notice
-        warn = observer.warning if observer else print_warning
-        cache = open_cache(settings, print_warning)
-        try:
-            model = build_model(settings, debug_log, notices, on_warning=warn, cache=cache)
-            backend = build_backend(settings, debug_log, notices, cache=cache)
-            if Method(settings.method).uses_tools:  # Standard and CoT call none: no server to start
-                toolbox = open_toolbox(settings)
-            session = open_session(settings, prompts, model=model, backend=backend, toolbox=toolbox)
-            if fork:
-                session = fork.session(session)
-            method = Method(settings.method)
-            if any(part.loop for part in method.parts) and toolbox.wiki:  # it calls Wikipedia
-                show_contact_hint(settings)
-            facts = {"method": str(method), "protocol": protocol_name(session.protocols, method)}
-            with spans.run(text, facts) as watching:
-                watchers = (watching,) if observer is None else (observer, watching)
-                outcome, result = session.answer(text, method, Tee(watchers), earlier)
-        finally:
-            if cache is not None:
-                cache.close()
-        traced = trace_of(session, outcome, result, created=created, extra=extra)
-    except KeyboardInterrupt:
+        prices = settings.prices()
+        observer = Renderer(make_console(), live=True, prices=prices) if verbose else None
+        asking = terminal_question(settings, observer)
+    except KeyboardInterrupt:  # before the session opens (its own are on_interrupt's)
         hold()
-        spans.close()
-        try:
-            from react_cli.traces.recorder import interrupted_trace
+        stopped()
+    with open_session(
+        settings, prompts, told=told(debug, observer), question=asking, on_interrupt=stopped
+    ) as opened:
+        session = fork.session(opened.session) if fork else opened.session
+        outcome, result = session.answer(text, Method(settings.method), observer, earlier)
+        traced = trace_of(session, outcome, result, created=created, extra=extra)
+        hold()  # a Ctrl-C from now on waits until the trace is written
+        keep_turn(kept, conversation, session, traced, path, created)
+        _finish(traced, path, as_json, settings)  # then the spans and servers close
 
-            stopped = interrupted_trace(settings, prompts, text, created=created, extra=extra)
-            keep_turn(None if no_trace else store, conversation, None, stopped.run, path, created)
-            _interrupted_before_the_run(stopped, path)
-        finally:
-            toolbox.close()
-    except BaseException:
-        toolbox.close()
-        raise
-    hold()  # a Ctrl-C from now on waits until the trace is written
-    keep_turn(None if no_trace else store, conversation, session, traced.run, path, created)
-    try:
-        _finish(traced, path, as_json, settings)
-    finally:
-        spans.close()  # after the answer: a slow collector delays nothing the user waits for
-        toolbox.close()  # likewise: servers stop once the answer is out
+
+def _fork(
+    from_trace: Path | None,
+    from_step: int | None,
+    options: RunOptions,
+    conversing: ConversationOptions,
+    asked: bool,
+) -> Fork | None:
+    """The saved run ``--from-trace`` forks (None: no fork); UsageError for what contradicts
+    one (a conversation, a question ``asked``)."""
+    if from_trace is None and from_step is None:
+        return None
+    from react_cli.traces.fork import Fork
+
+    if from_trace is None:
+        raise UsageError("--from-step forks a saved run: give --from-trace TRACE too")
+    if conversing.given:
+        raise UsageError("a fork goes on its trace's conversation: give no -c/--conversation")
+    if asked:
+        raise UsageError("a fork asks the trace's question: give no QUESTION")
+    fork = Fork.open(from_trace, from_step)
+    if options.method is not None and options.method != fork.method:
+        raise UsageError(f"a fork continues the trace's method, {fork.method}")
+    return fork
 
 
 def _conversation(
@@ -215,16 +227,19 @@ def keep_turn(
     store: ConversationStore | None,
     conversation: Conversation | None,
     session: Session | None,
-    run: Run,
+    traced: Trace,
     path: Path | None,
     created: datetime,
 ) -> None:
-    """``run`` as the conversation's next turn, saved in ``store`` (None: kept in memory
-    alone; a failure to save is a warning: the answer and its trace still count)."""
+    """``traced``'s run as the conversation's next turn, saved in ``store`` (None: kept in
+    memory alone; a failure to save is a warning: the answer and its trace still count).
+    Another command may have added a turn since the run started (two follow-ups at once):
+    this one then comes after it, and its trace (not written yet) says which turn it is."""
     if conversation is None:
         return
     from react_cli.core.errors import ConversationError
 
+    run = traced.run
     carried = session.tools().carried(run.steps) if session is not None else {}
     conversation.add(run, carried, path, created)
     if store is None:
@@ -233,6 +248,15 @@ def keep_turn(
         store.save(conversation)
     except ConversationError as exc:
         print_warning(str(exc))
+        return
+    record = traced.extra.get("conversation")
+    turn = len(conversation.turns)
+    if isinstance(record, dict) and record.get("turn") != turn:
+        traced.extra["conversation"] = {**record, "turn": turn}
+        from react_cli.display.terminal import plain
+
+        note = f"note: another question went on conversation {conversation.id} meanwhile"
+        print(plain(f"{note}: this one is its turn {turn}"), file=sys.stderr, flush=True)
 
 
 def _finish(traced: Trace, path: Path | None, as_json: bool, settings: Settings) -> None:
@@ -268,7 +292,7 @@ def _finish(traced: Trace, path: Path | None, as_json: bool, settings: Settings)
         reason = StopReason(result.stop_reason)
         said = describe_stop(reason, settings.max_steps, result.error)
         calls = settings.protocol == ProtocolName.TOOLS and reason is StopReason.PARSE_ERRORS
-        if calls and all(step.action is None for step in result.steps):
+        if calls and all(action.written is None for action in actions_of(result.steps)):
             said += " (no reply called a tool: the endpoint may ignore tools; try --protocol text)"
         raise NoAnswerError(f"no answer: {said}")
 
@@ -276,8 +300,6 @@ def _finish(traced: Trace, path: Path | None, as_json: bool, settings: Settings)
 def _print_sources(traced: Trace) -> None:
     """The pages the answer came from, on stderr after it (none without an answer, or for a
     method without Wikipedia)."""
-    import sys
-
     from react_cli.display.sources import answer_sources
 
     sys.stdout.flush()  # the answer first, where both go to one terminal
@@ -303,7 +325,7 @@ def _interrupted_before_the_run(stopped: Trace, path: Path | None) -> NoReturn:
 
 
 def _interrupted(trace: Path | None) -> InterruptError:
-    return InterruptError("interrupted" + (f"; trace written to {trace}" if trace else ""))
+    return InterruptError(interrupted() + (f"; trace written to {trace}" if trace else ""))
 
 
 def describe_stop(stop_reason: StopReason, max_steps: int, error: str | None) -> str:

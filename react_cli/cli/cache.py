@@ -6,21 +6,30 @@ from typing import Annotated
 
 import typer
 
-from react_cli.cli.app import HELP_OPTIONS, print_json
+from react_cli.cli.app import print_json
+from react_cli.cli.help import Commands, Panel, examples
 from react_cli.core.errors import ReactCliError
 
-cache_app = typer.Typer(
+cache_app = Commands(
     help="The cache of model calls at temperature 0 and Wikipedia answers (--cache).",
     short_help="Show what the cache holds, or clear it.",
-    rich_markup_mode=None,
-    context_settings=HELP_OPTIONS,
     no_args_is_help=True,
+    epilog=examples(
+        "react-cli ask --cache -m gpt-4o-mini 'Who directed the film Ed Wood?'",
+        "react-cli cache stats",
+        "react-cli cache clear",
+    ),
 )
 
 
-@cache_app.command("stats")
+@cache_app.command(
+    "stats", epilog=examples("react-cli cache stats", "react-cli cache stats --json")
+)
 def cache_stats(
-    as_json: Annotated[bool, typer.Option("--json", help="Print the same as JSON.")] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option("--json", help="Print the same as JSON.", rich_help_panel=Panel.OUTPUT),
+    ] = False,
 ) -> None:
     """Where the cache is, its entries and bytes by kind (model calls, Wikipedia answers),
     its file's size and its cap (cache_max_mb)."""
@@ -69,7 +78,7 @@ def cache_stats(
     print(f"{'cap (cache_max_mb)':<18} {'':>8}  {size_text(max_bytes)}")
 
 
-@cache_app.command("clear")
+@cache_app.command("clear", epilog=examples("react-cli cache clear"))
 def cache_clear() -> None:
     """Delete the cache (a corrupt one too); the next --cache run starts it afresh."""
     from react_cli.cache import cache_path

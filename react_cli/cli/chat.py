@@ -2,7 +2,8 @@
 
 On a terminal (stdin and stdout both): a prompt with line editing and history (``lines``),
 the trajectory as ``ask -v`` shows it unless ``--quiet``, then the answer and its sources.
-Anywhere else: one question a line, one answer a line on stdout, so it scripts. Each question
+Anywhere else: one question a line, exactly one line on stdout for each (a command's too), so
+it scripts. Each question
 is answered as ``ask`` answers it (its trace written before its answer is printed, the same
 ``Error:`` lines) and is a turn of the conversation (``conversation/``).
 """
@@ -10,49 +11,52 @@ is answered as ``ask`` answers it (its trace written before its answer is printe
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from react_cli.cli.app import app, debug_enabled, print_error, print_warning
+from react_cli.cli.app import app, print_error, print_json, print_warning
 from react_cli.cli.ask import _finish, _prompts, conversation_context, keep_turn
-from react_cli.cli.options import (
+from react_cli.cli.help import Panel, examples
+from react_cli.cli.options import DebugOpt, JsonOpt, NoTraceOpt, VerboseOpt
+from react_cli.cli.question import question_text
+from react_cli.cli.run_options import (
     NO_CONVERSATION_OPTIONS,
     NO_RUN_OPTIONS,
     ConversationOptions,
-    DebugOpt,
-    JsonOpt,
-    NoTraceOpt,
     RunOptions,
-    VerboseOpt,
-    question_text,
     with_options,
 )
 from react_cli.core.errors import InterruptError, LLMConfigError, ReactCliError, UsageError
+from react_cli.infra import interrupts
 
 if TYPE_CHECKING:
-    from react_cli.cache.store import CacheStore
     from react_cli.cli.lines import Reader
     from react_cli.conversation.history import Conversation
     from react_cli.conversation.store import ConversationStore
     from react_cli.core.method import Method
-    from react_cli.loop.events import Observer
+    from react_cli.display.render import Renderer
     from react_cli.loop.prompts import PromptSet
-    from react_cli.session import Session
+    from react_cli.session import OpenSession
     from react_cli.settings.settings import Settings
-    from react_cli.telemetry.base import Spans
-    from react_cli.tools.toolbox import Toolbox
 
 EXIT_WORDS = frozenset({"exit", "quit"})
 COMMANDS = "/new starts a new conversation, /trace prints the last trace's path"
 AGAIN = "(Ctrl-C again to leave; exit, quit or Ctrl-D ends too)"
 
 
-@app.command(short_help="Ask question after question: each follow-up knows the ones before.")
+@app.command(
+    short_help="Ask question after question: each follow-up knows the ones before.",
+    epilog=examples(
+        "react-cli chat -m gpt-4o-mini",
+        "react-cli chat -c --base-url http://127.0.0.1:8080/v1 -m gemma-3-270m",
+        "printf '%s\\n' 'Who directed Ed Wood?' 'When was he born?' \\",
+        "  | react-cli chat -m gpt-4o-mini --json",
+    ),
+)
 @with_options(RunOptions)
 @with_options(ConversationOptions, "conversing")
 def chat(
@@ -60,7 +64,13 @@ def chat(
     conversing: ConversationOptions = NO_CONVERSATION_OPTIONS,
     verbose: VerboseOpt = False,
     quiet: Annotated[
-        bool, typer.Option("-q", "--quiet", help="On a terminal: no trajectory, answers alone.")
+        bool,
+        typer.Option(
+            "-q",
+            "--quiet",
+            help="On a terminal: no trajectory, answers alone.",
+            rich_help_panel=Panel.OUTPUT,
+        ),
     ] = False,
     no_trace: NoTraceOpt = False,
     as_json: JsonOpt = False,
@@ -74,11 +84,14 @@ def chat(
     running question (its trace is kept), a second Ctrl-C at an empty prompt ends; /new starts
     a new conversation, /trace prints the last trace's path.
 
-    Not on a terminal: one question per input line, one answer per output line on stdout (a
-    question without an answer: an empty line, and its Error: on stderr).
+    Not on a terminal: one question per input line, one line on stdout for each (its answer;
+    a question without an answer, a line that is no command, /new: an empty line, --json:
+    null, and any Error: on stderr; /trace: the last trace's path, --json: as a JSON text);
+    blank lines get none.
 
-    Exit codes: 0 done (piped: every question answered); 1 a piped question got no answer; 2
-    usage or configuration error (no model, rejected key, ...); 130 interrupted.
+    Exit codes: 0 done (piped: every line answered); 1 a piped line got an error; 2 usage or
+    configuration error (no model, rejected key, ...); 130 interrupted; 143 and 129: ended by
+    SIGTERM or SIGHUP (the running question's trace kept).
     """
     from react_cli.settings.resolve import home_dir, resolve
 
@@ -102,20 +115,21 @@ def chat(
 
         remedy = "give --no-trace, or another REACT_CLI_HOME"
         check_writable(default_trace_path(home, created, "chat"), remedy)
-    from react_cli.telemetry.setup import open_spans
-
-    spans = open_spans(settings, print_warning)
+    from react_cli.cli.consent import terminal_question
+    from react_cli.cli.notices import told
     from react_cli.core.method import Method
-    from react_cli.session import open_cache
-    from react_cli.tools.toolbox import Toolbox, open_toolbox
+    from react_cli.display.render import Renderer
+    from react_cli.display.terminal import make_console
+    from react_cli.session import open_session
 
-    toolbox, cache = Toolbox(), None  # the chat's servers and cache: one for all its questions
-    try:
-        cache = open_cache(settings, print_warning)
-        if Method(settings.method).uses_tools:  # Standard and CoT call none: no server to start
-            toolbox = open_toolbox(settings)
-        shown = verbose or (interactive and not quiet)
-        talk = _open(settings, prompts, spans, debug, show=shown, toolbox=toolbox, cache=cache)
+    shown = verbose or (interactive and not quiet)
+    prices = settings.prices()
+    observer = Renderer(make_console(), live=True, prices=prices) if shown else None
+    # one model, backend, set of tools and cache for all its questions; "always": for the
+    # conversation
+    asking = terminal_question(settings, observer)
+    with open_session(settings, prompts, told=told(debug, observer), question=asking) as opened:
+        talk = _Chat(settings, prompts, opened, Method(settings.method), observer)
         talk.conversation, talk.home, talk.as_json = conversation, home, as_json
         talk.store = None if no_trace else store
         if interactive:
@@ -125,11 +139,6 @@ def chat(
             code = _terminal(talk, reader)
         else:
             code = _piped(talk)
-    finally:
-        spans.close()
-        toolbox.close()  # whatever ended the chat: its servers stop
-        if cache is not None:
-            cache.close()
     if code:
         raise typer.Exit(code)
 
@@ -139,40 +148,6 @@ def _on_a_terminal() -> bool:
     return bool(sys.stdin is not None and sys.stdin.isatty() and sys.stdout.isatty())
 
 
-def _open(
-    settings: Settings,
-    prompts: PromptSet,
-    spans: Spans,
-    debug: bool,
-    *,
-    show: bool,
-    toolbox: Toolbox,
-    cache: CacheStore | None,
-) -> _Chat:
-    """The chat's session (one model, backend and set of tools for all its questions, behind
-    the cache when ``--cache`` asks for it) and its observer; where its questions go is set
-    after."""
-    from react_cli.cli.notices import show_contact_hint, stderr_debug_log, stderr_retry_notice
-    from react_cli.core.method import Method
-    from react_cli.display.render import Renderer
-    from react_cli.display.terminal import make_console
-    from react_cli.session import build_backend, build_model, open_session
-    from react_cli.telemetry.setup import protocol_name
-
-    debug_log = stderr_debug_log if debug or debug_enabled() else None
-    observer = Renderer(make_console(), live=True, prices=settings.prices()) if show else None
-    notices = observer.retry_waiting if observer else stderr_retry_notice
-    warn = observer.warning if observer else print_warning
-    model = build_model(settings, debug_log, notices, on_warning=warn, cache=cache)
-    backend = build_backend(settings, debug_log, notices, cache=cache)
-    session = open_session(settings, prompts, model=model, backend=backend, toolbox=toolbox)
-    method = Method(settings.method)
-    if any(part.loop for part in method.parts) and toolbox.wiki:  # it calls Wikipedia
-        show_contact_hint(settings)
-    facts = {"method": str(method), "protocol": protocol_name(session.protocols, method)}
-    return _Chat(settings, prompts, session, method, observer, spans, facts, warn)
-
-
 @dataclass
 class _Chat:
     """A chat's session and where its questions go: the conversation, the store keeping it
@@ -180,12 +155,9 @@ class _Chat:
 
     settings: Settings
     prompts: PromptSet
-    session: Session
+    opened: OpenSession
     method: Method
-    observer: Observer | None
-    spans: Spans
-    facts: dict[str, Any]
-    warn: Callable[[str], None]
+    observer: Renderer | None
     store: ConversationStore | None = None
     conversation: Conversation | None = None
     as_json: bool = False
@@ -196,7 +168,6 @@ class _Chat:
         """Answer ``text`` as the conversation's next turn: whether a line went to stdout
         (the answer, or --json's object), and the error the question ended with, if any."""
         from react_cli.infra.interrupts import guard, hold
-        from react_cli.loop.events import Tee
         from react_cli.traces.recorder import interrupted_trace, trace_of
         from react_cli.traces.trace import default_trace_path
 
@@ -205,19 +176,18 @@ class _Chat:
         earlier = conversation_context(self.conversation, self.settings)
         extra = {"conversation": self.conversation.record(earlier).to_json()}
         path = None if self.store is None else default_trace_path(self.home, created, text)
+        session = self.opened.session
         with guard():  # the first Ctrl-C stops this question; later ones wait for its trace
             try:
-                with self.spans.run(text, self.facts) as watching:
-                    watchers = (watching,) if self.observer is None else (self.observer, watching)
-                    outcome, run = self.session.answer(text, self.method, Tee(watchers), earlier)
-                traced = trace_of(self.session, outcome, run, created=created, extra=extra)
+                outcome, run = session.answer(text, self.method, self.observer, earlier)
+                traced = trace_of(session, outcome, run, created=created, extra=extra)
             except KeyboardInterrupt:
                 hold()
                 traced = interrupted_trace(
                     self.settings, self.prompts, text, created=created, extra=extra
                 )
             hold()
-            keep_turn(self.store, self.conversation, self.session, traced.run, path, created)
+            keep_turn(self.store, self.conversation, session, traced, path, created)
             printed = self.as_json or traced.run.answer is not None
             try:
                 _finish(traced, path, self.as_json, self.settings)
@@ -227,26 +197,44 @@ class _Chat:
                 self.last_trace = traced.path or self.last_trace
         return True, None
 
-    def command(self, text: str) -> bool:
-        """Run ``text`` if it is a command (``/new``, ``/trace``); whether it was one."""
+    def command(self, text: str, *, piped: bool = False) -> bool | None:
+        """Run ``text`` if it is a command (``/new``, ``/trace``): None when it is none, else
+        whether it went well. ``piped``: it prints one line on stdout whatever happens (the
+        trace's path, else :meth:`no_line`), so a reader pairing lines stays in step."""
         if not text.startswith("/"):
-            return False
+            return None
         from react_cli.conversation.history import Conversation
         from react_cli.core.wording import quoted
         from react_cli.display.terminal import plain
 
         word = text.split()[0].lower()
+        if word == "/trace" and self.last_trace is not None:
+            path = plain(str(self.last_trace))
+            if self.as_json and piped:
+                print_json(path)
+            else:
+                print(path, flush=True)
+            return True
+        if piped:
+            self.no_line()
         if word == "/new":
             self.conversation = Conversation.start(datetime.now(timezone.utc))
+            self.opened.consent.forget()  # "always" lasts for a conversation
             print(f"(a new conversation: {self.conversation.id})", file=sys.stderr, flush=True)
-        elif word == "/trace":
-            if self.last_trace is None:
-                print_error("no trace yet: ask a question first")
-            else:
-                print(plain(str(self.last_trace)), flush=True)
+            return True
+        if word == "/trace":
+            print_error("no trace yet: ask a question first")
         else:
             print_error(f"no command {quoted(word)}: {COMMANDS}; exit or quit ends")
-        return True
+        return False
+
+    def warn(self, message: str) -> None:
+        """A warning, through the renderer when it shows the run."""
+        self.opened.told.warn(message)
+
+    def no_line(self) -> None:
+        """A piped line's stdout line when it has nothing to show: empty (``--json``: null)."""
+        print("null" if self.as_json else "", flush=True)
 
 
 def _terminal(talk: _Chat, read: Reader) -> int:
@@ -265,8 +253,8 @@ def _terminal(talk: _Chat, read: Reader) -> int:
         try:
             line = read()
         except KeyboardInterrupt:
-            if armed:
-                raise InterruptError("interrupted") from None
+            if armed or interrupts.ending():  # SIGTERM, SIGHUP: the chat ends
+                raise InterruptError(interrupts.interrupted()) from None
             armed = True
             print(AGAIN, file=sys.stderr, flush=True)
             continue
@@ -278,12 +266,12 @@ def _terminal(talk: _Chat, read: Reader) -> int:
         armed = False
         if text.casefold() in EXIT_WORDS:
             return 0
-        if talk.command(text):
+        if talk.command(text) is not None:
             continue
         _, error = talk.ask(text)
         if error is None:
             continue
-        if isinstance(error, LLMConfigError):  # a key or a model to fix: no question can go on
+        if isinstance(error, LLMConfigError) or interrupts.ending():  # no question can go on
             raise error
         print_error(str(error))
         if isinstance(error, InterruptError):
@@ -301,7 +289,8 @@ def _piped(talk: _Chat) -> int:
     failed = False
     for line in piped_lines(sys.stdin):
         if line is TOO_LONG:
-            _no_answer(f"the question is larger than {size_text(MAX_LINE_BYTES)}")
+            talk.no_line()
+            print_error(f"the question is larger than {size_text(MAX_LINE_BYTES)}")
             failed = True
             continue
         text = question_text(line)
@@ -309,20 +298,20 @@ def _piped(talk: _Chat) -> int:
             continue
         if text.casefold() in EXIT_WORDS:
             break
-        if talk.command(text):
+        done = talk.command(text, piped=True)
+        if done is not None:
+            failed |= not done
             continue
-        printed, error = talk.ask(text)
+        try:
+            printed, error = talk.ask(text)
+        except ReactCliError as exc:  # raised before its line was printed
+            printed, error = False, exc
         if error is None:
             continue
         if not printed:
-            print(flush=True)  # the question's line: empty
+            talk.no_line()  # the question's line
         if isinstance(error, (LLMConfigError, InterruptError)):
             raise error
         print_error(str(error))
         failed = True
     return 1 if failed else 0
-
-
-def _no_answer(message: str) -> None:
-    print(flush=True)
-    print_error(message)

@@ -6,25 +6,32 @@ from typing import Annotated
 
 import typer
 
-from react_cli.cli.app import HELP_OPTIONS, print_json
-from react_cli.cli.options import NO_RUN_OPTIONS, RunOptions, with_options
+from react_cli.cli.app import print_json
+from react_cli.cli.help import Commands, Panel, examples
+from react_cli.cli.run_options import NO_RUN_OPTIONS, RunOptions, with_options
 
-config_app = typer.Typer(
+config_app = Commands(
     help="Show the settings, where each comes from, and the config file's path.",
     short_help="Show the settings and where each comes from.",
-    rich_markup_mode=None,
-    context_settings=HELP_OPTIONS,
+    epilog=examples(
+        "react-cli config",
+        "react-cli config -m gpt-4o-mini --max-steps 10 --json",
+        "react-cli config path",
+    ),
 )
 
 SECRETS = frozenset({"api_key"})
-URLS = frozenset({"base_url", "wiki"})
+URLS = frozenset({"base_url", "wiki", "data_url"})
 
 
 @config_app.callback(invoke_without_command=True)
 @with_options(RunOptions)
 def config_show(
     ctx: typer.Context,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the same as JSON.")] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option("--json", help="Print the same as JSON.", rich_help_panel=Panel.OUTPUT),
+    ] = False,
     options: RunOptions = NO_RUN_OPTIONS,
 ) -> None:
     """Show every setting ask and eval would use (with these options) and its source.
@@ -65,7 +72,7 @@ def config_show(
         print(f"{name:<{width}}  {text:<32}  {plain(origin)}")
 
 
-@config_app.command("path")
+@config_app.command("path", epilog=examples("react-cli config path"))
 def config_path() -> None:
     """Print the config file's path (it may not exist yet)."""
     from react_cli.display.terminal import plain

@@ -10,6 +10,7 @@ import typer
 
 from react_cli.cli.app import print_json
 from react_cli.cli.evaluate import eval_app
+from react_cli.cli.help import Panel, examples
 from react_cli.core.errors import UsageError
 
 FolderArg = Annotated[
@@ -18,15 +19,30 @@ FolderArg = Annotated[
 LISTS = ("flips",)
 
 
-@eval_app.command("show", short_help="Print an eval's summary table again.")
+@eval_app.command(
+    "show",
+    short_help="Print an eval's summary table again.",
+    epilog=examples(
+        "react-cli eval show runs/gpt", "react-cli eval show runs/all --wrong --method cot"
+    ),
+)
 def eval_show(
     directory: FolderArg,
     wrong: Annotated[
-        bool, typer.Option("--wrong", help="Also list the questions it did not answer right.")
+        bool,
+        typer.Option(
+            "--wrong",
+            help="Also list the questions it did not answer right.",
+            rich_help_panel=Panel.OUTPUT,
+        ),
     ] = False,
     method: Annotated[
         str | None,
-        typer.Option(metavar="NAME", help="--wrong of this method, in an eval of several."),
+        typer.Option(
+            metavar="NAME",
+            help="--wrong of this method, in an eval of several.",
+            rich_help_panel=Panel.METHOD,
+        ),
     ] = None,
 ) -> None:
     """Print the summary table of the eval in DIR (stdout); --wrong lists the questions it got
@@ -45,11 +61,24 @@ def eval_show(
         console.print(part)
 
 
-@eval_app.command("report", short_help="Write an eval as one self-contained HTML page.")
+@eval_app.command(
+    "report",
+    short_help="Write an eval as one self-contained HTML page.",
+    epilog=examples(
+        "pip install 'react-cli[report]'", "react-cli eval report runs/gpt -o report.html"
+    ),
+)
 def eval_report(
     directory: FolderArg,
     output: Annotated[
-        Path, typer.Option("-o", "--output", metavar="PATH", help="The HTML file to write.")
+        Path,
+        typer.Option(
+            "-o",
+            "--output",
+            metavar="PATH",
+            help="The HTML file to write.",
+            rich_help_panel=Panel.OUTPUT,
+        ),
     ],
 ) -> None:
     """Write the eval in DIR as one HTML file: summary, charts (stop reasons, score by steps,
@@ -67,28 +96,54 @@ def eval_report(
     print(plain(str(output)))
 
 
-@eval_app.command("compare", short_help="Compare two evals over the same questions.")
+@eval_app.command(
+    "compare",
+    short_help="Compare two evals over the same questions.",
+    epilog=examples(
+        "react-cli eval compare runs/text runs/tools",
+        "react-cli eval compare runs/text runs/tools --list flips",
+        "react-cli eval compare runs/all runs/all --method react --method-b cot-sc",
+    ),
+)
 def eval_compare(
     first: Annotated[Path, typer.Argument(metavar="A", help="The baseline eval folder.")],
     second: Annotated[Path, typer.Argument(metavar="B", help="The eval folder compared to A.")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option("--json", help="Print one JSON object.", rich_help_panel=Panel.OUTPUT),
+    ] = False,
     listing: Annotated[
         str | None,
-        typer.Option("--list", metavar="[flips]", help="Also list the questions that flipped."),
+        typer.Option(
+            "--list",
+            metavar="[flips]",
+            help="Also list the questions that flipped.",
+            rich_help_panel=Panel.OUTPUT,
+        ),
     ] = None,
     seed: Annotated[
-        int, typer.Option(metavar="N", help="Seed of the bootstrap confidence interval.")
+        int,
+        typer.Option(
+            metavar="N",
+            help="Seed of the bootstrap confidence interval.",
+            rich_help_panel=Panel.OUTPUT,
+        ),
     ] = 0,
     method: Annotated[
         str | None,
         typer.Option(
             metavar="NAME",
             help="Compare this method's results, in evals of several methods [their first].",
+            rich_help_panel=Panel.METHOD,
         ),
     ] = None,
     method_b: Annotated[
         str | None,
-        typer.Option(metavar="NAME", help="B's method, if not --method (A and B may be one eval)."),
+        typer.Option(
+            metavar="NAME",
+            help="B's method, if not --method (A and B may be one eval).",
+            rich_help_panel=Panel.METHOD,
+        ),
     ] = None,
 ) -> None:
     """Compare evals A and B question by question (paired by dataset index and question text):
@@ -125,7 +180,14 @@ def eval_compare(
 EXPORT_FORMATS = ("inspect",)
 
 
-@eval_app.command("export", short_help="Write an eval as Inspect AI logs (inspect view).")
+@eval_app.command(
+    "export",
+    short_help="Write an eval as Inspect AI logs (inspect view).",
+    epilog=examples(
+        "react-cli eval export runs/gpt --format inspect -o logs/",
+        "inspect view start --log-dir logs/",
+    ),
+)
 def eval_export(
     directory: FolderArg,
     output: Annotated[
@@ -135,12 +197,17 @@ def eval_export(
             "--output",
             metavar="PATH",
             help="The log file to write; a folder for an eval of several methods.",
+            rich_help_panel=Panel.OUTPUT,
         ),
     ],
     export_format: Annotated[
         str,
         typer.Option(
-            "--format", metavar="[inspect]", help="The log format [inspect].", show_default=False
+            "--format",
+            metavar="[inspect]",
+            help="The log format [inspect].",
+            show_default=False,
+            rich_help_panel=Panel.OUTPUT,
         ),
     ] = "inspect",
 ) -> None:

@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from react_cli.cli.app import (
-    HELP_OPTIONS,
     DefaultCommandGroup,
-    debug_enabled,
     help_when_bare,
     print_json,
     print_warning,
 )
-from react_cli.cli.options import NO_RUN_OPTIONS, DebugOpt, RunOptions, with_options
+from react_cli.cli.help import Commands, Panel, examples
+from react_cli.cli.options import DebugOpt
+from react_cli.cli.run_options import NO_RUN_OPTIONS, RunOptions, with_options
 from react_cli.core.errors import EvalIncompleteError, InterruptError, ReactCliError
 
 if TYPE_CHECKING:
@@ -23,16 +23,23 @@ if TYPE_CHECKING:
     from react_cli.eval.plan import EvalPlan
 
 
-eval_app = typer.Typer(
+eval_app = Commands(
     cls=DefaultCommandGroup,
     short_help="Score a model on a dataset; show, report and compare evals.",
-    rich_markup_mode=None,
-    context_settings=HELP_OPTIONS,
 )
 eval_app.callback(invoke_without_command=True)(help_when_bare)
 
 
-@eval_app.command("run", short_help="Score a model on a dataset (the default 'eval' command).")
+@eval_app.command(
+    "run",
+    short_help="Score a model on a dataset (the default 'eval' command).",
+    epilog=examples(
+        "react-cli eval hotpot_dev_v1_simplified.json --paper-subset -m gpt-4o-mini",
+        "react-cli eval paper_dev.jsonl --methods all --limit 100 --out runs/all",
+        "react-cli eval --resume runs/all",
+        "react-cli eval compare runs/text runs/tools",
+    ),
+)
 @with_options(RunOptions)
 def eval_command(
     dataset: Annotated[
@@ -48,19 +55,33 @@ def eval_command(
             "--format",
             metavar="[hotpotqa|fever|jsonl]",  # datasets.FORMATS, checked by load_dataset
             help="The dataset format [detected].",
+            rich_help_panel=Panel.DATASET,
         ),
     ] = None,
-    limit: Annotated[int | None, typer.Option(metavar="N", help="Run at most N questions.")] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(metavar="N", help="Run at most N questions.", rich_help_panel=Panel.DATASET),
+    ] = None,
     offset: Annotated[
-        int | None, typer.Option(metavar="N", help="Skip the first N selected questions.")
+        int | None,
+        typer.Option(
+            metavar="N", help="Skip the first N selected questions.", rich_help_panel=Panel.DATASET
+        ),
     ] = None,
     shuffle_seed: Annotated[
-        int | None, typer.Option(metavar="N", help="Shuffle the questions with this seed first.")
+        int | None,
+        typer.Option(
+            metavar="N",
+            help="Shuffle the questions with this seed first.",
+            rich_help_panel=Panel.DATASET,
+        ),
     ] = None,
     paper_subset: Annotated[
         bool,
         typer.Option(
-            "--paper-subset", help="The ReAct paper's 500 questions (Random(233) over 7405)."
+            "--paper-subset",
+            help="The ReAct paper's 500 questions (Random(233) over 7405).",
+            rich_help_panel=Panel.DATASET,
         ),
     ] = False,
     concurrency: Annotated[
@@ -69,16 +90,23 @@ def eval_command(
             metavar="auto|N",
             help="Model requests at once: auto learns what the endpoint serves well, N fixes "
             "it (and runs N questions at once) [auto].",
+            rich_help_panel=Panel.SPEED,
         ),
     ] = None,
     max_concurrency: Annotated[
-        int | None, typer.Option(metavar="N", help="At most N requests at once with auto [64].")
+        int | None,
+        typer.Option(
+            metavar="N",
+            help="At most N requests at once with auto [64].",
+            rich_help_panel=Panel.SPEED,
+        ),
     ] = None,
     wiki_concurrency: Annotated[
         str | None,
         typer.Option(
             metavar="auto|N",
             help="Wikipedia (MediaWiki) requests at once: auto (up to 8) or N [auto].",
+            rich_help_panel=Panel.SPEED,
         ),
     ] = None,
     max_total_cost: Annotated[
@@ -87,17 +115,23 @@ def eval_command(
             metavar="AMOUNT",
             help="Start no question once this eval cost AMOUNT (from the configured prices); "
             "--resume goes on.",
+            rich_help_panel=Panel.LIMITS,
         ),
     ] = None,
     out: Annotated[
         Path | None,
-        typer.Option(metavar="DIR", help="Output folder [<home>/evals/<time>-<dataset>]."),
+        typer.Option(
+            metavar="DIR",
+            help="Output folder [<home>/evals/<time>-<dataset>].",
+            rich_help_panel=Panel.OUTPUT,
+        ),
     ] = None,
     resume: Annotated[
         Path | None,
         typer.Option(
             metavar="DIR",
             help="Continue the run in DIR with its dataset, selection and settings.",
+            rich_help_panel=Panel.DATASET,
         ),
     ] = None,
     methods: Annotated[
@@ -106,10 +140,16 @@ def eval_command(
             metavar="NAMES",
             help="Score several methods in one pass, sharing their work: names separated by "
             "commas (standard,cot,cot-sc,act,react,cot-sc+react,react+cot-sc) or 'all'.",
+            rich_help_panel=Panel.METHOD,
         ),
     ] = None,
     as_json: Annotated[
-        bool, typer.Option("--json", help="Print the summary object instead of its path.")
+        bool,
+        typer.Option(
+            "--json",
+            help="Print the summary object instead of its path.",
+            rich_help_panel=Panel.OUTPUT,
+        ),
     ] = False,
     options: RunOptions = NO_RUN_OPTIONS,
     debug: DebugOpt = False,
@@ -118,26 +158,19 @@ def eval_command(
 
     'eval --resume DIR' continues a run with the dataset, selection, methods and settings it
     was started with (options given now win; --methods adds methods it runs for every
-    question). Exit codes: 0 the run completed (whatever the
-    score); 1 questions failed hard (endpoint errors; --resume retries them); 2 usage or
-    configuration error (the endpoint refused the key or the model: the run stops at once);
-    130 interrupted (results kept).
+    question).
+
+    Exit codes: 0 the run completed (whatever the score); 1 questions failed hard (endpoint
+    errors; --resume retries them); 2 usage or configuration error (the endpoint refused the
+    key or the model: the run stops at once); 130 interrupted (results kept), 143 by SIGTERM,
+    129 by SIGHUP.
     """
-    from react_cli.cli.notices import show_contact_hint, stderr_debug_log
+    from react_cli.cli.notices import told
     from react_cli.display.terminal import make_console
-    from react_cli.eval.events import Concurrency
     from react_cli.eval.plan import EvalRequest, plan_eval
-    from react_cli.eval.runner import evaluate
-    from react_cli.eval.store import claim_folder
+    from react_cli.eval.runner import claimed, evaluate, shared_limits
     from react_cli.eval.view import ProgressView
-    from react_cli.session import (
-        build_backend,
-        build_model,
-        endpoint_facts,
-        open_cache,
-        wiki_limiter,
-    )
-    from react_cli.telemetry.setup import open_spans
+    from react_cli.session import open_session
 
     request = EvalRequest(
         dataset=dataset,
@@ -156,90 +189,17 @@ def eval_command(
         flags=options.flags(),
     )
     plan = plan_eval(request)
-    settings = plan.settings
-    debug_log = stderr_debug_log if debug or debug_enabled() else None
-    # What every worker's client learns of the endpoint (whether it answers n, cuts streams),
-    # and the limiters every request of the eval goes through.
-    facts = endpoint_facts(plan.concurrency, plan.max_concurrency)
-    wiki = wiki_limiter(plan.wiki_concurrency)
-    zim = settings.wiki.lower().startswith("zim:")
-    concurrency_used = Concurrency(facts, None if zim else wiki, settings.stream)
-    view = ProgressView(make_console(), concurrency_used.text)
-    first = build_model(settings, debug_log, view.retry_waiting, facts, print_warning)
-    clients = [first]  # fails at once
-    spans = open_spans(settings, print_warning)  # off (and free) unless asked for
-    from react_cli.tools.toolbox import Toolbox, open_toolbox
-
-    calls = any(method.uses_tools for method in plan.methods)
-    toolbox = open_toolbox(settings) if calls else Toolbox()  # each server once, for all
-    try:
-        lock = claim_folder(plan.folder, plan.resuming)
-    except BaseException:
-        toolbox.close()
-        raise
-    cache = None
-    try:
-        cache = open_cache(settings, print_warning)
-        if cache is not None:
-            clients = []  # every worker's client behind the one cache
-        backend = build_backend(settings, debug_log, view.retry_waiting, wiki, cache)
-        show_contact_hint(settings)
-        eval_spans = spans.eval(_eval_facts(plan))
-        result = evaluate(
-            plan,
-            lock,
-            model_factory=lambda: (
-                clients.pop()
-                if clients
-                else build_model(
-                    settings, debug_log, view.retry_waiting, facts, print_warning, cache
-                )
-            ),
-            backend=backend,
-            toolbox=toolbox,
-            observer=view,
-            warn=print_warning,
-            watch=lambda example: eval_spans.question(
-                example.question, {"index": example.index, "id": _id(example.id)}
-            ),
-            concurrency=concurrency_used,
-        )
-    finally:
-        lock.close()  # the store lets it go when it closes; this is for a failed start
-        toolbox.close()
-        if cache is not None:
-            cache.close()
-    eval_spans.finish(_ended_facts(result))
-    try:
-        _report(result, plan.folder, settings.max_tokens, as_json)
-    finally:
-        spans.close()  # after the summary: a slow collector delays nothing the user waits for
+    shared, used = shared_limits(plan)  # what every request of the eval goes through
+    view = ProgressView(make_console(), used.text)
+    notices = told(debug, on_retry=view.retry_waiting, note=view.note)
+    settings, prompts = plan.settings, plan.prompts
+    session = open_session(settings, prompts, methods=plan.methods, told=notices, shared=shared)
+    with claimed(plan) as folder, session as opened:  # each server once, for every question
+        result = evaluate(plan, folder, opened, observer=view, warn=print_warning, concurrency=used)
+        _report(result, plan, as_json)  # then the spans and servers close
 
 
-def _eval_facts(plan: EvalPlan) -> dict[str, str | int | None]:
-    """What the eval's span says it ran."""
-    return {
-        "dataset": plan.dataset.path.name,
-        "format": plan.dataset.format.value,
-        "methods": ",".join(str(method) for method in plan.methods),
-        "model": plan.settings.model,
-        "questions": len(plan.examples),
-        "concurrency": plan.concurrency,
-    }
-
-
-def _ended_facts(result: EvalResult) -> dict[str, str | int | float | None]:
-    """What the eval's span says it ended with: its status and the first method's scores."""
-    figures = result.summary.figures
-    scores = {metric: figures.score(metric) for metric in figures.kind.metrics}
-    return {"status": result.status.value, "answered": figures.n, **scores}
-
-
-def _id(value: str | int | None) -> str | None:
-    return None if value is None else str(value)
-
-
-def _report(result: EvalResult, folder: Path, max_tokens: int, as_json: bool) -> None:
+def _report(result: EvalResult, plan: EvalPlan, as_json: bool) -> None:
     """The summary (its path, or itself with --json), then the error the eval ended with."""
     from react_cli.cli.notices import max_tokens_warning
     from react_cli.display.terminal import plain
@@ -248,27 +208,29 @@ def _report(result: EvalResult, folder: Path, max_tokens: int, as_json: bool) ->
     if as_json:
         print_json(result.summary.to_json())
     else:
-        print(plain(str(folder / SUMMARY)))
+        print(plain(str(plan.folder / SUMMARY)))
+    max_tokens = plan.settings.max_tokens
     if result.max_tokens_reached:
         print_warning(max_tokens_warning(max_tokens, result.max_tokens_reached))
-    error = ending_error(result, folder)
+    error = ending_error(result, plan.folder, plan.resume_hint)
     if error is not None:
         raise error
 
 
-def ending_error(result: EvalResult, folder: Path) -> ReactCliError | None:
-    """The error an eval that did not answer every question exits with, or None."""
+def ending_error(result: EvalResult, folder: Path, again: str) -> ReactCliError | None:
+    """The error an eval that did not answer every question exits with, or None; ``again``
+    the command that continues it."""
     from react_cli.core.wording import plural
-    from react_cli.eval.store import resume_command
     from react_cli.eval.summary import EvalStatus
 
     if result.config_error is not None:
         return result.config_error  # the key or the model: exit 2, nothing more to run
-    again = resume_command(folder)
     figures = result.summary.figures
     kept = plural(figures.n, "result")
     if result.status is EvalStatus.INTERRUPTED:
-        return InterruptError(f"interrupted; {kept} kept in {folder}; continue with: {again}")
+        from react_cli.infra.interrupts import interrupted
+
+        return InterruptError(f"{interrupted()}; {kept} kept in {folder}; continue with: {again}")
     if result.status is EvalStatus.FAILED:
         return EvalIncompleteError(
             f"{result.last_error}; the run stopped with {kept} kept in {folder}; "

@@ -4,14 +4,15 @@ it imports prompt_toolkit).
 The file is prompt_toolkit's ``FileHistory`` format (``# time`` then ``+line`` for each line
 of an entry), kept in the home directory. Only a regular file is read (a FIFO or a device is
 never opened), only its last :data:`MAX_HISTORY_BYTES`, each entry cleaned of control
-characters; entries are appended in one write each, never through a FIFO. When the file cannot
-be used, one ``warning:`` line says so and the chat goes on with a history of its own.
+characters; entries are appended in one write each, never through a FIFO, and a symbolic link
+at its name is neither read nor written through: the first entry replaces it with a file (the
+home directory's policy, ``infra.files``). When the file cannot be used, one ``warning:`` line
+says so and the chat goes on with a history of its own.
 """
 
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
@@ -19,6 +20,7 @@ from pathlib import Path
 from prompt_toolkit.history import History
 
 from react_cli.display.terminal import plain
+from react_cli.infra.files import open_appending
 from react_cli.infra.untrusted import BadInput, decode, open_regular
 
 MAX_HISTORY_BYTES = 1 << 20
@@ -36,8 +38,10 @@ class KeptHistory(History):
 
     def load_history_strings(self) -> Iterable[str]:
         """The entries of the file, newest first (prompt_toolkit's order)."""
+        if self.path.is_symlink():
+            return []  # planted: never read, and replaced by the first entry stored
         try:
-            with open_regular(self.path) as handle:
+            with open_regular(self.path, follow_symlinks=False) as handle:
                 size = os.fstat(handle.fileno()).st_size
                 cut = size > MAX_HISTORY_BYTES
                 if cut:
@@ -52,22 +56,20 @@ class KeptHistory(History):
         return reversed(entries[1:] if cut else entries)  # a cut file's first entry is partial
 
     def store_string(self, string: str) -> None:
-        """Append an entry; the file is created (private to its user) if need be."""
+        """Append an entry; the file is created (private to its user) if need be, and a link
+        planted at its name replaced by it (the home directory's policy)."""
         if self.failed:
             return
         lines = "".join(f"+{line}\n" for line in string.split("\n"))
         data = f"\n# {datetime.now()}\n{lines}".encode("utf-8", "replace")
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, flags, 0o600)  # a FIFO without a reader: ENXIO, no wait
+            fd = open_appending(self.path, 0o600)  # a FIFO without a reader: no wait
             try:
-                if not stat.S_ISREG(os.fstat(fd).st_mode):
-                    raise BadInput("is not a regular file")
                 os.write(fd, data)
             finally:
                 os.close(fd)
-        except (OSError, BadInput) as exc:
+        except OSError as exc:
             self._give_up(exc)
 
     def _give_up(self, exc: Exception) -> None:

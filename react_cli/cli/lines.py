@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Protocol, TextIO
 
-from react_cli.cli.options import MAX_STDIN_BYTES
+from react_cli.cli.question import MAX_STDIN_BYTES
 
 PROMPT = "react-cli> "
 HISTORY_NAME = "chat_history"

@@ -7,15 +7,18 @@ from typing import Annotated
 
 import typer
 
-from react_cli.cli.app import HELP_OPTIONS
+from react_cli.cli.help import Commands, examples
 
 DESCRIPTION_WIDTH = 70  # cut at a word boundary, never mid-word
 
-prompts_app = typer.Typer(
+prompts_app = Commands(
     help="List the prompt templates (no command) or print one ('show NAME').",
     short_help="List the prompt templates, or show one.",
-    rich_markup_mode=None,
-    context_settings=HELP_OPTIONS,
+    epilog=examples(
+        "react-cli prompts",
+        "react-cli prompts show hotpotqa-cot",
+        "react-cli ask --prompt my-prompt.txt -m gpt-4o-mini 'Who directed Ed Wood?'",
+    ),
 )
 
 
@@ -40,7 +43,10 @@ def prompts_list(ctx: typer.Context) -> None:
         )
 
 
-@prompts_app.command("show")
+@prompts_app.command(
+    "show",
+    epilog=examples("react-cli prompts show hotpotqa", "react-cli prompts show my-prompt.txt"),
+)
 def prompts_show(
     name: Annotated[str, typer.Argument(metavar="NAME", help="Prompt name or file.")],
 ) -> None:

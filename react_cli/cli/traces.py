@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import functools
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from react_cli.cli.app import app, print_json
-from react_cli.cli.options import McpOpt, ToolsFromOpt, WikiOpt, run_settings
-from react_cli.core.errors import RerunDiffersError, UsageError
+from react_cli.cli.help import Panel, examples
+from react_cli.cli.options import AllowToolOpt, DenyToolOpt, McpOpt, ToolsFromOpt, WikiOpt
+from react_cli.cli.run_options import run_settings
+from react_cli.core.errors import InterruptError, RerunDiffersError, UsageError
+from react_cli.infra import interrupts
 
 if TYPE_CHECKING:
     from react_cli.core.method import Method
+    from react_cli.settings.settings import Settings
     from react_cli.share.export import ExportFormat
-    from react_cli.traces.replay import RevisionChange
+    from react_cli.traces.diffs import RevisionChange
     from react_cli.traces.trace import Trace
 
 
@@ -31,45 +37,80 @@ TraceArg = Annotated[
 
 NthOpt = Annotated[
     int | None,
-    typer.Option("-n", metavar="N", help="Use the N-th most recent trace (1 = newest)."),
+    typer.Option(
+        "-n",
+        metavar="N",
+        help="Use the N-th most recent trace (1 = newest).",
+        rich_help_panel=Panel.REPLAY,
+    ),
 ]
 
 
-@app.command(short_help="Show saved runs as 'ask -v' did, or re-run one and diff.")
+@app.command(
+    short_help="Show saved runs as 'ask -v' did, or re-run one and diff.",
+    epilog=examples(
+        "react-cli replay examples/traces/arthurs-magazine.json",
+        "react-cli replay -n 2 --rerun",
+        "react-cli replay --live-tools --wiki zim:hotpot.zim -v",
+        "react-cli replay -n 1 --format html -o run.html",
+    ),
+)
 def replay(
     trace: TraceArg = None,
     nth: NthOpt = None,
     as_json: Annotated[
-        bool, typer.Option("--json", help="Print the trace normalised (or the re-run's result).")
+        bool,
+        typer.Option(
+            "--json",
+            help="Print the trace normalised (or the re-run's result).",
+            rich_help_panel=Panel.OUTPUT,
+        ),
     ] = False,
     step_delay: Annotated[
         float,
-        typer.Option(metavar="SECONDS", help="Pause this long after each step while rendering."),
+        typer.Option(
+            metavar="SECONDS",
+            help="Pause this long after each step while rendering.",
+            rich_help_panel=Panel.OUTPUT,
+        ),
     ] = 0.0,
     rerun: Annotated[
         bool,
-        typer.Option(help="Re-run offline with today's code on the recorded outputs; diff."),
+        typer.Option(
+            help="Re-run offline with today's code on the recorded outputs; diff.",
+            rich_help_panel=Panel.REPLAY,
+        ),
     ] = False,
     live_tools: Annotated[
         bool,
         typer.Option(
             help="Re-run on the recorded model outputs but live tools: Wikipedia, and those of "
-            "--tools-from and --mcp (or the config file)."
+            "--tools-from and --mcp (or the config file).",
+            rich_help_panel=Panel.REPLAY,
         ),
     ] = False,
     wiki: WikiOpt = None,
     tools_from: ToolsFromOpt = None,
     mcp: McpOpt = None,
+    allow_tool: AllowToolOpt = None,
+    deny_tool: DenyToolOpt = None,
     method: Annotated[
         str | None,
         typer.Option(
             metavar="NAME",
             help="With --rerun: answer by this method from what the trace recorded "
             "(e.g. react+cot-sc from a ReAct run with samples) [the trace's].",
+            rich_help_panel=Panel.METHOD,
         ),
     ] = None,
     verbose: Annotated[
-        bool, typer.Option("-v", "--verbose", help="Show the re-run's trajectory on stderr.")
+        bool,
+        typer.Option(
+            "-v",
+            "--verbose",
+            help="Show the re-run's trajectory on stderr.",
+            rich_help_panel=Panel.OUTPUT,
+        ),
     ] = False,
     output_format: Annotated[
         str,
@@ -77,16 +118,25 @@ def replay(
             "--format",
             metavar="[terminal|markdown|html]",
             help="terminal (as 'ask -v'), GitHub Markdown, or one self-contained HTML page.",
+            rich_help_panel=Panel.OUTPUT,
         ),
     ] = "terminal",
     output: Annotated[
         Path | None,
-        typer.Option("-o", "--output", metavar="PATH", help="Write the export here, not stdout."),
+        typer.Option(
+            "-o",
+            "--output",
+            metavar="PATH",
+            help="Write the export here, not stdout.",
+            rich_help_panel=Panel.OUTPUT,
+        ),
     ] = None,
     conversation: Annotated[
         bool,
         typer.Option(
-            "--conversation", help="Show the whole conversation the trace is a turn of, in turn."
+            "--conversation",
+            help="Show the whole conversation the trace is a turn of, in turn.",
+            rich_help_panel=Panel.CONVERSATION,
         ),
     ] = False,
 ) -> None:
@@ -95,7 +145,8 @@ def replay(
 
     Several TRACE files are shown one after another (--json: a list; Markdown: one document).
     Exit codes: 0 shown, or re-run reproduced the recording; 1 the re-run differs, or a trace
-    is missing or unreadable; 2 usage error.
+    is missing or unreadable; 2 usage error; 130 interrupted (Ctrl-C), 143 by SIGTERM, 129 by
+    SIGHUP.
     """
     from react_cli.settings.resolve import home_dir
     from react_cli.traces.store import select_trace
@@ -110,6 +161,8 @@ def replay(
         raise UsageError("--wiki applies to --live-tools only")
     if (tools_from or mcp) and not live_tools:
         raise UsageError("--tools-from and --mcp apply to --live-tools only")
+    if (allow_tool or deny_tool) and not live_tools:
+        raise UsageError("--allow-tool and --deny-tool apply to --live-tools only")
     if method is not None and not rerunning:
         raise UsageError("--method applies to --rerun / --live-tools only")
     if step_delay and (as_json or rerunning):
@@ -131,16 +184,11 @@ def replay(
         from react_cli.core.method import parse_method
 
         chosen_method = None if method is None else parse_method(method)
-        _rerun(
-            runs[0],
-            method=chosen_method,
-            live_tools=live_tools,
-            wiki=wiki,
-            tools_from=tools_from,
-            mcp=mcp,
-            verbose=verbose,
-            as_json=as_json,
-        )
+        live = None
+        if live_tools:
+            tools = {"tools_from": tools_from, "tool_allow": allow_tool, "tool_deny": deny_tool}
+            live = run_settings(wiki=wiki, mcp=mcp, **tools)
+        _rerun(runs[0], method=chosen_method, live=live, verbose=verbose, as_json=as_json)
     elif as_json:
         documents = [run.to_json() for run in runs]
         print_json(documents if len(runs) > 1 else documents[0], indent=2)
@@ -223,44 +271,41 @@ def _export(paths: list[Path], export: ExportFormat, output: Path | None) -> Non
 
 
 def _rerun(
-    recorded: Trace,
-    *,
-    method: Method | None,
-    live_tools: bool,
-    wiki: str | None,
-    tools_from: list[str] | None,
-    mcp: list[str] | None,
-    verbose: bool,
-    as_json: bool,
+    recorded: Trace, *, method: Method | None, live: Settings | None, verbose: bool, as_json: bool
 ) -> None:
-    """Re-run a recorded run; exit 1 with a step-by-step diff when it does not reproduce.
-    With another ``method`` than the recorded one, print what that method answers."""
+    """Re-run a recorded run (on the live tools of the ``live`` settings, if given); exit 1
+    with a step-by-step diff when it does not reproduce. With another ``method`` than the
+    recorded one, print what that method answers."""
+    from react_cli.cli.app import print_warning
+    from react_cli.cli.consent import terminal_question
+    from react_cli.cli.notices import told
     from react_cli.core.wording import plural
     from react_cli.display.render import Renderer
     from react_cli.display.terminal import make_console, plain
-    from react_cli.tools.toolbox import Toolbox
-    from react_cli.traces.replay import compare, compare_records, revision_changes
-    from react_cli.traces.replay import rerun as rerun_run
+    from react_cli.session import Uses, open_session
+    from react_cli.traces.diffs import compare, compare_records, revision_changes
+    from react_cli.traces.recorded import live_tools_for
+    from react_cli.traces.replay import rerun
 
     observer = Renderer(make_console()) if verbose else None
-    tools = None
-    toolbox = Toolbox()
-    if live_tools:
-        from react_cli.cli.app import print_warning
-        from react_cli.cli.notices import stderr_retry_notice
-        from react_cli.session import build_backend, tool_sets
-        from react_cli.tools.toolbox import open_toolbox
-        from react_cli.traces.replay import live_tools_for
-
-        notices = observer.retry_waiting if observer else stderr_retry_notice
-        settings = run_settings(wiki=wiki, tools_from=tools_from, mcp=mcp)
-        backend = build_backend(settings, on_retry=notices)
-        toolbox = open_toolbox(settings)
-    with toolbox:
-        if live_tools:
-            live = tool_sets(backend, settings.max_observation_chars, toolbox)
-            tools = live_tools_for(recorded, live, print_warning)
-        outcome, now = rerun_run(recorded, method=method, tools=tools, observer=observer)
+    session = (
+        nullcontext(None)
+        if live is None
+        else open_session(
+            live,
+            uses=Uses.TOOLS,
+            told=told(False, observer, hint=False),
+            question=terminal_question(live, observer),
+        )
+    )
+    with session as opened, interrupts.guard():
+        tools = None
+        if opened is not None:
+            made = functools.partial(opened.tools, keep_denied=True)
+            tools = live_tools_for(recorded, made, print_warning)
+        outcome, now = rerun(recorded, method=method, tools=tools, observer=observer)
+        if interrupts.pressed():  # the run stopped there, not where it was recorded to
+            raise InterruptError(interrupts.interrupted())
     derived = method is not None and method != recorded.record.method
     differences = [] if derived else compare(recorded.run, now)
     if not derived:
@@ -312,10 +357,18 @@ def _revisions_changed(changes: list[RevisionChange]) -> None:
         )
 
 
-@app.command(short_help="List recent runs, newest first.")
+@app.command(
+    short_help="List recent runs, newest first.",
+    epilog=examples("react-cli traces", "react-cli traces -n 5 --json"),
+)
 def traces(
-    limit: Annotated[int, typer.Option("-n", metavar="N", help="Show at most N runs.")] = 20,
-    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list.")] = False,
+    limit: Annotated[
+        int,
+        typer.Option("-n", metavar="N", help="Show at most N runs.", rich_help_panel=Panel.OUTPUT),
+    ] = 20,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print a JSON list.", rich_help_panel=Panel.OUTPUT)
+    ] = False,
 ) -> None:
     """List recent runs, newest first; '#' is the number 'replay -n' takes."""
     from react_cli.settings.resolve import home_dir

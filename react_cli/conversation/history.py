@@ -59,11 +59,19 @@ class StoredTurn:
 
 @dataclass
 class Conversation:
-    """A conversation's id, when it started, and its turns (the first is turn 1)."""
+    """A conversation's id, when it started, and its turns (the first is turn 1); ``saved``:
+    how many of them its file held when it was read or last written (the others are this
+    command's, not kept yet)."""
 
     id: str
     created: str
     turns: list[StoredTurn] = field(default_factory=list)
+    saved: int = 0
+
+    @property
+    def unsaved(self) -> list[StoredTurn]:
+        """The turns this command added that its file does not hold yet."""
+        return self.turns[self.saved :]
 
     @classmethod
     def start(cls, created: datetime) -> Conversation:
@@ -118,4 +126,5 @@ class Conversation:
                 kept.append(StoredTurn.from_json(turn))
             except (TypeError, ValueError) as exc:
                 raise ValueError(f"turn {number}: {exc}") from None
-        return cls(conversation_id, fields.optional_text(data, "created") or "", kept)
+        created = fields.optional_text(data, "created") or ""
+        return cls(conversation_id, created, kept, saved=len(kept))

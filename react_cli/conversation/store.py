@@ -4,7 +4,9 @@
 one. A file here is read as untrusted input: a regular file only (a FIFO or a device is never
 opened), at most :data:`MAX_CONVERSATION_BYTES`, strict JSON of the shape ``history`` writes;
 anything else is one ``Error:`` line naming the file. Each turn rewrites its conversation's
-file in one step (a link planted in the folder is replaced, never followed).
+file in one step (a link planted in the folder is replaced, never followed), under the folder's
+lock and after reading the file again: two follow-ups of one conversation at once (two
+terminals, a script) keep both turns, the one that ends last after the other's.
 """
 
 from __future__ import annotations
@@ -16,13 +18,16 @@ from react_cli.conversation.history import Conversation
 from react_cli.core.conversation import ID_PATTERN
 from react_cli.core.errors import ConversationError, UsageError
 from react_cli.core.wording import quoted
-from react_cli.infra.files import write_json_in
+from react_cli.infra.files import hold_lock, write_json_in
 from react_cli.infra.untrusted import BadInput, dump_json, parse_json, read_text, size_text
 
 FOLDER = "conversations"
 SUFFIX = ".json"
 MAX_CONVERSATION_BYTES = 16 << 20
 """A larger file is not read as a conversation (and a conversation is never saved larger)."""
+LOCK = ".lock"
+LOCK_WAIT_S = 10.0
+"""How long a turn waits for another command writing the folder (it reads and writes one file)."""
 
 
 class ConversationStore:
@@ -96,7 +101,38 @@ class ConversationStore:
         return conversation
 
     def save(self, conversation: Conversation) -> None:
-        """Write the conversation's file in one step; ConversationError when it cannot be."""
+        """Keep the conversation's new turns (:attr:`Conversation.unsaved`) in its file: under
+        the folder's lock, after the turns the file holds now (another command may have added
+        some since it was read: ``conversation`` then holds them too, its own turns after
+        them); ConversationError when the file cannot be read or written (nothing is)."""
+        where = self.path(conversation.id)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            with hold_lock(self.folder / LOCK, LOCK_WAIT_S):
+                kept = self._kept(where)
+                base = conversation if kept is None else kept
+                turns = conversation.turns if kept is None else kept.turns + conversation.unsaved
+                self._write(Conversation(conversation.id, base.created, turns))
+        except BlockingIOError:
+            raise ConversationError(
+                f"{self.folder} stayed locked by another react-cli for {LOCK_WAIT_S:g} s: "
+                "the new turn is not kept"
+            ) from None
+        except OSError as exc:
+            reason = exc.strerror or exc
+            raise ConversationError(f"cannot save the conversation to {where}: {reason}") from None
+        conversation.turns, conversation.saved = list(turns), len(turns)
+
+    def _kept(self, path: Path) -> Conversation | None:
+        """The conversation its file holds now (None: no file yet, or it was deleted)."""
+        if not path.exists() and not path.is_symlink():
+            return None
+        try:
+            return self.read(path)
+        except ConversationError as exc:
+            raise ConversationError(f"{exc}: the new turn is not kept") from None
+
+    def _write(self, conversation: Conversation) -> None:
         document = conversation.to_json()
         if len(dump_json(document, indent=2).encode("utf-8")) >= MAX_CONVERSATION_BYTES:
             limit = size_text(MAX_CONVERSATION_BYTES)
@@ -104,9 +140,4 @@ class ConversationStore:
                 f"conversation {conversation.id} has grown past {limit}: its new turn is not "
                 "kept (start a new conversation)"
             )
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            write_json_in(self.folder, f"{conversation.id}{SUFFIX}", document)
-        except OSError as exc:
-            where, reason = self.path(conversation.id), exc.strerror or exc
-            raise ConversationError(f"cannot save the conversation to {where}: {reason}") from None
+        write_json_in(self.folder, f"{conversation.id}{SUFFIX}", document)

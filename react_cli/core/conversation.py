@@ -94,14 +94,15 @@ class Turn:
     @classmethod
     def of(cls, run: Run) -> Turn:
         """The turn ``run`` makes: each call it ran (Finish too), observations cut to a line."""
-        steps = tuple(
-            TurnStep(
-                step.thought, step.call, one_line(step.observation), step.reply_step or step.index
-            )
-            for step in run.steps
-            if step.call is not None and step.error_text is None
-        )
-        return cls(run.question, run.answer, steps)
+        steps = []
+        for step in (step for step in run.steps if step.error_text is None):
+            thought = step.thought  # the reply's, with its first call
+            for action in step.actions:
+                if action.call is not None:
+                    observation = one_line(action.observation)
+                    steps.append(TurnStep(thought, action.call, observation, step.index))
+                    thought = ""
+        return cls(run.question, run.answer, tuple(steps))
 
     def to_json(self) -> dict[str, Any]:
         return {

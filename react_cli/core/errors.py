@@ -11,9 +11,14 @@ it as one ``Error: ...`` line on stderr and exits with the exception's ``exit_co
 - ``TraceError`` (1): a trace file is missing, truncated, not JSON or of an unknown version.
 - ``ConversationError`` (1): a kept conversation cannot be read or saved.
 - ``StoreError`` (1): an eval folder's ``results.jsonl`` or ``summary.json`` cannot be written.
+- ``DownloadError`` (1): a dataset or archive could not be downloaded, or is not the file pinned.
 - ``NoAnswerError`` (1): a run ended without an answer; ``EvalIncompleteError`` (1): an eval
   ended with questions that failed or never ran; ``RerunDiffersError`` (1): a re-run did not
   reproduce its recording; ``InterruptError`` (130): Ctrl-C, with what was kept.
+
+A command stopped by a signal exits 128 + its number, as shells report it: 130 for Ctrl-C
+(``SIGINT``), 143 for ``SIGTERM`` (``kill``, ``timeout``), 129 for ``SIGHUP`` (a closed
+terminal); ``infra.interrupts`` knows which came, ``cli/app.py`` exits with it.
 """
 
 from __future__ import annotations
@@ -21,7 +26,13 @@ from __future__ import annotations
 EXIT_OK = 0
 EXIT_NO_ANSWER = 1
 EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
+SIGNAL_EXIT_BASE = 128
+EXIT_INTERRUPTED = SIGNAL_EXIT_BASE + 2  # SIGINT; 143 for SIGTERM, 129 for SIGHUP
+
+
+def signal_exit_code(signum: int) -> int:
+    """The exit code of a command the signal ``signum`` stopped."""
+    return SIGNAL_EXIT_BASE + signum
 
 
 class ReactCliError(Exception):
@@ -75,11 +86,14 @@ class LLMResponseError(LLMError):
 class WikiError(ReactCliError):
     """A Wikipedia backend failed: host unreachable, error answers, malformed data.
 
-    ``retries`` counts the requests made again before it gave up (a step records them)."""
+    ``retries`` counts the requests made again before it gave up (a step records them);
+    ``reason`` is the failure alone, without the ``hint`` the message ends with (what to do
+    about it, for the user: the model's observation says only the reason)."""
 
-    def __init__(self, message: str, retries: int = 0) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, retries: int = 0, hint: str = "") -> None:
+        super().__init__(f"{message}; {hint}" if hint else message)
         self.retries = retries
+        self.reason = message
 
 
 class TraceError(ReactCliError):
@@ -95,6 +109,16 @@ class StoreError(ReactCliError):
     """An eval folder's results or summary cannot be written (disk full, file-size limit)."""
 
 
+class DownloadError(ReactCliError):
+    """A download failed (unreachable, refused, broken off) or brought another file than the
+    one pinned; ``unreachable`` when the host could not be reached at all (offline, a
+    firewall), so the caller can say how to fetch it by hand."""
+
+    def __init__(self, message: str, *, unreachable: bool = False) -> None:
+        super().__init__(message)
+        self.unreachable = unreachable
+
+
 class NoAnswerError(ReactCliError):
     """A run ended without an answer (step limit, endpoint failure, ...)."""
 
@@ -108,6 +132,7 @@ class RerunDiffersError(ReactCliError):
 
 
 class InterruptError(ReactCliError):
-    """Ctrl-C stopped the command; the message says what was kept."""
+    """Ctrl-C (or SIGTERM, SIGHUP) stopped the command; the message says what was kept. Its
+    exit code is the signal's (``cli/app.py`` asks ``infra.interrupts`` which came)."""
 
     exit_code = EXIT_INTERRUPTED

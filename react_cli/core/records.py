@@ -203,6 +203,14 @@ class ToolCall:
     def __str__(self) -> str:
         return f"{self.name}[{self.argument}]"
 
+    @property
+    def key(self) -> tuple[str, str]:
+        """What makes two calls the same call: the tool, in any case, and the argument it
+        runs with, which both protocols' readers give as its canonical form (the text of a
+        one-argument tool; a JSON object's canonical text, keys sorted, for one of several),
+        however the model wrote it."""
+        return self.name.casefold(), self.argument
+
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"name": self.name, "argument": self.argument, "id": self.id}
         if self.arguments is not None:

@@ -25,6 +25,15 @@ def cost_text(cost: Cost) -> str:
     return f"cost ~{amount} (estimated)" if cost.estimated else f"cost {amount}"
 
 
+def byte_text(count: int) -> str:
+    """``46.3 MB``, ``812 kB``, ``5 bytes``: a file's size in decimal units, as download tools
+    and file managers show it."""
+    for unit, size in (("TB", 10**12), ("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+        if count >= size:
+            return f"{count / size:.1f} {unit}"
+    return plural(count, "byte")
+
+
 ECHO_CHARS = 60
 """An error message echoes at most this much of a value it refuses (a 100 kB front-matter
 line, a trace's field): enough to recognise it, never a screenful."""
@@ -47,10 +56,16 @@ def quoted(value: object, limit: int = ECHO_CHARS) -> str:
     return f"{value[:limit]!r}… ({len(value):,} characters)"
 
 
-def did_you_mean(word: str, known: Iterable[str]) -> str:
-    """``modle (did you mean model?)`` for a misspelt name; the word alone if nothing is close
-    (a long one cut, see :func:`clipped`)."""
+def closest(word: str, known: Iterable[str]) -> str | None:
+    """The known name ``word`` most likely misspells, if one is close."""
     import difflib
 
     close = difflib.get_close_matches(word, list(known), n=1) if len(word) <= 100 else []
-    return f"{clipped(word)} (did you mean {close[0]}?)" if close else clipped(word)
+    return close[0] if close else None
+
+
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """``modle (did you mean model?)`` for a misspelt name; the word alone if nothing is close
+    (a long one cut, see :func:`clipped`)."""
+    close = closest(word, known)
+    return f"{clipped(word)} (did you mean {close}?)" if close else clipped(word)

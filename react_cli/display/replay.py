@@ -11,28 +11,19 @@ import time
 from rich.console import Console
 
 from react_cli.core.method import Method
-from react_cli.core.records import ProtocolName
 from react_cli.core.trajectory import Run
 from react_cli.display.render import Renderer
 from react_cli.loop.events import (
-    ActionChosen,
-    ActionRequested,
     Event,
-    ModelDone,
-    ModelText,
     Observer,
-    RunFinished,
     RunStarted,
     StepFinished,
-    StepStarted,
-    ThoughtStarted,
-    ToolsDeclared,
+    recorded_events,
 )
 from react_cli.methods.events import MethodFinished, SamplingFinished, SamplingStarted
 from react_cli.methods.record import loop_calls
 from react_cli.methods.results import Outcome, SampleSet
 from react_cli.methods.vote import Group, Vote
-from react_cli.tools.base import ToolSpec
 from react_cli.traces.trace import Trace
 
 
@@ -50,40 +41,12 @@ class PacedRenderer(Renderer):
             time.sleep(self.delay_s)
 
 
-def replay_steps(
-    observer: Observer,
-    run: Run,
-    specs: tuple[ToolSpec, ...],
-    *,
-    thoughts: bool = True,
-    native: bool = False,
-) -> None:
-    """A loop's recorded steps through the events a live loop produces (Act: no thoughts;
-    ``native``: the tools protocol's, each action told apart from the reply's text)."""
-    observer.notify(ToolsDeclared(specs))
+def replay_steps(observer: Observer, run: Run) -> None:
+    """A loop's recorded steps through the events a live loop told of them, whatever its
+    protocol: each step carries what it shows."""
     for step in run.steps:
-        k = step.index
-        if native and step.forced:
-            observer.notify(ActionRequested(k))
-        elif not native or step.reply_step is None:  # a step that made its own model call
-            started = ThoughtStarted(k) if native else StepStarted(k)
-            observer.notify(started if thoughts else ActionRequested(k))
-            observer.notify(ModelText(step.raw))
-            observer.notify(ModelDone())
-            if step.followup_raw is not None:
-                observer.notify(ActionRequested(k))
-                observer.notify(ModelText(step.followup_raw))
-                observer.notify(ModelDone())
-        if native and step.action is not None:
-            observer.notify(ActionChosen(k, step.action))
-        observer.notify(StepFinished(step))
-
-
-def replay_run(observer: Observer, run: Run, specs: tuple[ToolSpec, ...]) -> None:
-    """Show a recorded ReAct run through the same events a live run produces."""
-    observer.notify(RunStarted(run.question))
-    replay_steps(observer, run, specs)
-    observer.notify(RunFinished(run))
+        for event in recorded_events(step):
+            observer.notify(event)
 
 
 def replay_trace(observer: Observer, trace: Trace) -> None:
@@ -96,9 +59,7 @@ def replay_trace(observer: Observer, trace: Trace) -> None:
     sampled = None
     for part in parts:
         if part.loop and run.steps:
-            native = trace.config.protocol == ProtocolName.TOOLS
-            thoughts = part is not Method.ACT
-            replay_steps(observer, run, trace.tool_specs, thoughts=thoughts, native=native)
+            replay_steps(observer, run)
         elif not part.loop and record.samples:
             many = part is Method.COT_SC
             temperature = (trace.config.sample_temperature or 0.0) if many else 0.0

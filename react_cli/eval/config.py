@@ -3,12 +3,15 @@ concurrency."""
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Any
 
 from react_cli.core import fields
 
-# Settings a summary records, by the name ``config.Settings`` gives them.
+# Settings a summary records, by the name ``settings.Settings`` gives them.
 _RECORDED_SETTINGS = {
     "model": "model",
     "base_url": "base_url",
@@ -40,8 +43,11 @@ _OWN = (
     "max_concurrency",
     "methods",
     "tools_from",
+    "tool_files",
     "wiki_tools",
     "mcp",
+    "tool_allow",
+    "tool_deny",
 )
 MAX_TOOL_SOURCES = 256  # files or MCP servers an eval's summary may name
 AUTO = "auto"
@@ -50,11 +56,15 @@ _REACT_ONLY = ("react",)
 
 @dataclass(frozen=True)
 class EvalConfig:
-    """The run settings every question of the eval used, as ``wiring.run_config`` records them
-    in a trace (no secret), how many model and Wikipedia requests ran at once: a number,
-    or ``"auto"`` (learnt from the endpoint, up to ``max_concurrency``), and where its tools
-    beyond Wikipedia's came from: ``--tools-from`` files as given, whether Search and Lookup
-    were on, and MCP servers as shown (without credentials: ``--resume`` is told them again)."""
+    """The run settings every question of the eval used, as ``traces.runconfig.run_config``
+    records them in a trace (no secret), how many model and Wikipedia requests ran at once: a
+    number, or ``"auto"`` (learnt from the endpoint, up to ``max_concurrency``), and where its
+    tools beyond Wikipedia's came from: ``--tools-from`` files (their paths, and each with the
+    hash of the text that ran: ``tool_files``), whether Search and Lookup were on, and MCP
+    servers as shown (without credentials). A folder names no code that runs: ``--resume`` is
+    given the files and the servers again, and checks them against these (:func:`tools_differ`).
+    Its consent rules (``--allow-tool``, ``--deny-tool``) are never taken from a folder either
+    (it could otherwise allow what the user did not): ``--resume`` is told them again."""
 
     run: dict[str, Any]
     concurrency: int | str | None  # None: not recorded
@@ -64,6 +74,9 @@ class EvalConfig:
     tools_from: tuple[str, ...] = ()
     wiki_tools: bool = True
     mcp: tuple[str, ...] = ()  # each server's ``McpServer.describe()``
+    tool_files: tuple[ToolFile, ...] = ()  # none recorded before hashes were (or no file)
+    tool_allow: tuple[str, ...] = ()
+    tool_deny: tuple[str, ...] = ()
 
     @property
     def model(self) -> str:
@@ -98,15 +111,13 @@ class EvalConfig:
         return {} if sha is None else {self.method or "react": sha}
 
     def settings(self) -> dict[str, Any]:
-        """The recorded settings, as ``config.resolve`` flags (``resolve`` checks them)."""
+        """The recorded settings, as ``settings.resolve`` flags (``resolve`` checks them)."""
         flags = {
             name: self.run[key]
             for key, name in _RECORDED_SETTINGS.items()
             if self.run.get(key) is not None
         }
         flags["prompt"] = self.prompt_name
-        if self.tools_from:
-            flags["tools_from"] = self.tools_from
         if not self.wiki_tools:
             flags["wiki_tools"] = False
         return flags
@@ -123,10 +134,16 @@ class EvalConfig:
             data["methods"] = list(self.methods)
         if self.tools_from:
             data["tools_from"] = list(self.tools_from)
+        if self.tool_files:
+            data["tool_files"] = [{"path": f.path, "sha256": f.sha256} for f in self.tool_files]
         if not self.wiki_tools:
             data["wiki_tools"] = False
         if self.mcp:
             data["mcp"] = list(self.mcp)
+        if self.tool_allow:
+            data["tool_allow"] = list(self.tool_allow)
+        if self.tool_deny:
+            data["tool_deny"] = list(self.tool_deny)
         return data
 
     @classmethod
@@ -148,7 +165,9 @@ class EvalConfig:
         names = tuple(dict.fromkeys(methods))
         workers = (_level(data.get("concurrency")), _level(data.get("wiki_concurrency")))
         tools_from, mcp = _texts(data.get("tools_from")), _texts(data.get("mcp"))
-        if tools_from is None or mcp is None:
+        files = _files(data.get("tool_files"))
+        allow, deny = _texts(data.get("tool_allow")), _texts(data.get("tool_deny"))
+        if tools_from is None or mcp is None or files is None or allow is None or deny is None:
             return None
         return cls(
             run,
@@ -158,7 +177,75 @@ class EvalConfig:
             tools_from,
             data.get("wiki_tools") is not False,
             mcp,
+            files,
+            allow,
+            deny,
         )
+
+
+@dataclass(frozen=True)
+class ToolFile:
+    """A ``--tools-from`` file as an eval ran it: its path, and the hash of its text."""
+
+    path: str
+    sha256: str
+
+    def describe(self) -> str:
+        return f"{self.path} (sha256 {self.sha256[:12]})"
+
+
+SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def _files(value: object) -> tuple[ToolFile, ...] | None:
+    """Recorded tool files (absent: none; anything but a short list of paths with their
+    hashes: None)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or len(value) > MAX_TOOL_SOURCES:
+        return None
+    found = []
+    for item in value:
+        if not isinstance(item, dict):
+            return None
+        path, sha = item.get("path"), item.get("sha256")
+        if not (isinstance(path, str) and 0 < len(path) <= 4096):
+            return None
+        if not (isinstance(sha, str) and SHA256.fullmatch(sha)):
+            return None
+        found.append(ToolFile(path, sha))
+    return tuple(found)
+
+
+def tools_differ(recorded: EvalConfig, given: tuple[ToolFile, ...]) -> str | None:
+    """How the tool files ``given`` now differ from those the eval ran with, by their text
+    (their hash: a file moved or renamed is the same file), or None when they are the same.
+    An eval recorded before hashes were is checked by its files' names alone."""
+    if recorded.tool_files or not recorded.tools_from:
+        ran = [(f.sha256, f.describe()) for f in recorded.tool_files]
+        now = [(f.sha256, f.describe()) for f in given]
+    else:
+        ran = [(PurePath(path).name, path) for path in recorded.tools_from]
+        now = [(PurePath(f.path).name, f.path) for f in given]
+    missing, extra = _unmatched(ran, now), _unmatched(now, ran)
+    parts = []
+    if missing:
+        parts.append(f"it ran {', '.join(missing)}, not given now")
+    if extra:
+        parts.append(f"{', '.join(extra)} given now, which it did not run")
+    return "; ".join(parts) or None
+
+
+def _unmatched(these: list[tuple[str, str]], others: list[tuple[str, str]]) -> list[str]:
+    """How each of ``these`` (key, shown) is shown that ``others`` has fewer of by key."""
+    left = Counter(key for key, _ in others)
+    shown = []
+    for key, text in these:
+        if left[key]:
+            left[key] -= 1
+        else:
+            shown.append(text)
+    return shown
 
 
 def _texts(value: object) -> tuple[str, ...] | None:

@@ -79,6 +79,8 @@ def _read_records(path: Path) -> tuple[list[Any], bool]:
         text = read_text(path, MAX_DATASET_BYTES)
     except FileNotFoundError:
         raise UsageError(f"no such dataset file: {path}") from None
+    except IsADirectoryError:
+        raise UsageError(f"dataset {path} is a folder, not a file") from None
     except (OSError, BadInput) as exc:
         raise UsageError(f"cannot read dataset {path}: {exc}") from None
     try:

@@ -10,7 +10,7 @@ from react_cli.core.errors import LLMConfigError
 from react_cli.eval.rows import Row
 from react_cli.eval.summary import EvalStatus, Summary
 from react_cli.infra.limiter import Limiter
-from react_cli.llm.sampling import EndpointFacts
+from react_cli.llm.endpoint import EndpointFacts
 
 
 @dataclass(frozen=True)

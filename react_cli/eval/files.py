@@ -12,13 +12,12 @@
   its name (or at ``traces/``, see ``infra.files.write_json_in``) replaced, never written
   through, so a link planted in the folder cannot make the eval overwrite a file outside it;
   rows are
-  appended with ``O_NOFOLLOW``.
+  appended by the same policy (``infra.files.open_appending``).
 """
 
 from __future__ import annotations
 
 import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -26,6 +25,7 @@ from typing import IO
 from react_cli.core.errors import UsageError
 from react_cli.eval.rows import BadRow, Row
 from react_cli.eval.summary import BadSummary, Summary
+from react_cli.infra.files import hold_lock, open_appending
 from react_cli.infra.untrusted import BadInput, not_regular, parse_json, read_bytes, read_text, utf8
 
 LOCK = ".lock"
@@ -38,28 +38,16 @@ MAX_SUMMARY_BYTES = 16 << 20
 
 def lock_folder(directory: Path) -> IO[bytes]:
     """Hold the folder's lock until the returned file is closed; UsageError if an eval has it."""
-    import fcntl
-
     path = directory / LOCK
-    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
-        handle = os.fdopen(os.open(path, flags, 0o644), "r+b")
-    except OSError as exc:
-        raise UsageError(f"cannot lock {directory}: {path}: {exc.strerror or exc}") from None
-    try:
-        if not_regular(path, follow_symlinks=False):
-            raise UsageError(f"cannot lock {directory}: {path} is not a regular file")
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return hold_lock(path)
     except BlockingIOError:
-        handle.close()
         raise UsageError(
             f"{directory} is in use by another react-cli eval; "
             "wait for it to end, or choose another --out"
         ) from None
-    except BaseException:
-        handle.close()
-        raise
-    return handle
+    except OSError as exc:
+        raise UsageError(f"cannot lock {directory}: {path}: {exc.strerror or exc}") from None
 
 
 def check_regular(path: Path) -> None:
@@ -133,13 +121,8 @@ class RowFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        # O_NONBLOCK: a FIFO put there since the rows were read fails at once (no reader),
-        # never blocks; it changes nothing for a regular file.
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
-        self._fd = os.open(path, flags | os.O_CLOEXEC, 0o644)
-        if not stat.S_ISREG(os.fstat(self._fd).st_mode):
-            os.close(self._fd)
-            raise OSError(f"{path} is not a regular file")
+        # A FIFO put there since the rows were read fails at once (no reader), never blocks.
+        self._fd = open_appending(path)
         self._size = os.fstat(self._fd).st_size
         self._last = self._size
 

@@ -8,24 +8,40 @@ eval it continues, and adds the methods given now to the ones it ran.
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from react_cli.core.errors import UsageError
 from react_cli.core.method import Method, Task, parse_methods
 from react_cli.core.records import ProtocolName
 from react_cli.core.wording import quoted
-from react_cli.eval.config import AUTO, EvalConfig
+from react_cli.display.terminal import shell_word
+from react_cli.eval.catalog import dataset_path
+from react_cli.eval.config import AUTO, EvalConfig, ToolFile
 from react_cli.eval.datasets import Dataset, Example, Format, Selection, load_dataset, select
 from react_cli.eval.files import SUMMARY, read_summary
+from react_cli.eval.store import check_same_eval, resume_command
 from react_cli.eval.summary import DatasetRef, Summary
+from react_cli.infra.redaction import redact_url
 from react_cli.loop.prompts import PromptSet, prompt_set
-from react_cli.settings.resolve import Source, home_dir, resolve, resolve_with_origins
+from react_cli.settings.resolve import (
+    Source,
+    absolute_path,
+    home_dir,
+    resolve,
+    resolve_with_origins,
+)
 from react_cli.settings.settings import Settings
-from react_cli.settings.validation import check_budget
+from react_cli.settings.validation import check_budget, check_endpoint
+from react_cli.tools.functions import file_digest
+from react_cli.tools.origin import OriginKind
 from react_cli.traces.runconfig import run_config
 from react_cli.traces.trace import now_utc, slug
+
+if TYPE_CHECKING:
+    from react_cli.tools.base import ToolSpec
 
 DEFAULT_MAX_CONCURRENCY = 64
 MAX_CONCURRENCY = 256
@@ -48,6 +64,7 @@ class EvalPlan:
     wiki_concurrency: int | None = None  # Wikipedia requests at once; None: auto
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY  # auto's cap
     max_total_cost: float | None = None  # no question starts once this eval spent it
+    resume_hint: str = ""  # the command that continues it, with what it must be given again
 
     @property
     def workers(self) -> int:
@@ -65,7 +82,9 @@ class EvalPlan:
         """What the questions are, by the dataset's format (FEVER claims, else questions)."""
         return Task.FEVER if self.dataset.format is Format.FEVER else Task.HOTPOTQA
 
-    def config(self) -> EvalConfig:
+    def config(self, tool_files: tuple[ToolFile, ...] = ()) -> EvalConfig:
+        """What the summary records of the eval; ``tool_files``: the ``--tools-from`` files
+        as they ran (by ``ran_files``; the ones given, before they load)."""
         prompts = self.prompts
         kinds = prompts.templates.values()
         run = run_config(self.settings, prompts.named, self.methods, self.task, kinds)
@@ -79,6 +98,9 @@ class EvalPlan:
             self.settings.tools_from,
             self.settings.wiki_tools,
             tuple(server.describe() for server in self.settings.mcp),
+            tool_files,
+            self.settings.tool_allow,
+            self.settings.tool_deny,
         )
 
 
@@ -99,7 +121,7 @@ class EvalRequest:
     out: Path | None = None
     resume: Path | None = None
     methods: str | None = None  # --methods: names separated by commas, or "all"
-    flags: dict[str, Any] = field(default_factory=dict)  # run options, as ``config.resolve``'s
+    flags: dict[str, Any] = field(default_factory=dict)  # run options, as ``settings.resolve``'s
 
 
 def plan_eval(request: EvalRequest) -> EvalPlan:
@@ -108,6 +130,11 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
     ``--resume DIR`` without DATASET continues the earlier eval's own dataset and selection;
     its settings fill in every setting no option, variable or config file gives now.
     """
+    request = replace(  # absolute: a tool that changes folder moves nothing of the eval's
+        request,
+        out=_absolute(request.out),
+        resume=_absolute(request.resume),
+    )
     if request.out is not None and request.resume is not None and request.out != request.resume:
         raise UsageError("--out and --resume name different folders; --resume DIR is enough")
     earlier = earlier_summary(request.resume) if request.resume is not None else None
@@ -126,28 +153,52 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
     max_concurrency = _first(request.max_concurrency, recorded_max, DEFAULT_MAX_CONCURRENCY)
     _check_level(max_concurrency, "--max-concurrency")
     form = request.format or (recorded.format if recorded is not None else None)
+    if request.dataset is not None:
+        path = dataset_path(path)  # a file, or a dataset's name
     data = load_dataset(path, form)
     selection = _selection(request, recorded.selection if recorded is not None else Selection())
     examples = select(data.examples, selection)
     flags = dict(request.flags)
     if "prompt" not in flags and data.format is Format.FEVER and earlier is None:
         flags["prompt"] = "fever"
-    settings = resolve(flags) if config is None else _resumed_settings(flags, config)
+    folder = request.resume or request.out or _new_folder(path)
+    settings = resolve(flags) if config is None else _resumed_settings(flags, config, folder)
     methods = _methods(request, settings, config)
-    return EvalPlan(
+    plan = EvalPlan(
         dataset=data,
         examples=examples,
         selection=selection,
         settings=settings,
         methods=methods,
         prompts=prompt_set(settings.prompt, methods, ProtocolName(settings.protocol)),
-        folder=request.resume or request.out or _new_folder(path),
+        folder=folder,
         resuming=request.resume is not None,
         concurrency=concurrency,
         wiki_concurrency=wiki,
         max_concurrency=max_concurrency,
         max_total_cost=_total_cost(request.max_total_cost, settings),
+        resume_hint=_resume_hint(folder, flags, settings),
     )
+    if earlier is not None:  # refused before any file loads or server starts
+        given = tuple(ToolFile(path, file_digest(path)) for path in settings.tools_from)
+        check_same_eval(plan.folder, earlier, plan.config(given), plan.dataset_ref())
+    check_endpoint(settings)  # before its folder is made
+    return plan
+
+
+def ran_files(specs: Iterable[ToolSpec]) -> tuple[ToolFile, ...]:
+    """The ``--tools-from`` files the tools ``specs`` declare came from, with the hash of the
+    text that ran, each once in order."""
+    found: dict[tuple[str, str], ToolFile] = {}
+    for spec in specs:
+        origin = spec.origin
+        if origin is not None and origin.kind is OriginKind.FILE and origin.path and origin.sha256:
+            found.setdefault((origin.path, origin.sha256), ToolFile(origin.path, origin.sha256))
+    return tuple(found.values())
+
+
+def _absolute(path: Path | None) -> Path | None:
+    return None if path is None else absolute_path(path)
 
 
 def earlier_summary(folder: Path) -> Summary:
@@ -226,16 +277,38 @@ def _methods(
     return tuple(dict.fromkeys(earlier + asked))
 
 
-def _resumed_settings(flags: dict[str, Any], recorded: EvalConfig) -> Settings:
+def _resumed_settings(flags: dict[str, Any], recorded: EvalConfig, folder: Path) -> Settings:
     """Settings for a resumed eval: the ones it was made with fill in every setting that no
-    option, environment variable or config file gives now (instead of the defaults)."""
-    origins = resolve_with_origins(flags)[1]
+    option, environment variable or config file gives now (instead of the defaults), but the
+    model endpoint: a folder you were handed does not choose where your API key and your
+    questions go (UsageError when it names another endpoint than yours: ``--base-url``
+    given again takes it)."""
+    mine, origins = resolve_with_origins(flags)
     unset = {
         name: value
         for name, value in recorded.settings().items()
         if origins[name].source == Source.DEFAULT
     }
+    theirs = unset.pop("base_url", None)
+    if isinstance(theirs, str) and theirs.rstrip("/") != mine.base_url.rstrip("/"):
+        url = redact_url(theirs)
+        raise UsageError(
+            f"{folder} was run against {url}, not the endpoint you configured "
+            f"({redact_url(mine.base_url)}): an eval folder does not choose where your key and "
+            f"questions go; if you trust it: {resume_command(folder)} --base-url "
+            f"{shell_word(url)}"
+        )
     return resolve({**unset, **flags})
+
+
+def _resume_hint(folder: Path, flags: dict[str, Any], settings: Settings) -> str:
+    """The command that continues the eval in ``folder``, as the user can paste it: with the
+    endpoint if a flag gave it (a resume takes no endpoint from a folder), and the
+    ``--tools-from`` files (a resume runs no code a folder names)."""
+    hint = resume_command(folder)
+    if "base_url" in flags:
+        hint += f" --base-url {shell_word(redact_url(settings.base_url))}"
+    return hint + "".join(f" --tools-from {shell_word(str(p))}" for p in settings.tools_from)
 
 
 def _new_folder(dataset: Path) -> Path:

@@ -15,12 +15,13 @@ from datetime import datetime
 from react_cli.core.errors import LLMConfigError, ReactCliError
 from react_cli.core.method import Method
 from react_cli.core.records import StopReason, Usage
-from react_cli.core.trajectory import Run
+from react_cli.core.trajectory import Run, actions_of
 from react_cli.eval.datasets import Example, Format
 from react_cli.eval.files import TRACES
 from react_cli.eval.plan import EvalPlan
 from react_cli.eval.rows import FeverLabel, MethodResult, Row
 from react_cli.eval.stop import CallRefused
+from react_cli.infra.deadline import Cancel
 from react_cli.loop.events import Observer
 from react_cli.methods.events import MethodFinished
 from react_cli.methods.evidence import Evidence, score_evidence
@@ -29,6 +30,7 @@ from react_cli.methods.results import Outcome
 from react_cli.methods.scoring import best_scores, fever_label
 from react_cli.methods.sources import run_sources
 from react_cli.session import Session
+from react_cli.tools.base import UNAVAILABLE
 from react_cli.traces.recorder import trace_of
 from react_cli.traces.trace import now_utc, slug
 
@@ -78,13 +80,15 @@ def answer_question(
     methods: tuple[Method, ...],
     earlier: Row | None = None,
     observer: Observer | None = None,
+    cancel: Cancel | None = None,
 ) -> Answered | None:
     """Answer, trace and score ``methods`` for one question with ``session`` (the worker's),
     beside the results ``earlier`` holds; None when the eval stopped under it. A crash (a bug,
     a trace that cannot be written) is the question's row, never the eval's end. ``observer``
-    is told of the runs' events, and of each method's end (``MethodFinished``)."""
+    is told of the runs' events, and of each method's end (``MethodFinished``); ``cancel``
+    ends its calls at once (the eval's stop)."""
     created, started = now_utc(), time.monotonic()
-    memo = session.memo(example.question, observer)
+    memo = session.memo(example.question, observer, cancel=cancel)
     memo.plan(methods)
     results = dict(earlier.results()) if earlier is not None else {}
     outcomes: list[Outcome] = []
@@ -125,12 +129,13 @@ def _scored(
     em, f1, label = score(example, run.answer, plan.dataset.format is Format.FEVER)
     prices = plan.settings.prices()
     cached = outcome.cached_usage.total_tokens
+    stopped = _server_stopped(run)  # the question failed: --resume runs it again
     return MethodResult(
         answer=run.answer,
         em=em,
         f1=round(f1, 6),
-        stop_reason=_stop_reason(run),
-        error=run.error,
+        stop_reason=StopReason.ERROR if stopped else _stop_reason(run),
+        error=stopped or run.error,
         branch=None if outcome.branch is None else str(outcome.branch),
         steps=len(run.steps),
         calls=None if single else outcome.calls,
@@ -142,7 +147,16 @@ def _scored(
         label=label,
         evidence=evidence(example, outcome, run),
         cached_tokens=cached or None,
+        refused_calls=run.refused_calls or None,
     )
+
+
+def _server_stopped(run: Run) -> str | None:
+    """Why a call of the run found its tool's server stopped (it never ran), if one did."""
+    for action in actions_of(run.steps):
+        if action.details.get(UNAVAILABLE) and action.error is not None:
+            return action.error
+    return None
 
 
 def _stop_reason(run: Run) -> StopReason:

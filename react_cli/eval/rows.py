@@ -52,6 +52,7 @@ class MethodResult:
     branch: str | None = None  # the block whose answer it is, where recorded
     evidence: Evidence | None = None  # against the gold evidence, where the dataset has it
     cached_tokens: int | None = None  # what calls the cache answered would have cost, if any
+    refused_calls: int | None = None  # tool calls that needed consent and were refused, if any
 
     @property
     def failed(self) -> bool:
@@ -74,7 +75,12 @@ class MethodResult:
             latency_s=self.latency_s,
             trace=self.trace,
         )
-        optional = {"calls": self.calls, "branch": self.branch, "cached_tokens": self.cached_tokens}
+        optional = {
+            "calls": self.calls,
+            "branch": self.branch,
+            "cached_tokens": self.cached_tokens,
+            "refused_calls": self.refused_calls,
+        }
         data.update({key: value for key, value in optional.items() if value is not None})
         if self.evidence is not None:
             data["evidence"] = self.evidence.to_json()
@@ -119,6 +125,7 @@ class MethodResult:
             branch=fields.text(data.get("branch"), "branch"),
             evidence=_evidence(data.get("evidence")),
             cached_tokens=fields.whole(data.get("cached_tokens"), "cached_tokens", high=_TOKENS),
+            refused_calls=fields.whole(data.get("refused_calls"), "refused_calls", high=_STEPS),
         )
 
 

@@ -1,56 +1,51 @@
 """An eval's questions run on a thread pool, scored, and handed one row at a time to the store.
 
-Questions run on workers (a ``ThreadPoolExecutor``), each with its own model client; the
-clients share the endpoint's limiter (``Concurrency.model``), which lets through as many
-requests at once as ``--concurrency`` fixes or, with ``auto``, as the endpoint serves well;
-they share one Wikipedia backend (one connection pool, the host's own limiter). With a fixed
-level, that many questions run at once; with ``auto``, a gate lets in twice the model's level
-(a question also waits for Wikipedia and samples several at once), so no question waits long
-for its turn. Each run of a loop gets its own stateful ``WikiSession`` (Lookup state is per
-run). A question runs the eval's methods its row does not hold yet.
+Questions run on workers (a ``ThreadPoolExecutor``) of one command's session
+(``session.opened``), each with its own model client; the clients share the endpoint's limiter
+(``Concurrency.model``), which lets through as many requests at once as ``--concurrency``
+fixes or, with ``auto``, as the endpoint serves well; they share one Wikipedia backend (one
+connection pool, the host's own limiter) and the users' tools (one server per entry). With a
+fixed level, that many questions run at once; with ``auto``, a gate lets in twice the model's
+level (a question also waits for Wikipedia and samples several at once), so no question waits
+long for its turn. Each run of a loop gets its own tool set (Lookup's page is per run). A
+question runs the eval's methods its row does not hold yet.
 
 An eval stops (Ctrl-C, failures in a row, a configuration error, a full disk) through one
 :class:`Stop`: no question starts after it, the workers stop waiting for the questions in
-flight (whose rows are not kept), and those questions' next model call is refused. Once the
-eval spent ``--max-total-cost``, no question starts either, but those in flight finish and
-are kept (status ``budget``).
+flight (whose rows are not kept), those questions' calls are cancelled and their next model
+call refused, and the eval returns once they ended (``Stop.join``, bounded). Once the eval
+spent ``--max-total-cost``, no question starts either, but those in flight finish and are
+kept (status ``budget``).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from contextlib import AbstractContextManager, nullcontext
-from typing import IO, TYPE_CHECKING
+from contextlib import AbstractContextManager, contextmanager
+from typing import IO
 
 from react_cli.core.errors import LLMConfigError, StoreError
 from react_cli.core.method import Method
 from react_cli.eval.datasets import Example
 from react_cli.eval.events import Concurrency, EvalObserver, EvalResult
 from react_cli.eval.files import RESULTS
-from react_cli.eval.plan import EvalPlan
+from react_cli.eval.plan import EvalPlan, ran_files
 from react_cli.eval.question import Answered, answer_question, describe
 from react_cli.eval.rows import Row
 from react_cli.eval.stop import Stop, StopAwareModel
-from react_cli.eval.store import ResultsStore
+from react_cli.eval.store import ResultsStore, claim_folder
 from react_cli.eval.summary import EvalStatus, Summary
 from react_cli.infra import interrupts
 from react_cli.llm.base import LanguageModel
-from react_cli.loop.events import Ignore, Observer
-from react_cli.session import Session, open_session
-from react_cli.wiki.base import WikiBackend
-
-if TYPE_CHECKING:
-    from react_cli.tools.toolbox import Toolbox
+from react_cli.loop.events import Observer
+from react_cli.session import OpenSession, Session, Shared
+from react_cli.telemetry.base import EvalSpans
 
 MAX_CONSECUTIVE_FAILURES = 5
 Watch = Callable[[Example], AbstractContextManager[Observer]]
 """An observer of one question's run for as long as it lasts (its spans), on its thread."""
-
-
-def unwatched(example: Example) -> AbstractContextManager[Observer]:
-    return nullcontext(Ignore())
 
 
 QUESTIONS_PER_REQUEST = 2
@@ -91,19 +86,11 @@ class _Workers:
     """One eval's pool of workers and the state they share."""
 
     def __init__(
-        self,
-        plan: EvalPlan,
-        store: ResultsStore,
-        backend: WikiBackend,
-        watch: Watch,
-        concurrency: Concurrency | None,
-        toolbox: Toolbox | None = None,
+        self, plan: EvalPlan, store: ResultsStore, watch: Watch, concurrency: Concurrency | None
     ) -> None:
         self.plan = plan
-        self.toolbox = toolbox
         self.watch = watch
         self.store = store
-        self.backend = backend
         self.stop = Stop()
         limiter = concurrency.model.limiter if concurrency is not None else None
         adaptive = limiter if limiter is not None and limiter.adaptive else None
@@ -129,20 +116,15 @@ class _Workers:
         self._pool: ThreadPoolExecutor | None = None
 
     def drive(
-        self, pending: list[Example], models: list[LanguageModel], observer: EvalObserver
+        self,
+        session: Session,
+        pending: list[Example],
+        models: list[LanguageModel],
+        observer: EvalObserver,
     ) -> tuple[EvalStatus, str | None]:
         """Run the questions, one worker per model, reporting each stored row; returns the
         status and the last failure. After a stop, the questions not started end at once."""
-        self._idle = [
-            open_session(
-                self.plan.settings,
-                self.plan.prompts,
-                model=StopAwareModel(model, self.stop),
-                backend=self.backend,
-                toolbox=self.toolbox,
-            )
-            for model in models
-        ]
+        self._idle = [session.over(StopAwareModel(model, self.stop)) for model in models]
         self._pool = ThreadPoolExecutor(len(models), "eval", initializer=self._take_session)
         futures = [self._pool.submit(self._question, example) for example in pending]
         for future in as_completed(futures):
@@ -162,10 +144,13 @@ class _Workers:
         return [(example.index, example.question) for example in examples]
 
     def close(self) -> None:
-        """Stop: no question starts any more, and no worker waits for one in flight."""
+        """Stop: no question starts any more, no worker waits for one in flight, and those in
+        flight are cancelled and waited for (``Stop.join``), then the workers."""
         self.stop.set()
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
+            self.stop.join()
+            self._pool.shutdown(wait=True)
 
     def _take_session(self) -> None:
         """Each worker thread's own session (its own model client), taken as it starts."""
@@ -196,7 +181,10 @@ class _Workers:
 
         def run() -> Answered | None:
             with self.watch(example) as observer:
-                return answer_question(self.plan, example, session, methods, earlier, observer)
+                cancel = self.stop.cancel
+                return answer_question(
+                    self.plan, example, session, methods, earlier, observer, cancel
+                )
 
         try:
             answered = self.stop.wait_for(run)
@@ -229,36 +217,75 @@ class _Workers:
         return row, summary
 
 
+@contextmanager
+def claimed(plan: EvalPlan) -> Iterator[IO[bytes]]:
+    """The eval's folder, held for it alone (``store.claim_folder``: UsageError when another
+    eval holds it), before anything else of the eval opens; let go when the block ends."""
+    lock = claim_folder(plan.folder, plan.resuming)
+    try:
+        yield lock
+    finally:
+        lock.close()  # the store lets it go when it closes; this is for a failed start
+
+
 def evaluate(
     plan: EvalPlan,
     lock: IO[bytes],
+    opened: OpenSession,
     *,
-    model_factory: Callable[[], LanguageModel],
-    backend: WikiBackend,
-    toolbox: Toolbox | None = None,
     observer: EvalObserver | None = None,
     warn: Callable[[str], None] | None = None,
-    watch: Watch = unwatched,
     concurrency: Concurrency | None = None,
 ) -> EvalResult:
     """Run every selected question not already in ``results.jsonl`` of the folder ``lock``
-    holds (``store.claim_folder``); see the module docstring. ``concurrency`` holds the
-    limiters ``model_factory``'s clients and ``backend`` share (the summary records them).
+    holds (:func:`claimed`) with ``opened``'s session, a model client of its own for each
+    worker; see the module docstring. ``concurrency`` holds the limiters its clients and
+    backend share (:func:`shared_limits`; the summary records them); the eval and each
+    question get a span of ``opened``'s.
 
     Ctrl-C (KeyboardInterrupt in the calling thread) stops the eval: rows written so far stay,
     questions in flight are dropped, and the status is ``interrupted``; a second Ctrl-C waits
     for the final summary. When ``results.jsonl`` or ``summary.json`` cannot be written, the
     eval stops with status ``failed`` and the store's error as ``last_error``. ``warn`` hears
-    about a torn last row dropped from an earlier eval; ``watch`` gives each question's run
-    an observer (its spans); ``toolbox`` the tools every question's runs add (the command
-    opens it once and closes it: its servers serve every worker).
+    about a torn last row dropped from an earlier eval.
     """
-    observer = observer or EvalObserver()
+    spans = opened.spans.eval(_eval_facts(plan))
+    result = _run(plan, opened, lock, spans, observer or EvalObserver(), warn, concurrency)
+    figures = result.summary.figures
+    scores = {metric: figures.score(metric) for metric in figures.kind.metrics}
+    spans.finish({"status": result.status.value, "answered": figures.n, **scores})
+    return result
+
+
+def shared_limits(plan: EvalPlan) -> tuple[Shared, Concurrency]:
+    """The limiters an eval's requests share, at its levels, and as its progress bar and
+    summary show them (no Wikipedia host for a ZIM archive)."""
+    shared = Shared.at(plan.concurrency, plan.max_concurrency, plan.wiki_concurrency)
+    zim = plan.settings.wiki.lower().startswith("zim:")
+    wiki = None if zim else shared.wiki
+    return shared, Concurrency(shared.endpoint, wiki, plan.settings.stream)
+
+
+def _run(
+    plan: EvalPlan,
+    opened: OpenSession,
+    lock: IO[bytes],
+    spans: EvalSpans,
+    observer: EvalObserver,
+    warn: Callable[[str], None] | None,
+    concurrency: Concurrency | None,
+) -> EvalResult:
     keys = {(example.index, example.question) for example in plan.dataset.examples}
+
+    def watch(example: Example) -> AbstractContextManager[Observer]:
+        shown = None if example.id is None else str(example.id)
+        return spans.question(example.question, {"index": example.index, "id": shown})
+
     with interrupts.guard():
         levels = concurrency.to_json if concurrency is not None else None
-        store = ResultsStore(plan.folder, lock, plan.dataset_ref(), plan.config(), keys, levels)
-        workers = _Workers(plan, store, backend, watch, concurrency, toolbox)
+        config = plan.config(ran_files(opened.tool_specs()))
+        store = ResultsStore(plan.folder, lock, plan.dataset_ref(), config, keys, levels)
+        workers = _Workers(plan, store, watch, concurrency)
         status, last_error = EvalStatus.FAILED, None
         try:
             if store.torn and warn is not None:
@@ -266,10 +293,10 @@ def evaluate(
                 warn(f"{plan.folder / RESULTS}: {cut}")
             pending = [e for e in plan.examples if store.missing((e.index, e.question))]
             count = max(1, min(plan.workers, len(pending)))
-            models = [model_factory() for _ in range(count)]
+            models = [opened.model() for _ in range(count)]
             total = len(plan.examples)
             observer.started(total, total - len(pending), store.summary(EvalStatus.RUNNING))
-            status, last_error = workers.drive(pending, models, observer)
+            status, last_error = workers.drive(opened.session, pending, models, observer)
         except KeyboardInterrupt:
             status = EvalStatus.INTERRUPTED
         finally:
@@ -278,6 +305,18 @@ def evaluate(
             summary = _final_summary(store, status)
     observer.finished(summary)
     return EvalResult(summary, status, last_error, workers.max_tokens_reached, workers.config_error)
+
+
+def _eval_facts(plan: EvalPlan) -> dict[str, str | int | None]:
+    """What the eval's span says it ran."""
+    return {
+        "dataset": plan.dataset.path.name,
+        "format": plan.dataset.format.value,
+        "methods": ",".join(str(method) for method in plan.methods),
+        "model": plan.settings.model,
+        "questions": len(plan.examples),
+        "concurrency": plan.concurrency,
+    }
 
 
 def _final_summary(store: ResultsStore, status: EvalStatus) -> Summary:

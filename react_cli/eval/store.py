@@ -19,7 +19,7 @@ from typing import IO, Any, TypeVar
 
 from react_cli.core.errors import StoreError, UsageError
 from react_cli.display.terminal import shell_word
-from react_cli.eval.config import EvalConfig
+from react_cli.eval.config import EvalConfig, tools_differ
 from react_cli.eval.datasets import Format
 from react_cli.eval.files import (
     LOCK,
@@ -124,7 +124,7 @@ class ResultsStore:
         kept = [(row, line) for row, line in last.values() if not _all_failed(row)]
         previous = read_summary(self.folder / SUMMARY)
         if previous is not None:
-            self._check_same_eval(previous)
+            check_same_eval(self.folder, previous, self._config, self._dataset)
             self._created = previous.created
         self._check_same_dataset([row for row, _ in kept])
         # Rewritten without failed, replaced or torn rows, so failures run again and appends
@@ -153,26 +153,6 @@ class ResultsStore:
         self.calls_made += sign * (made or 0)
         if sign > 0:
             self.rows[row.key] = row
-
-    def _check_same_eval(self, previous: Summary) -> None:
-        """Resuming with another model, prompt, dataset format or set of tools would mix two
-        experiments."""
-        old, new = previous.config, self._config
-        sent, sends = old.prompt_shas(), new.prompt_shas()
-        checks = [
-            ("model", old.model, new.model),
-            *((f"{kind} prompt", sent[kind], sends[kind]) for kind in sent if kind in sends),
-            ("dataset format", previous.dataset.format, self._dataset.format),
-            ("set of tool files", _listed(old.tools_from), _listed(new.tools_from)),
-            ("Search and Lookup setting", _on(old.wiki_tools), _on(new.wiki_tools)),
-            ("set of MCP servers", _listed(old.mcp), _listed(new.mcp)),
-        ]
-        for what, before, now in checks:
-            if before is not None and before != now:
-                raise UsageError(
-                    f"{self.folder} was run with another {what} ({before!s:.60} ≠ {now!s:.60}); "
-                    "resume with the same settings or choose a new --out"
-                )
 
     def _check_same_dataset(self, rows: list[Row]) -> None:
         """Rows of another dataset would be counted in this one's scores and never run again."""
@@ -246,6 +226,50 @@ class ResultsStore:
             else tuple((name, tally.cells(self._kind)) for name, tally in self.methods.items()),
             calls_made=None if react_only else self.calls_made,
             levels=_levels(self._levels() if self._levels is not None else {}),
+        )
+
+
+def check_same_eval(
+    folder: Path, previous: Summary, config: EvalConfig, dataset: DatasetRef
+) -> None:
+    """UsageError when resuming ``previous`` with ``config`` would mix two experiments:
+    another model, prompt, dataset format, Search and Lookup setting, consent rules, set of MCP
+    servers, or set of tool files (by their text: see ``config.tools_differ``). A folder names
+    no code that runs and no server that starts: the error says how to give them yourself."""
+    old = previous.config
+    sent, sends = old.prompt_shas(), config.prompt_shas()
+    checks = [
+        ("model", old.model, config.model),
+        *((f"{kind} prompt", sent[kind], sends[kind]) for kind in sent if kind in sends),
+        ("dataset format", previous.dataset.format, dataset.format),
+        ("Search and Lookup setting", _on(old.wiki_tools), _on(config.wiki_tools)),
+        ("--allow-tool set", _listed(old.tool_allow), _listed(config.tool_allow)),
+        ("--deny-tool set", _listed(old.tool_deny), _listed(config.tool_deny)),
+    ]
+    for what, before, now in checks:
+        if before is not None and before != now:
+            raise UsageError(
+                f"{folder} was run with another {what} ({before!s:.60} ≠ {now!s:.60}); "
+                "resume with the same settings or choose a new --out"
+            )
+    if _listed(old.mcp) != _listed(config.mcp):
+        raise UsageError(
+            f"{folder} was run with another set of MCP servers ({_listed(old.mcp):.200} ≠ "
+            f"{_listed(config.mcp):.200}); an eval folder starts no server: give the same ones "
+            "again with --mcp (or the config file's [mcp]), or choose a new --out"
+        )
+    differ = tools_differ(old, config.tool_files)
+    if differ is not None:
+        ran = [f.path for f in old.tool_files] or list(old.tools_from)
+        again = resume_command(folder) + "".join(f" --tools-from {shell_word(p)}" for p in ran)
+        how = (
+            f"give them yourself if you trust them: {again}"
+            if not config.tool_files
+            else "give the files it ran with --tools-from"
+        )
+        raise UsageError(
+            f"{folder} was run with another set of tool files ({differ:.600}); an eval folder "
+            f"runs no code it names: {how}; or choose a new --out"
         )
 
 

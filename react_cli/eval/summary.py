@@ -100,6 +100,7 @@ class Figures:
     stop_reasons: dict[StopReason, int]
     evidence: EvidenceFigures | None = None  # None until a result has evidence scores
     cached_tokens: int = 0  # what the calls the cache answered would have cost (not counted)
+    refused_calls: int = 0  # tool calls that needed consent and were refused
 
     def score(self, metric: str) -> float | None:
         """A score by its field name: ``em``, ``f1`` or ``accuracy``."""
@@ -119,6 +120,7 @@ class Figures:
             "stop_reasons": {reason.value: count for reason, count in self.stop_reasons.items()},
             **({} if self.evidence is None else {"evidence": self.evidence.to_json()}),
             **({"cached_tokens": self.cached_tokens} if self.cached_tokens else {}),
+            **({"refused_calls": self.refused_calls} if self.refused_calls else {}),
         }
 
     @classmethod
@@ -146,6 +148,7 @@ class Figures:
             },
             evidence=EvidenceFigures.from_json(data.get("evidence")),
             cached_tokens=fields.whole(data.get("cached_tokens"), "cached_tokens") or 0,
+            refused_calls=fields.whole(data.get("refused_calls"), "refused_calls") or 0,
         )
 
 

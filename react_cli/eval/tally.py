@@ -32,6 +32,7 @@ class Tally:
     costed: int = 0  # results with a cost
     cost: float = 0.0
     cached_tokens: int = 0
+    refused_calls: int = 0
     stop_reasons: Counter[StopReason] = field(default_factory=Counter)
     evidenced: int = 0  # results with evidence scores
     page_recall: float = 0.0
@@ -57,6 +58,7 @@ class Tally:
             self.costed += sign
             self.cost += sign * result.cost
         self.cached_tokens += sign * (result.cached_tokens or 0)
+        self.refused_calls += sign * (result.refused_calls or 0)
         self.stop_reasons[result.stop_reason] += sign
         if not self.stop_reasons[result.stop_reason]:
             del self.stop_reasons[result.stop_reason]
@@ -90,6 +92,7 @@ class Tally:
             total_cost=round(self.cost, 6) if self.costed else None,
             stop_reasons=dict(sorted(self.stop_reasons.items())),
             cached_tokens=self.cached_tokens,
+            refused_calls=self.refused_calls,
             evidence=self.evidence(),
         )
 
@@ -120,6 +123,7 @@ class Tally:
             "avg_calls": round(self.calls / self.n, 4) if self.counted_calls else None,
             "avg_tokens": figures.avg_tokens,
             "avg_latency_s": figures.avg_latency_s,
+            "refused_calls": self.refused_calls or None,
         }
         if evidence is not None:
             cells.update(

@@ -88,6 +88,11 @@ class ProgressView(EvalObserver):
         """A ``records.RetryObserver`` (called from worker threads): above the bar, dimmed."""
         self.console.print(Text(plain(str(wait)), style="dim"))
 
+    def note(self, message: str) -> None:
+        """What a client learnt of the endpoint (it cuts streams), once, above the bar: no
+        failure, dimmed."""
+        self.console.print(Text(f"note: {' '.join(plain(message).split())}", style="dim"))
+
     def started(self, total: int, done: int, summary: Summary) -> None:
         scores = score_text(summary) if summary.figures.n else ""
         self.progress.update(self.task, total=total, completed=done, scores=scores)
@@ -114,10 +119,14 @@ def figure_text(value: float | None, form: str | Callable[[float], str]) -> str:
 
 
 def _tokens(figures: Figures) -> str:
-    average = figure_text(figures.avg_tokens, "{:,.0f}")
-    if figures.tokens_estimated and average != NONE:
-        return f"~{average} (estimated)"
-    return average
+    return estimated(figures, figure_text(figures.avg_tokens, "{:,.0f}"))
+
+
+def estimated(figures: Figures, tokens: str) -> str:
+    """A token figure as shown: ``~1,234 (estimated)`` when some of it is an estimate."""
+    if figures.tokens_estimated and tokens != NONE:
+        return f"~{tokens} (estimated)"
+    return tokens
 
 
 def _line(text: str) -> str:
@@ -170,6 +179,7 @@ def summary_table(summary: Summary) -> Table:
         ("avg steps" + whose, figure_text(figures.avg_steps, "{:.2f}")),
         ("avg tokens" + whose, _tokens(figures)),
         *([("cached tokens", f"{figures.cached_tokens:,}")] if figures.cached_tokens else []),
+        *([("refused tool calls", f"{figures.refused_calls:,}")] if figures.refused_calls else []),
         *([("cost" + whose, cost_text(cost).removeprefix("cost "))] if cost else []),
         ("avg latency" + whose, figure_text(figures.avg_latency_s, format_seconds)),
         ("stop reasons" + whose, stops or NONE),

@@ -100,10 +100,11 @@ class Redactor:
     """Replaces every known secret, in every escaped form, with ``***``.
 
     Cheap on text holding none of them (one substring test per form), linear on text that
-    does: one pass of an alternation of literals, longest first. The alternation (a few hundred
-    literals per secret) is compiled the first time a text holds a secret, so a run that never
-    meets one never pays for it, and once per process for the same secrets. ``learn`` adds
-    secrets met later (an eval's threads share one redactor: it is safe to call from threads).
+    does: one pass of an alternation of literals, longest first. The alternation is of the
+    forms the text holds (the only ones that can match in it), compiled once per process for
+    the same forms: a run that never meets a secret never compiles one, and one that does
+    compiles the few forms it met, not the few hundred of each secret. ``learn`` adds secrets
+    met later (an eval's threads share one redactor: it is safe to call from threads).
     """
 
     def __init__(self, secrets: Iterable[str | None] = ()) -> None:
@@ -129,10 +130,8 @@ class Redactor:
             )
 
     def __call__(self, text: str) -> str:
-        forms = self._known.by_length
-        if not any(form in text for form in forms):
-            return text
-        return _alternation(forms).sub(MASK, text)
+        present = _held(self._known.by_length, text)
+        return _alternation(present).sub(MASK, text) if present else text
 
     def json(self, value: Any) -> Any:
         """A JSON value (a server's answer) with every string in it, keys too, redacted: a
@@ -182,11 +181,12 @@ class Redactor:
             ),
             len(text),
         )
-        if not any(form in text for form in forms):
+        present = _held(forms, text)
+        if not present:
             return text[:open_at], text[open_at:]
         # a match starting before open_at is final: no longer form can still match there
         out, done = [], 0
-        for match in _alternation(forms).finditer(text):
+        for match in _alternation(present).finditer(text):
             if match.start() >= open_at:
                 break
             out += [text[done : match.start()], MASK]
@@ -194,6 +194,13 @@ class Redactor:
         cut = max(open_at, done)
         out.append(text[done:cut])
         return "".join(out), text[cut:]
+
+
+def _held(forms: tuple[str, ...], text: str) -> tuple[str, ...]:
+    """The ``forms`` that occur in ``text``, in their order: their alternation matches in
+    ``text`` exactly where that of all ``forms`` would (a form it does not hold matches nowhere
+    in it)."""
+    return tuple(form for form in forms if form in text)
 
 
 def _begins(ordered: tuple[str, ...], text: str) -> bool:
@@ -231,17 +238,59 @@ class StreamRedactor:
             self._sink(self._redactor(held))
 
 
+_WORDS = re.compile(r"[a-z]+")
+_HOLDS = ("token", "secret", "password", "passwd", "passphrase", "credential", "apikey")
+_ENDS = ("key", "auth")  # short: only at a word's end (``KEYBOARD``, ``AUTHOR`` are not)
+_IS = frozenset({"pass", "pat", "authorization", "cookie", "bearer", "jwt", "sig", "signature"})
+_NOT = ("tokeniz",)  # ``TOKENIZERS_PARALLELISM``
+
+
+def secret_name(name: str) -> bool:
+    """Whether a name (an environment variable's, an option's, a header's, a query
+    parameter's, a ``key=value`` argument's) says its value is a credential: one of its words
+    (runs of letters, any case) holds token, secret, password, passwd, passphrase, credential
+    or apikey, ends with key or auth, or is pass, pat, authorization, cookie, bearer, jwt, sig
+    or signature, a plural too. ``GITHUB_TOKEN``, ``--api-key``, ``X-Api-Key``,
+    ``AWS_SECRET_ACCESS_KEY``, ``access_token``, ``DB_PASS``, ``SSH_AUTH_SOCK`` are;
+    ``TOKENIZERS_PARALLELISM``, ``GIT_AUTHOR_NAME``, ``KEYBOARD``, ``XAUTHORITY`` are not."""
+    for word in _WORDS.findall(name.lower()):
+        if word.startswith(_NOT):
+            continue
+        for form in {word, word.removesuffix("s")}:
+            if any(part in form for part in _HOLDS) or form.endswith(_ENDS) or form in _IS:
+                return True
+    return False
+
+
+def secret_url(value: str) -> bool:
+    """Whether ``value`` is a URL that carries a credential: user information (``user:pass@``,
+    a token as the user), or a query parameter named like one (``?token=``, ``?api_key=``,
+    ``?sig=``); an unparsable URL does if it holds an ``@``."""
+    if "://" not in value:
+        return False
+    try:
+        parts = urlsplit(value.strip())
+    except ValueError:
+        return "@" in value
+    named = (key for key, _ in parse_qsl(parts.query, keep_blank_values=True))
+    return "@" in parts.netloc or any(secret_name(key) for key in named)
+
+
 def url_secrets(url: str) -> list[str]:
     """What of a URL must never be shown: its user information (``user:password``), the
-    password alone, the whole query string and each long query value (all of an unparsable
-    URL)."""
+    password alone, the whole query string, each long query value and the value of each
+    parameter named like a credential (all of an unparsable URL)."""
     try:
         parts = urlsplit(url)
     except ValueError:
         return [url]
     userinfo = parts.netloc.rpartition("@")[0]
     secrets = [userinfo, userinfo.partition(":")[2], parts.query]
-    secrets += [v for _, v in parse_qsl(parts.query) if len(v) >= MIN_QUERY_VALUE_CHARS]
+    secrets += [
+        value
+        for key, value in parse_qsl(parts.query)
+        if len(value) >= MIN_QUERY_VALUE_CHARS or secret_name(key)
+    ]
     return [secret for secret in secrets if secret]
 
 
@@ -268,10 +317,13 @@ _SCHEMES = frozenset({"basic", "bearer", "digest", "token"})
 def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
     """Headers fit for a log: the values of credential headers replaced by ``***`` (an
     ``Authorization`` scheme such as ``Bearer`` kept, which says how the request authenticated)."""
-    return {k: _masked(v) if k.lower() in SECRET_HEADERS else v for k, v in headers.items()}
+    return {
+        k: masked_credential(v) if k.lower() in SECRET_HEADERS else v for k, v in headers.items()
+    }
 
 
-def _masked(value: str) -> str:
+def masked_credential(value: str) -> str:
+    """A credential's value as shown: ``***``, or ``Bearer ***`` (the scheme kept)."""
     scheme, _, credentials = value.partition(" ")
     return f"{scheme} {MASK}" if credentials and scheme.lower() in _SCHEMES else MASK
 
@@ -288,14 +340,20 @@ def header_secrets(headers: Mapping[str, str | bytes]) -> list[str]:
     for name, raw in headers.items():
         if name.lower() not in _CREDENTIAL_HEADERS:
             continue
-        value = raw.decode("latin-1") if isinstance(raw, bytes) else raw
-        scheme, _, credentials = value.strip().partition(" ")
-        if not credentials or scheme.lower() not in _SCHEMES:
-            found.append(value)
-            continue
-        found.append(credentials.strip())
-        if scheme.lower() == "basic":
-            found += _basic_secrets(credentials.strip())
+        found += credential_secrets(raw.decode("latin-1") if isinstance(raw, bytes) else raw)
+    return found
+
+
+def credential_secrets(value: str) -> list[str]:
+    """What a credential's value holds: itself, or of an ``Authorization``-like one
+    (``Bearer X``, ``Basic X``) its credentials, and of Basic ones the ``user:password`` they
+    encode and the password alone."""
+    scheme, _, credentials = value.strip().partition(" ")
+    if not credentials or scheme.lower() not in _SCHEMES:
+        return [value]
+    found = [credentials.strip()]
+    if scheme.lower() == "basic":
+        found += _basic_secrets(credentials.strip())
     return found
 
 

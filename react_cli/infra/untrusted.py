@@ -107,8 +107,9 @@ def read_at_most(stream: BinaryIO, limit: int) -> bytes:
     return data
 
 
-def open_regular(path: Path) -> BinaryIO:
-    """``path`` opened for reading if it is a regular file (a symbolic link to one too).
+def open_regular(path: Path, *, follow_symlinks: bool = True) -> BinaryIO:
+    """``path`` opened for reading if it is a regular file (a symbolic link to one too, unless
+    ``follow_symlinks`` is False: then a link is refused, as any other kind of file).
 
     Anything else is refused before a byte is read, and without ever blocking: opening a FIFO
     waits for a writer and reading it may never end, a device may be endless (``/dev/zero``)
@@ -117,8 +118,10 @@ def open_regular(path: Path) -> BinaryIO:
     IsADirectoryError for a directory, BadInput for another kind of file; other OSErrors
     (missing file, no permission) are left to the caller, who names the file.
     """
-    _check_regular(path.stat().st_mode, path)  # a FIFO is not even opened (its writer waits)
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    found = path.stat() if follow_symlinks else path.lstat()
+    _check_regular(found.st_mode, path)  # a FIFO is not even opened (its writer waits)
+    nofollow = 0 if follow_symlinks else os.O_NOFOLLOW  # a link planted since: ELOOP
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | nofollow)
     try:
         _check_regular(os.fstat(fd).st_mode, path)
         os.set_blocking(fd, True)

@@ -10,14 +10,13 @@ fix (a connection error, 429/5xx, an answer that breaks off, stalls or is cut af
 is retried by the one ``retry.RetryPolicy`` within the run's ``Deadline``;
 ``stream.AnswerReader`` reads the answer.
 
-Every request holds a permit of the endpoint's limiter (``sampling.EndpointFacts.limiter``,
-shared by every client of a run) while it is on the wire, and tells it how the answer came: the
-time to its first token when streamed, the time per output token when not; an overload (429,
-502-504, a timeout); or a stream the server cut because another request arrived (``[DONE]``
-without a finish reason while others were on the wire: llama-cpp-python's server does that).
-That request is asked again at once without streaming, nothing more is streamed to the endpoint
-in the run (that server never cuts a whole answer, it queues them), and its limiter learns it
-again from 1.
+Every request holds a permit of the endpoint's limiter (``endpoint.EndpointFacts.limiter``,
+shared by every client of a run) while it is on the wire (``transport.Wire`` sends it, reads
+its answer and tells the limiter how it came), and an overload (429, 502-504) halves it; a
+stream the server cut because another request arrived (``[DONE]`` without a finish reason
+while others were on the wire: llama-cpp-python's server does that) is asked again at once
+without streaming, nothing more is streamed to the endpoint in the run (that server never cuts
+a whole answer, it queues them), and its limiter learns it again from 1.
 """
 
 from __future__ import annotations
@@ -34,21 +33,17 @@ from react_cli.core.errors import (
     LLMResponseError,
     UsageError,
 )
-from react_cli.core.records import CHARS_PER_TOKEN, Api, RetryObserver, RetryWait, Usage
+from react_cli.core.records import CHARS_PER_TOKEN, Api, RetryObserver, Usage
 from react_cli.core.wording import plural, quoted
 from react_cli.infra.deadline import NO_DEADLINE, Deadline, Watchdog
 from react_cli.infra.http import (
-    TIMED_OUT,
     credentials,
-    failure_reason,
-    is_transient,
     make_session,
     user_agent,
-    watched_request,
 )
 from react_cli.infra.limiter import Permit, Waited
 from react_cli.infra.redaction import Redactor, redact_url, url_secrets
-from react_cli.infra.retry import Retryable, RetryPolicy, retry_after_s
+from react_cli.infra.retry import RetryPolicy, retry_after_s
 from react_cli.infra.sizelimit import TooLarge, read_capped
 from react_cli.infra.untrusted import loads
 from react_cli.llm.base import (
@@ -57,42 +52,29 @@ from react_cli.llm.base import (
     Sampled,
     TextSink,
 )
-from react_cli.llm.failures import Failures, always, reissued
-from react_cli.llm.parameters import GRAMMAR, STREAMED_TOOLS, Parameters
-from react_cli.llm.sampling import Choices, EndpointFacts, sample
+from react_cli.llm.endpoint import EndpointFacts
+from react_cli.llm.failures import Failures, versionless_hint
+from react_cli.llm.parameters import Parameters, forced_failure
+from react_cli.llm.sampling import Choices, sample
 from react_cli.llm.stream import (
     Answer,
-    AnswerReader,
-    BrokeOff,
-    CutOff,
-    EmptyStream,
-    Malformed,
     ShownOnce,
 )
 from react_cli.llm.toolcalls import assistant_message
+from react_cli.llm.transport import DEFAULT_MAX_CHARS, Resend, StreamCut, Wire
 
 MODEL_HINT = "check the model name ('react-cli models' lists them) and the base URL"
 URL_HINT = "check the base URL (an OpenAI-compatible one usually ends in /v1)"
 LENGTH_SLACK = 4  # an answer is cut at 4x its estimated length: no honest answer reaches it
-DEFAULT_MAX_CHARS = 100_000  # when no max_tokens is set (long <think> blocks fit)
-BODY_OVERHEAD_BYTES = 64_000  # JSON around the text of a non-streamed answer
 MAX_MODELS_BYTES = 32 << 20  # aggregators list thousands of models, with descriptions (~2 MB)
 OVERLOADED = frozenset({429, 502, 503, 504})
 """Statuses that say the endpoint is busy: its limiter halves."""
-PROMPT_UNITS = 32
-"""Reading the prompt, in output tokens' time (a whole answer's delay is per token of its
-answer and of this): a short answer's time is mostly its prompt's."""
-STREAM_CUT = "the stream was cut by another request"
 T = TypeVar("T")
 ChoicesRead = tuple[list[Answer], Usage | None]  # a sampling request's answers and reported usage
 
 
-class _StreamCut(Exception):
-    """A stream the server cut while other requests were on the wire: ask again unstreamed."""
-
-
 class OpenAIClient:
-    """``records.Model`` over HTTP; one instance per run (it learns what the endpoint rejects)."""
+    """``base.Model`` over HTTP; one instance per run (it learns what the endpoint rejects)."""
 
     def __init__(
         self,
@@ -111,6 +93,7 @@ class OpenAIClient:
         sample_concurrency: int = 4,
         facts: EndpointFacts | None = None,
         on_warning: Callable[[str], None] | None = None,
+        on_note: Callable[[str], None] | None = None,
     ) -> None:
         try:
             self.api = Api(api)
@@ -133,8 +116,21 @@ class OpenAIClient:
         self._session = make_session(user_agent(), debug_log, redact)
         self._log = redact.log(debug_log) or _ignore
         self._on_retry = on_retry
+        self._on_note = on_note or self._log
         self.sample_concurrency = sample_concurrency
         self.facts = facts or EndpointFacts()
+        self._wire = Wire(
+            session=self._session,
+            url=self.url,
+            api=self.api,
+            auth=self._auth,
+            timeout_s=timeout_s,
+            max_chars=self.max_chars,
+            facts=self.facts,
+            say=self._say,
+            redact=redact,
+            log=self._log,
+        )
         self.parameters = Parameters(
             self.api,
             model,
@@ -164,7 +160,7 @@ class OpenAIClient:
         def read(response: requests.Response, dog: Watchdog, permit: Permit) -> Answer:
             if sink:
                 sink.new_attempt()
-            return self._read(response, dog, permit, request, lambda r: r.read(response), sink)
+            return self._wire.read(response, dog, permit, request, lambda r: r.read(response), sink)
 
         answer, retries = self._exchange(lambda: self.parameters.body(request), read, deadline)
         elapsed = time.monotonic() - started
@@ -186,7 +182,7 @@ class OpenAIClient:
                 return self.parameters.body(request, temperature=temperature, n=count)
 
             def read(response: requests.Response, dog: Watchdog, permit: Permit) -> ChoicesRead:
-                return self._read(
+                return self._wire.read(
                     response, dog, permit, request, lambda r: r.read_choices(response), None, count
                 )
 
@@ -206,27 +202,33 @@ class OpenAIClient:
         parameter the endpoint rejected (or unstreamed, when another request cut its stream);
         its answer and the requests made again."""
         resent = 0
+        forced_failures = 0  # 500s answering a forced tool_choice: a refusal once persistent
 
         def attempt() -> T:
-            nonlocal resent
+            nonlocal resent, forced_failures
             while True:
                 body = body_of()
                 permit = self._permit(deadline)
                 try:
                     with Watchdog(self.timeout_s, deadline) as dog:
-                        response = self._send(self.url, dog, deadline, json=body, permit=permit)
+                        response = self._wire.send(
+                            self.url, dog, deadline, json=body, permit=permit
+                        )
                         with response:
                             if response.status_code < 400:
                                 try:
                                     return read(response, dog, permit)
-                                except _Resend:
+                                except Resend:
                                     resent += 1
                                     continue
                             if response.status_code in OVERLOADED:
                                 permit.dropped(self._pause(response))
-                            self._drop_rejected(response, body)  # raises unless one was dropped
+                            forced_failures += forced_failure(response.status_code, body)
+                            persistent = forced_failures > self._policy.retries
+                            # raises unless a parameter was dropped: then sent again at once
+                            self._drop_rejected(response, body, persistent)
                             resent += 1
-                except _StreamCut:  # it serves one at a time: learnt again, from 1
+                except StreamCut:  # it serves one at a time: learnt again, from 1
                     permit.restarted()
                     resent += 1
                     self._stop_streaming()
@@ -254,13 +256,14 @@ class OpenAIClient:
 
     def _stop_streaming(self) -> None:
         """The endpoint cuts streams when another request arrives: stream no more to it (said
-        once per run, as a retry notice)."""
+        once per run, as a note: what was learnt, not a failure; the request cut is asked
+        again at once, unstreamed)."""
         if not self.facts.learn_cuts_streams():
             return
-        said = f"{self.shown_url} ends a stream when another request arrives: not streaming to it"
-        self._log(said)
-        if self._on_retry is not None:
-            self._on_retry(RetryWait(0.0, f"{STREAM_CUT} ({said})", 1, 1))
+        self._on_note(
+            f"{redact_url(self.base_url)} ends a stream when another request arrives "
+            "(llama-cpp-python's server does): not streaming to it from now on"
+        )
 
     def list_models(self, deadline: Deadline = NO_DEADLINE) -> list[dict[str, Any]]:
         """``GET {base_url}/models``: what the endpoint serves, to find the name for ``-m``;
@@ -270,11 +273,12 @@ class OpenAIClient:
 
         def attempt() -> bytes:
             with Watchdog(self.timeout_s, deadline) as dog:
-                response = self._send(url, dog, deadline, accept="application/json")
+                response = self._wire.send(url, dog, deadline, accept="application/json")
                 with response:
                     if response.status_code >= 400:
                         message = self._say.error_message(response)
-                        raise self._say.refusal(response, message, shown, URL_HINT)
+                        hint = versionless_hint(self.base_url) or URL_HINT
+                        raise self._say.refusal(response, message, shown, hint)
                     try:
                         return read_capped(response.iter_content(65536), MAX_MODELS_BYTES)
                     except requests.RequestException as exc:
@@ -304,126 +308,17 @@ class OpenAIClient:
         body = self.parameters.identity(request, temperature=temperature, n=n)
         return {"endpoint": self.shown_url, "api": str(self.api), "body": body}
 
-    def _send(
-        self,
-        url: str,
-        dog: Watchdog,
-        deadline: Deadline,
-        *,
-        json: dict[str, Any] | None = None,
-        accept: str | None = None,
-        permit: Permit | None = None,
-    ) -> requests.Response:
-        """POST ``json`` (or GET) under the watchdog; a failure to connect is retryable (a
-        timeout tells ``permit`` the endpoint is overloaded)."""
-        shown = redact_url(url)
-        if deadline.within(0.0):
-            raise LLMConnectionError(f"the run's time limit ran out before calling {shown}")
-        streamed = bool(json and json.get("stream"))
-        headers = {
-            "Content-Type": "application/json",
-            "Accept": accept or ("text/event-stream" if streamed else "application/json"),
-        }
-        method = "GET" if json is None else "POST"
-        timeout_s = deadline.bound(self.timeout_s)
-        try:
-            return watched_request(
-                self._session,
-                method,
-                url,
-                dog,
-                timeout_s,
-                json=json,
-                headers=headers,
-                auth=self._auth,
-            )
-        except requests.RequestException as exc:
-            reason = self._say.reason(exc, dog)
-            if json is not None and GRAMMAR in json and failure_reason(exc) in _HUNG_UP:
-                raise LLMConnectionError(
-                    f"{shown} closed the connection on a request with a grammar ({reason}): "
-                    "llama.cpp's server crashes on a grammar it cannot parse; run without "
-                    "--constrain and report the grammar's step (--debug shows it)"
-                ) from None
-            error = LLMConnectionError(f"cannot reach {shown}: {reason}")
-            if not is_transient(exc):
-                raise error from None
-            if permit is not None and reason == TIMED_OUT:
-                permit.dropped()
-            raise Retryable(reason, always(error)) from None
-
-    def _read(
-        self,
-        response: requests.Response,
-        dog: Watchdog,
-        permit: Permit,
-        request: ModelRequest,
-        read: Callable[[AnswerReader], T],
-        sink: ShownOnce | None,
-        choices: int = 1,
-    ) -> T:
-        """The answer of a 200 (of ``choices`` completions), cut as ``request`` says, its
-        timing told to ``permit``; a cut or broken one is retryable (and never shown twice)."""
-        limit = self._body_limit() * choices
-        reader = AnswerReader(
-            self.api, self.max_chars, limit, dog, sink, self._log, self._redact, request.cutter
-        )
-        try:
-            answer = read(reader)
-        except EmptyStream as exc:
-            response.raw.close()  # the server failed after its headers: never reuse the socket
-            if request.tools and self.facts.refuse(STREAMED_TOOLS):
-                self._log("a streamed tool request got an empty stream; asking without streaming")
-                raise _Resend from None
-            raise Retryable("the stream was cut off", reissued(self._say.malformed(exc))) from None
-        except CutOff as exc:
-            if permit.overlapped:  # only a stream is cut off
-                raise _StreamCut from None
-            raise Retryable("the stream was cut off", reissued(self._say.malformed(exc))) from None
-        except Malformed as exc:
-            raise self._say.malformed(exc) from None
-        except BrokeOff as exc:
-            reason = TIMED_OUT if exc.cause is None else self._say.reason(exc.cause, dog)
-            if reason == TIMED_OUT:
-                permit.dropped()
-            error = LLMConnectionError(f"the answer from {self.shown_url} broke off: {reason}")
-            raise Retryable(reason, reissued(error)) from None
-        _timed(permit, reader, choices)
-        return answer
-
-    def _drop_rejected(self, response: requests.Response, body: dict[str, Any]) -> None:
-        """Stop sending a parameter the endpoint rejected, or raise what the status means."""
+    def _drop_rejected(
+        self, response: requests.Response, body: dict[str, Any], persistent: bool
+    ) -> None:
+        """Stop sending a parameter the endpoint rejected, or raise what the status means
+        (``persistent``: every try of a forced ``tool_choice`` got a 500)."""
         message = self._say.error_message(response)
         where = f"{self.shown_url} (model {quoted(self.model)})"
-        if not self.parameters.drop_rejected(response.status_code, message, body, where):
-            raise self._say.refusal(response, message, where, MODEL_HINT)
-
-    def _body_limit(self) -> int:
-        """The most bytes an answer (or one stream event) may take: its text at 4 bytes a
-        character (UTF-8) and JSON around it; the text is cut at ``max_chars`` after."""
-        return 4 * max(self.max_chars, DEFAULT_MAX_CHARS) + BODY_OVERHEAD_BYTES
-
-
-class _Resend(Exception):
-    """The answer showed the request must be sent again at once, changed (see ``facts``)."""
-
-
-_HUNG_UP = frozenset(
-    {"the server closed the connection without answering", "the connection was reset"}
-)
-
-
-def _timed(permit: Permit, reader: AnswerReader, choices: int) -> None:
-    """Tell ``permit`` how long the answer took: to its first token when streamed (which is
-    the wait in the server's queue and the prompt's reading), else per output token of a
-    choice and ``PROMPT_UNITS`` (so a long answer is no queue)."""
-    if reader.first_at is not None:
-        permit.done("stream", reader.first_at - permit.sent)
-        return
-    usage = reader.usage
-    tokens = usage.completion_tokens if usage is not None else reader.chars // CHARS_PER_TOKEN
-    units = tokens / max(1, choices) + PROMPT_UNITS
-    permit.done("whole", (time.monotonic() - permit.sent) / units, units)
+        status = response.status_code
+        if not self.parameters.drop_rejected(status, message, body, where, persistent):
+            hint = versionless_hint(self.base_url) or MODEL_HINT
+            raise self._say.refusal(response, message, where, hint)
 
 
 def _ignore(line: str) -> None:

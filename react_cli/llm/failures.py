@@ -6,7 +6,9 @@ failing), an unusable answer, a broken connection.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
 
 import requests
 from urllib3.exceptions import HTTPError
@@ -22,7 +24,7 @@ from react_cli.core.errors import (
 from react_cli.core.wording import plural, quoted
 from react_cli.infra.deadline import Watchdog
 from react_cli.infra.http import TIMED_OUT, failure_reason
-from react_cli.infra.redaction import Redactor
+from react_cli.infra.redaction import Redactor, redact_url
 from react_cli.infra.retry import RETRY_STATUSES, GiveUp, Retryable
 from react_cli.infra.untrusted import decode, loads
 from react_cli.llm.stream import Malformed
@@ -102,6 +104,38 @@ class Failures:
         if len(text) > MAX_MESSAGE_CHARS:
             text = text[: MAX_MESSAGE_CHARS - 1] + "…"
         return text
+
+
+LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
+_VERSION = re.compile(r"/v\d+(?:/|$)")  # /v1, /v1beta/...: where OpenAI-compatible APIs live
+
+
+def versionless_hint(base_url: str) -> str | None:
+    """For a 404 from a base URL without a version in its path (``http://host:8080``): the
+    ``/v1`` an OpenAI-compatible server serves its API under."""
+    try:
+        parts = urlsplit(base_url)
+    except ValueError:
+        return None
+    if _VERSION.search(parts.path):
+        return None
+    with_v1 = redact_url(urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/v1")))
+    return (
+        f"the base URL has no /v1: try --base-url {with_v1} (then check the model name: "
+        "'react-cli models' lists them)"
+    )
+
+
+def unreachable_hint(url: str) -> str:
+    """What to do about an endpoint whose name does not resolve or that refused to connect:
+    start the server (one on this machine), or use one that is (offline, behind a firewall)."""
+    host = (urlsplit(url).hostname or "").lower()
+    if host in LOOPBACK or host.endswith(".localhost"):
+        return "is the model server started? ('react-cli models' lists what it serves)"
+    return (
+        "offline or behind a firewall? a model server on this machine needs no network: "
+        "--base-url http://127.0.0.1:8080/v1"
+    )
 
 
 def always(error: LLMError) -> GiveUp:

@@ -18,7 +18,8 @@ from typing import Any
 from react_cli.core.errors import LLMConfigError, UsageError
 from react_cli.core.records import Api
 from react_cli.llm.base import AUTO, ChoiceMode, ModelRequest, ToolChoice
-from react_cli.llm.sampling import EndpointFacts, NRefused
+from react_cli.llm.endpoint import EndpointFacts
+from react_cli.llm.sampling import NRefused
 
 _MENTIONS_STOP = re.compile(r"\bstop(?:_sequences?)?\b", re.IGNORECASE)
 _MENTIONS_N = re.compile(r"\bn\b|\bchoices?\b", re.IGNORECASE)  # llama.cpp: "one ... choice"
@@ -110,10 +111,13 @@ class Parameters:
         """The choice to send: a forced one the endpoint refused is asked as ``auto``."""
         return AUTO if choice.forced and choice.mode in self.facts.refused else choice
 
-    def drop_rejected(self, status: int, message: str, body: dict[str, Any], where: str) -> bool:
+    def drop_rejected(
+        self, status: int, message: str, body: dict[str, Any], where: str, persistent: bool
+    ) -> bool:
         """Stop sending the parameter of ``body`` an error answer (``status``, ``message``)
         rejects: True when one was dropped (send the request again). Raises ``NRefused`` for
-        ``n`` and ``LLMConfigError`` for ``tools``; False for any other error."""
+        ``n`` and ``LLMConfigError`` for ``tools``; False for any other error (retried, if
+        it may be). ``persistent``: every try of this forced ``tool_choice`` got a 500."""
         if status == 400 and "n" in body and _MENTIONS_N.search(message):
             self._log("endpoint rejected n; sampling with single requests")
             raise NRefused(message)
@@ -134,7 +138,7 @@ class Parameters:
                 )
             return True
         forced = _forced_mode(body)
-        if forced is not None and _refuses_forced(status, message):
+        if forced is not None and _refuses_forced(status, message, persistent):
             self.facts.refuse(str(forced))
             self._log(f"endpoint refused tool_choice {forced!r}; asking with 'auto'")
             return True
@@ -146,10 +150,17 @@ class Parameters:
         return False
 
 
-def _refuses_forced(status: int, message: str) -> bool:
+def _refuses_forced(status: int, message: str, persistent: bool) -> bool:
     """Whether an error answer to a forced ``tool_choice`` refuses it: a 400 naming it, or a
-    500 (llama-cpp-python fails on ``required`` with an empty message)."""
-    return (status in (400, 422) and bool(_MENTIONS_TOOL_CHOICE.search(message))) or (status == 500)
+    500 on every try (llama-cpp-python fails on ``required`` so, with an empty message); one
+    500 is retried as any other, so a passing fault does not end forcing for the run."""
+    naming = status in (400, 422) and bool(_MENTIONS_TOOL_CHOICE.search(message))
+    return naming or (status == 500 and persistent)
+
+
+def forced_failure(status: int, body: dict[str, Any]) -> bool:
+    """Whether an error answer is a 500 to a request forcing a ``tool_choice``."""
+    return status == 500 and _forced_mode(body) is not None
 
 
 def _forced_mode(body: dict[str, Any]) -> ChoiceMode | None:

@@ -1,5 +1,9 @@
-"""The loop, the same for every protocol: ask the protocol for a turn, run the action's tool,
+"""The loop, the same for every protocol: ask the protocol for a turn, run each action's tool,
 record the step, apply the stop rules; until Finish or a stop rule.
+
+A step's reply may ask for several actions (native calls): they run in order, a Finish among
+them ends the run after those before it, and the rules that count actions in a row (the same
+call again, failing tools, nothing new) count each of them.
 
 The model, the protocol, the tools and the observer are injected, and the loop never prints.
 Every model mistake is recorded on its step and the loop goes on; only stop rules end a run.
@@ -10,12 +14,21 @@ it in every request they make.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from react_cli.core.conversation import Earlier
 from react_cli.core.errors import LLMError, ReactCliError
 from react_cli.core.records import StopReason, ToolCall, Usage
-from react_cli.core.trajectory import PARSE_FAILURE, ErrorKind, Run, Step, StepError
+from react_cli.core.trajectory import (
+    PARSE_FAILURE,
+    Action,
+    Cue,
+    ErrorKind,
+    Reply,
+    Run,
+    Step,
+    StepError,
+)
 from react_cli.core.wording import plural
 from react_cli.infra.deadline import Deadline
 from react_cli.llm.base import Completion, Model, ModelRequest
@@ -27,15 +40,26 @@ from react_cli.loop.events import (
     ModelDone,
     ModelText,
     Observer,
+    ReplyStarted,
     RunFinished,
     RunStarted,
     StepFinished,
     ToolCalled,
     ToolsDeclared,
+    observed,
+    read_events,
 )
 from react_cli.loop.limits import Limits
 from react_cli.loop.prompts import PromptTemplate
-from react_cli.loop.protocol import NO_EARLIER, Exchange, Protocol, Transcript
+from react_cli.loop.protocol import (
+    NO_EARLIER,
+    Exchange,
+    Protocol,
+    ShowAll,
+    Shown,
+    ShowNothing,
+    Transcript,
+)
 from react_cli.tools.base import FINISH, ToolResult, ToolSet
 
 TIME_SLACK_S = 0.1  # a request that failed this close to the deadline failed because of it
@@ -107,8 +131,8 @@ class _Running(Exchange):
             error = f"the time limit ({self.limits.timeout_s:g} s) was reached"
         elif stop_reason is StopReason.TOOL_ERRORS:
             calls = plural(self.limits.max_tool_errors, "failed tool call")
-            last = self.steps[-1].error
-            error = f"{last.message if last else 'the tool failed'} ({calls} in a row)"
+            last = self.steps[-1].actions[-1].error
+            error = f"{last or 'the tool failed'} ({calls} in a row)"
         run = Run(
             question=question,
             answer=answer,
@@ -151,13 +175,20 @@ class _Running(Exchange):
             late = self.deadline.within(TIME_SLACK_S)
             return (StopReason.TIMEOUT if late else StopReason.LLM_ERROR), None, str(exc)
 
-    def ask(self, request: ModelRequest, step: Step) -> Completion:
+    def ask(
+        self, request: ModelRequest, step: Step, cue: Cue, shown: Shown | None = None
+    ) -> Completion:
+        if shown is None:  # by default a thought is shown whole as it streams, an action not
+            shown = ShowAll() if cue is Cue.THOUGHT else ShowNothing()
+        self.tell(ReplyStarted(step.index, cue))
         streamed = False
 
         def show(text: str) -> None:
             nonlocal streamed
             streamed = True
-            self.tell(ModelText(text))
+            piece = shown.feed(text)
+            if piece:
+                self.tell(ModelText(piece))
 
         started = self.clock()
         try:
@@ -168,8 +199,11 @@ class _Running(Exchange):
             step.retries += exc.retries
             self.tell(ModelCalled(request, None, Usage(), seconds, str(exc)))
             raise
-        if not streamed and completion.text:  # a non-streaming model: show the text at once
-            self.tell(ModelText(completion.text))
+        if not streamed and completion.text:  # a non-streaming model: the text at once
+            show(completion.text)
+        rest = shown.end()
+        if rest:
+            self.tell(ModelText(rest))
         self.tell(ModelDone())
         # Some servers report no usage (e.g. when streaming): an estimate, marked as one.
         usage = completion.usage or Usage.estimate(request.sent_text(), completion.output_text())
@@ -183,19 +217,39 @@ class _Running(Exchange):
         self.tell(ModelCalled(request, completion, usage, completion.latency_s))
         return completion
 
+    def replied(
+        self,
+        step: Step,
+        reply: Reply,
+        actions: Sequence[Action] | None = None,
+        thought: str | None = None,
+    ) -> None:
+        step.replies.append(reply)
+        if thought is not None:
+            step.thought = thought
+        if actions is not None:  # a Finish ends what the reply asked for: later calls never run
+            finish = next(
+                (n for n, a in enumerate(actions) if a.call and a.call.name == FINISH.name), None
+            )
+            step.actions = list(actions if finish is None else actions[: finish + 1])
+        for event in read_events(step, reply, last=actions is not None):
+            self.tell(event)
+
     def _step(self, transcript: Transcript, step: Step) -> str | None:
         """One round; the answer if the model finished."""
         transcript.turn(step, self)
-        call = step.call
-        nothing_new = True
-        if call is None:
+        if not any(action.call is not None for action in step.actions):
             step.error = PARSE_FAILURE
-            step.observation = transcript.invalid_action
-        elif call.name == FINISH.name:
-            return call.argument
-        else:
-            step.observation, nothing_new = self._run_tool(call, step)
-        self._count_progress(step.observation, nothing_new)
+        for position, action in enumerate(step.actions):
+            call, nothing_new = action.call, True
+            if call is not None and call.name == FINISH.name:
+                return call.argument
+            if call is not None:
+                nothing_new = self._run_tool(call, action)
+            self._count_progress(action.observation, nothing_new)
+            told = observed(step, position)
+            if told is not None:
+                self.tell(told)
         transcript.observe(step)
         return None
 
@@ -211,13 +265,14 @@ class _Running(Exchange):
         step = Step(index=len(self.steps) + 1, forced=True)
         self.steps.append(step)
         transcript.force_answer(step, self)
-        if step.call is None:
-            step.error = PARSE_FAILURE
+        call = step.actions[0].call if step.actions else None
+        if call is None or call.name != FINISH.name:
+            step.error, call = PARSE_FAILURE, None
         self.tell(StepFinished(step))
-        return None if step.call is None else step.call.argument
+        return None if call is None else call.argument
 
-    def _run_tool(self, call: ToolCall, step: Step) -> tuple[str, bool]:
-        """The call's observation, and whether it brought nothing new."""
+    def _run_tool(self, call: ToolCall, action: Action) -> bool:
+        """Run ``call`` and record what it gave on ``action``: whether it brought nothing new."""
         started = self.clock()
         tool = self.tools.get(call.name)
         if tool is None:  # a protocol only calls the set's tools: a bug, said as a tool error
@@ -227,14 +282,15 @@ class _Running(Exchange):
                 result = tool.call(call.argument, deadline=self.deadline)
             except ReactCliError as exc:  # tools should not raise; a crash must not end the run
                 result = ToolResult(f"The {call.name} tool failed: {exc}", error=str(exc))
-        step.tool_latency_s = self.clock() - started
-        step.tool_retries = result.retries
-        self.tell(ToolCalled(call, result, step.tool_latency_s))
-        step.details.update(result.details)
-        step.source = result.source
-        if result.error is not None:
-            step.error = StepError(ErrorKind.TOOL, result.error)
-        return " ".join(result.observation.split()), result.nothing_new
+        action.latency_s = max(0.0, self.clock() - started - result.asked_s)
+        action.retries = result.retries
+        self.tell(ToolCalled(call, result, action.latency_s))
+        action.observation = " ".join(result.observation.split())
+        action.details.update(result.details)
+        action.source = result.source
+        action.refused = result.refused  # it needed consent: nothing ran (not a tool's failure)
+        action.error = result.error
+        return result.nothing_new or bool(result.refused)
 
     def _stop_rule(self) -> StopReason | None:
         limits, steps = self.limits, self.steps
@@ -243,14 +299,9 @@ class _Running(Exchange):
             s.failed(ErrorKind.PARSE) for s in recent
         ):
             return StopReason.PARSE_ERRORS
-        actions = {
-            s.action.casefold() if s.action and s.error_text is None else None
-            for s in steps[-limits.max_repeats :]
-        }
-        if len(steps) >= limits.max_repeats and len(actions) == 1 and None not in actions:
+        if repeated(steps, limits.max_repeats):
             return StopReason.REPEATED_ACTION
-        recent = steps[-limits.max_tool_errors :]
-        if len(recent) == limits.max_tool_errors and all(s.failed(ErrorKind.TOOL) for s in recent):
+        if failing(steps, limits.max_tool_errors):
             return StopReason.TOOL_ERRORS
         if limits.max_no_progress is not None and self.stale >= limits.max_no_progress:
             return StopReason.NO_PROGRESS
@@ -266,3 +317,29 @@ class _Running(Exchange):
         if self.deadline.within(0.0):  # a longer run's deadline, passed before this run's
             return StopReason.TIMEOUT
         return None
+
+
+def _last_actions(steps: Sequence[Step], count: int) -> list[Action]:
+    """The last ``count`` actions of ``steps``, in order (fewer if the run took fewer)."""
+    found: list[Action] = []
+    for step in reversed(steps):
+        for action in reversed(step.actions):
+            if len(found) == count:
+                return found[::-1]
+            found.append(action)
+    return found[::-1]
+
+
+def repeated(steps: Sequence[Step], times: int) -> bool:
+    """Whether the run's last ``times`` actions are one call made again and again: the same
+    tool with the same arguments (``ToolCall.key``), however the model wrote them. An action
+    that could not be run breaks the row."""
+    last = _last_actions(steps, times)
+    keys = {action.call.key if action.call else None for action in last}
+    return len(last) == times and len(keys) == 1 and None not in keys
+
+
+def failing(steps: Sequence[Step], times: int) -> bool:
+    """Whether the run's last ``times`` actions all failed in their tools."""
+    last = _last_actions(steps, times)
+    return len(last) == times and all(action.error is not None for action in last)

@@ -8,11 +8,12 @@ the loop's start and end, which are not the method's).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
 from react_cli.core.records import ToolCall, Usage
-from react_cli.core.trajectory import Run, Step
+from react_cli.core.trajectory import Cue, Reply, Run, Step
 from react_cli.llm.base import Completion, ModelRequest
 from react_cli.tools.base import ToolResult, ToolSpec
 
@@ -43,40 +44,18 @@ class EarlierShown(Event):
 
 
 @dataclass(frozen=True)
-class StepStarted(Event):
-    """A step with a thought starts (the text protocol's ``Thought k:``)."""
+class ReplyStarted(Event):
+    """A model call of step ``index`` starts, asking for what ``cue`` says: a thought (its
+    label shown with the reply's first text), or an action alone."""
 
     index: int
-
-
-@dataclass(frozen=True)
-class ActionRequested(Event):
-    """The model is asked for an action alone: after a thought without one (as in the paper),
-    or every step of a run without thoughts (Act), where this starts the step."""
-
-    index: int
-
-
-@dataclass(frozen=True)
-class ThoughtStarted(Event):
-    """A step starts whose reply is all thought: its action comes apart, complete (a native
-    tool call, told by :class:`ActionChosen`), so none of its text is read as an action."""
-
-    index: int
-
-
-@dataclass(frozen=True)
-class ActionChosen(Event):
-    """A step's action, complete, as the paper writes it (``Search[X]``), where the protocol
-    does not stream it as text: a native tool call, after the reply's text."""
-
-    index: int
-    action: str
+    cue: Cue
 
 
 @dataclass(frozen=True)
 class ModelText(Event):
-    """Text of the model's reply, as it streams in."""
+    """Text of the model's reply as it streams in, as its protocol shows it (``loop.protocol
+    .Shown``: the thought, not the action, which :class:`ActionChosen` tells)."""
 
     text: str
 
@@ -84,6 +63,36 @@ class ModelText(Event):
 @dataclass(frozen=True)
 class ModelDone(Event):
     """The model call that sent the text so far has returned (a tool may run next)."""
+
+
+@dataclass(frozen=True)
+class ActionChosen(Event):
+    """Action ``number`` of the ``count`` a reply of step ``index`` asked for, as the step
+    shows it (``Search[X]``), before it runs."""
+
+    index: int
+    number: int
+    count: int
+    written: str
+
+
+@dataclass(frozen=True)
+class TextIgnored(Event):
+    """The end of a reply's text the loop did not keep (an invented next step, an echoed
+    instruction), shown dimmed once the reply's action is told."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Observed(Event):
+    """What action ``number`` of ``count`` in step ``index`` gave back (the tool's
+    observation, or what was wrong with the action), as the model is shown it."""
+
+    index: int
+    number: int
+    count: int
+    observation: str
 
 
 @dataclass(frozen=True)
@@ -152,3 +161,42 @@ class Forward:
     def notify(self, event: Event) -> None:
         if not isinstance(event, self.skip):
             self.observer.notify(event)
+
+
+def read_events(step: Step, reply: Reply, last: bool) -> Iterator[Event]:
+    """What is told once ``reply`` of ``step`` is read: the actions it asked for (those of
+    the step's ``last`` reply), then the text it did not keep."""
+    if last:
+        count = len(step.actions)
+        for number, action in enumerate(step.actions, start=1):
+            if action.written is not None:
+                yield ActionChosen(step.index, number, count, action.written)
+    if reply.ignored:
+        yield TextIgnored(reply.ignored)
+
+
+def observed(step: Step, position: int) -> Observed | None:
+    """What the action at ``position`` of ``step`` gave back, if it gave anything (a Finish
+    gives nothing)."""
+    action = step.actions[position]
+    if not action.observation:
+        return None
+    count = len(step.actions)
+    return Observed(step.index, position + 1, count, action.observation)
+
+
+def recorded_events(step: Step) -> Iterator[Event]:
+    """The events a live loop told of ``step``, from its record alone (a replay), whatever
+    its protocol: each reply (its thought as the text the first one showed), what it asked
+    for and what it did not keep, each action's observation, the step's end."""
+    for number, reply in enumerate(step.replies):
+        yield ReplyStarted(step.index, reply.shown_as)
+        if number == 0 and reply.shown_as is Cue.THOUGHT and step.thought:
+            yield ModelText(step.thought)
+        yield ModelDone()
+        yield from read_events(step, reply, number == len(step.replies) - 1)
+    for position in range(len(step.actions)):
+        told = observed(step, position)
+        if told is not None:
+            yield told
+    yield StepFinished(step)

@@ -1,11 +1,15 @@
-"""The loop's stop rules: built once from the settings, recorded in the trace, read back by
-replay, so a re-run stops where the recording did."""
+"""The loop's stop rules: built once from the settings (:func:`run_limits`, and the hybrids'
+step limit :func:`hybrid_steps`), recorded in the trace, read back by replay, so a re-run stops
+where the recording did. Here, below the session, so what records a run's configuration needs
+nothing that runs one."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
+from react_cli.core.method import Task
 from react_cli.core.records import Prices, StopReason, Usage
+from react_cli.settings.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -34,3 +38,17 @@ class Limits:
         if budget is not None and prices is not None and prices.cost(usage).amount >= budget:
             return StopReason.COST_BUDGET
         return None
+
+
+def run_limits(settings: Settings) -> Limits:
+    """The loop's stop rules: each the setting of its name, but --timeout (the run's) and the
+    prices --max-cost counts from."""
+    own = ("timeout_s", "prices")
+    same = {f.name: getattr(settings, f.name) for f in fields(Limits) if f.name not in own}
+    return Limits(timeout_s=settings.run_timeout_s, prices=settings.prices(), **same)
+
+
+def hybrid_steps(settings: Settings, task: Task) -> int:
+    """The hybrids' ReAct step limit: --max-steps or ``hybrid_max_steps`` if given, else the
+    paper's for the task (7 HotpotQA, 5 FEVER)."""
+    return settings.hybrid_max_steps or task.hybrid_steps

@@ -29,7 +29,7 @@ from pathlib import Path
 from react_cli.core.errors import UsageError
 from react_cli.core.method import PROMPT_KINDS, Method, Task
 from react_cli.core.records import ProtocolName
-from react_cli.core.wording import PATH_CHARS, quoted
+from react_cli.core.wording import PATH_CHARS, closest, quoted
 from react_cli.infra.untrusted import read_text
 
 QUESTION_MARKER = "{question}"
@@ -91,9 +91,10 @@ def shipped_names() -> list[str]:
 
 def shipped_name(task: Task, kind: Method, protocol: ProtocolName = ProtocolName.TEXT) -> str:
     """The shipped prompt of ``task`` for ``kind``: ``hotpotqa`` (ReAct), ``hotpotqa-cot``;
-    in the tools protocol ``hotpotqa-tools``, ``hotpotqa-act-tools``."""
+    in another protocol than the paper's its name after them: ``hotpotqa-tools``,
+    ``hotpotqa-act-tools``."""
     name = str(task) if kind is Method.REACT else f"{task}-{kind}"
-    return f"{name}-tools" if protocol is ProtocolName.TOOLS else name
+    return name if protocol is ProtocolName.TEXT else f"{name}-{protocol}"
 
 
 def load_prompt(name_or_path: str) -> PromptTemplate:
@@ -110,7 +111,11 @@ def load_prompt(name_or_path: str) -> PromptTemplate:
         text = read_text(path, MAX_PROMPT_BYTES)
     except FileNotFoundError:
         names, named = ", ".join(shipped_names()), quoted(name_or_path, PATH_CHARS)
-        raise UsageError(f"no prompt named {named} (shipped: {names}) and no such file") from None
+        close = closest(name_or_path, shipped_names())
+        maybe = f" (did you mean {close}?)" if close else ""
+        raise UsageError(
+            f"no prompt named {named}{maybe} (shipped: {names}) and no such file"
+        ) from None
     except (OSError, ValueError) as exc:  # BadInput, or a NUL byte in the path
         raise UsageError(f"cannot read prompt file {str(path)!r}: {exc}") from None
     name = name_or_path if path == shipped else str(path)

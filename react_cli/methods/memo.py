@@ -21,7 +21,7 @@ from react_cli.core.errors import LLMError, UsageError
 from react_cli.core.method import Method
 from react_cli.core.records import StopReason, Usage
 from react_cli.core.trajectory import Run
-from react_cli.infra.deadline import Deadline
+from react_cli.infra.deadline import Cancel, Deadline
 from react_cli.llm.base import CallKind, Model, ModelRequest, Sampler
 from react_cli.loop.agent import TIME_SLACK_S, Agent
 from react_cli.loop.events import EarlierShown, Forward, Ignore, Observer, RunFinished, RunStarted
@@ -84,9 +84,9 @@ def truncated(run: Run, limit: int) -> Run:
 
 class Memo:
     """A question's blocks, run on demand and kept; every model and tool call gets the one
-    ``deadline`` (``--timeout`` bounds the whole question). Each loop speaks the protocol of
-    its kind (ReAct with thoughts, Act without) and gets a fresh tool set (Lookup reads the
-    page of the loop's own last Search)."""
+    ``deadline`` (``--timeout`` bounds the whole question; ``cancel`` ends it early). Each
+    loop speaks the protocol of its kind (ReAct with thoughts, Act without) and gets a fresh
+    tool set (Lookup reads the page of the loop's own last Search)."""
 
     def __init__(
         self,
@@ -103,6 +103,7 @@ class Memo:
         observer: Observer | None = None,
         clock: Callable[[], float] = time.monotonic,
         earlier: Earlier = NO_EARLIER,
+        cancel: Cancel | None = None,
     ) -> None:
         self.question = question.strip()
         self.earlier = earlier
@@ -111,7 +112,7 @@ class Memo:
         self.limits, self.hybrid_steps, self.sampling = limits, hybrid_steps, sampling
         self.observer = observer or Ignore()
         self.clock = clock
-        self.deadline = Deadline.after(limits.timeout_s)
+        self.deadline = Deadline.after(limits.timeout_s, cancel)
         self.calls_made = 0
         self._runs: dict[Method, dict[Need, Run]] = {}
         self._longest: dict[Method, Need] = {}

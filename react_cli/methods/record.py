@@ -57,9 +57,8 @@ class Sample:
 
 
 def loop_calls(run: Run) -> int:
-    """Model calls of a loop's run: one per step, two with an extra ``Action k:`` call, none
-    for a step whose call came in an earlier step's reply (native tool calls)."""
-    return sum(1 + (step.followup_raw is not None) for step in run.steps if step.reply_step is None)
+    """Model calls of a loop's run: each step's (its replies, and the call that failed)."""
+    return sum(step.calls for step in run.steps)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from react_cli.core.sources import PageSource, Revision, Sentence
-from react_cli.core.trajectory import Step
+from react_cli.core.trajectory import Step, actions_of
 from react_cli.methods.scoring import normalize_answer
 
 _NOT_SPANS = frozenset({"", "yes", "no", "noanswer"})
@@ -41,8 +41,7 @@ def run_sources(steps: Iterable[Step], answer: str | None) -> tuple[RunSource, .
     order, marked ``supports`` when they contain ``answer``."""
     pages: dict[tuple[str, str, Revision | None], PageSource] = {}
     shown: dict[tuple[str, str, Revision | None], dict[int, Sentence]] = {}
-    for step in steps:
-        source = step.source
+    for source in (action.source for action in actions_of(steps)):
         if source is None:
             continue
         pages.setdefault(source.page, source)

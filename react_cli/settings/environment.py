@@ -27,15 +27,34 @@ ENV_VARS: dict[str, tuple[str, ...]] = {
     "wiki_tools": ("REACT_CLI_WIKI_TOOLS",),
     "tool_timeout_s": ("REACT_CLI_TOOL_TIMEOUT",),
     "cache": ("REACT_CLI_CACHE",),
+    "data_url": ("REACT_CLI_DATA_URL",),
 }
 
-# Variables holding secrets react-cli knows, which no MCP server's environment gets unless
-# the config file names them for it (``pass_env``).
-SECRET_ENV = (
-    "OPENAI_API_KEY",
+DATA_MANIFEST_ENV = "REACT_CLI_DATA_MANIFEST"
+"""A manifest of datasets of your own instead of the shipped one (a private mirror's files,
+the tests' small ones): read by ``eval.catalog``, never needed otherwise."""
+
+# OpenTelemetry's exporter headers (``key=value,...``, often an API key): credentials whatever
+# their names say.
+OTLP_HEADERS_ENV = (
     "OTEL_EXPORTER_OTLP_HEADERS",
     "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+    "OTEL_EXPORTER_OTLP_METRICS_HEADERS",
+    "OTEL_EXPORTER_OTLP_LOGS_HEADERS",
 )
+
+
+def credential_variable(name: str, value: str) -> bool:
+    """Whether an environment variable holds a credential, the one rule for all of them: one
+    of ``OTLP_HEADERS_ENV``, a name that says so (``GITHUB_TOKEN``, ``AWS_SECRET_ACCESS_KEY``,
+    ``DB_PASSWORD``, ``SSH_AUTH_SOCK``: ``infra.redaction.secret_name``), or a URL that carries
+    one (``https://user:pass@host``, ``?token=``: ``infra.redaction.secret_url``). No MCP
+    server gets such a variable unless its ``pass_env`` names it; the run's redactor masks its
+    value wherever it comes back."""
+    from react_cli.infra.redaction import secret_name, secret_url  # only now: --help stays light
+
+    return name in OTLP_HEADERS_ENV or secret_name(name) or secret_url(value)
+
 
 # OpenTelemetry's own variables that react-cli reads (the exporter reads the others itself).
 OTLP_ENDPOINT_ENV = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")

@@ -12,32 +12,44 @@ config file's ``[mcp]`` table of named servers::
     headers = { Authorization = "Bearer …" }
 
 Every enabled server of the table is on for every run; ``--mcp`` adds one (or turns on a named
-one). What a server is given to reach it (``env`` values, ``headers``, a URL's user
-information) is a secret: :meth:`McpServer.describe` never shows it, and a trace records only
-that (``tools.origin``).
+one). ``~`` is expanded where a shell would expand it: a word of ``command`` (either form) or
+``cwd`` that starts with it, an ``env`` value at its start and after each ``:`` (as in an
+assignment, ``PATH = "~/bin:/usr/bin"``); a relative ``cwd`` is taken from where react-cli
+started. What a server is given to reach it (``env`` values, ``headers``, a URL's user
+information and query, what looks like a credential on its command line: :func:`masked_command`)
+is a secret: :meth:`McpServer.describe` never shows it, a trace and an eval's summary record
+only that (``tools.origin``), and :meth:`McpServer.secrets` tells the run's redactor.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from react_cli.core.errors import UsageError
 from react_cli.core.wording import did_you_mean, quoted
-from react_cli.infra.redaction import MASK, redact_url, url_secrets
+from react_cli.infra.redaction import (
+    MASK,
+    credential_secrets,
+    masked_credential,
+    redact_url,
+    secret_name,
+    url_secrets,
+)
 from react_cli.settings.urls import check_url
 
 MCP_TABLE = "mcp"
 SERVER_NAME = re.compile(r"[A-Za-z0-9_-]{1,40}")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 _KEYS = ("command", "url", "env", "pass_env", "headers", "cwd", "enabled")
-_SECRET_WORD = re.compile(r"token|key|secret|passw|auth|credential|cookie", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class McpServer:
     """One MCP server a run starts (``command``: over stdio) or connects to (``url``:
     streamable HTTP); ``name`` None for one given by ``--mcp`` alone (its own name, from its
@@ -56,40 +68,98 @@ class McpServer:
         return "stdio" if self.command else "http"
 
     def secrets(self) -> list[str]:
-        """What reaching it takes that nothing may show: ``env`` values, header values, the
-        URL's user information and query."""
-        found = [value for _, value in (*self.env, *self.headers)]
-        return [*found, *url_secrets(self.url or "")]
+        """What reaching it takes that nothing may show: ``env`` values, header values (and
+        the credentials of ``Bearer X``), the URL's user information and query, what its
+        command line holds that looks like a credential (:func:`masked_command`)."""
+        found = [value for _, value in self.env]
+        for _, value in self.headers:
+            found += {value, *credential_secrets(value)}
+        return [*found, *url_secrets(self.url or ""), *masked_command(self.command)[1]]
 
     def reached(self) -> str:
         """How it is reached, fit for a trace: its command line (an argument that looks like
         a credential masked, URLs without user information or query) or its URL (likewise)."""
         if self.url is not None:
             return redact_url(self.url)
-        return shlex.join(_shown_arguments(self.command))
+        return shlex.join(masked_command(self.command)[0])
 
     def describe(self) -> str:
         """``notes: python server.py`` (``react-cli config``, error messages)."""
         return f"{self.name}: {self.reached()}" if self.name else self.reached()
 
+    def __repr__(self) -> str:  # a debug traceback or log shows no credential either
+        return f"McpServer({self.describe()!r})"
 
-def _shown_arguments(argv: tuple[str, ...]) -> list[str]:
+
+_HEADER_OPTIONS = frozenset({"-H", "--header", "--headers", "--http-header"})
+_HEADER = re.compile(r"([A-Za-z0-9_-]+)(\s*:\s*)(.*)", re.DOTALL)
+_KEY = re.compile(r"-{0,2}[A-Za-z0-9_.-]+")
+
+
+def masked_command(argv: Iterable[str]) -> tuple[list[str], list[str]]:
+    """A command line fit to store and show, and the secrets it holds: the value of an option
+    named like a credential (``--token X``, ``--api-key=X``, and ``key=value`` forms of those:
+    ``GITHUB_TOKEN=X``), a header's value (``--header 'Authorization: Bearer X'``, ``-H``, or a
+    credential header written alone), and of a URL its user information and query (dropped);
+    names are :func:`~react_cli.infra.redaction.secret_name`'s."""
     shown: list[str] = []
-    masked_next = False
+    secrets: list[str] = []
+    expect: str | None = None  # what the option before says this argument is
     for arg in argv:
-        if masked_next:
-            shown.append(MASK)
-            masked_next = False
+        if expect is not None and not arg.startswith("--"):
+            shown.append(_masked_value(arg, secrets, header=expect == "header"))
+            expect = None
             continue
-        key, equals, _ = arg.partition("=")
-        if "://" in arg:
-            shown.append(redact_url(arg))
-        elif equals and key.startswith("-") and _SECRET_WORD.search(key):
-            shown.append(f"{key}={MASK}")
+        shown.append(_masked_argument(arg, secrets))
+        if arg in _HEADER_OPTIONS:
+            expect = "header"
+        elif arg.startswith("-") and "=" not in arg and secret_name(arg):
+            expect = "secret"
         else:
-            shown.append(arg)
-            masked_next = arg.startswith("-") and not equals and bool(_SECRET_WORD.search(arg))
-    return shown
+            expect = None
+    return shown, secrets
+
+
+def shown_command(text: str) -> str:
+    """A recorded command line (``McpServer.reached``) as it may be shown: what looks like a
+    credential masked, in case a react-cli that masked less wrote it (unchanged when nothing
+    in it needs masking; a line that cannot be split is shown as it is)."""
+    try:
+        argv = shlex.split(text)
+    except ValueError:
+        return text
+    shown = masked_command(argv)[0]
+    return text if shown == argv else shlex.join(shown)
+
+
+def _masked_argument(arg: str, secrets: list[str], *, nested: bool = False) -> str:
+    """One argument alone: ``key=value`` (its value masked for a credential's or a header
+    option's key, else looked into once more), a URL, a credential header, or as it is."""
+    key, equals, value = arg.partition("=")
+    if equals and _KEY.fullmatch(key):
+        if key in _HEADER_OPTIONS or secret_name(key):
+            return f"{key}={_masked_value(value, secrets, header=key in _HEADER_OPTIONS)}"
+        if not nested:  # --env=GITHUB_TOKEN=X
+            return f"{key}={_masked_argument(value, secrets, nested=True)}"
+    if "://" in arg:
+        secrets += url_secrets(arg)
+        return redact_url(arg)
+    match = _HEADER.fullmatch(arg)
+    if match is not None and secret_name(match[1]):
+        return _masked_value(arg, secrets, header=True)
+    return arg
+
+
+def _masked_value(value: str, secrets: list[str], *, header: bool) -> str:
+    """A credential's value masked (its secrets kept in ``secrets``): a header's (``Name:
+    value``) keeps its name and its scheme (``Authorization: Bearer ***``)."""
+    match = _HEADER.fullmatch(value) if header else None
+    if match is None:
+        secrets += credential_secrets(value)
+        return MASK
+    name, colon, said = match.groups()
+    secrets += credential_secrets(said)
+    return f"{name}{colon}{masked_credential(said)}"
 
 
 def mcp_servers(table: Any, given: Iterable[str], path: object) -> tuple[McpServer, ...]:
@@ -119,7 +189,24 @@ def _command(text: str, where: str) -> tuple[str, ...]:
         raise UsageError(f"{where}: the command {quoted(text)} cannot be split: {exc}") from None
     if not argv:
         raise UsageError(f"{where}: an empty command (give 'COMMAND ARGS…' or a URL)")
-    return argv
+    return tuple(map(_home, argv))
+
+
+def _home(word: str) -> str:
+    """``word`` with a leading ``~`` or ``~user`` expanded, as a shell expands a word."""
+    return os.path.expanduser(word) if word.startswith("~") else word
+
+
+def _assigned(value: str) -> str:
+    """An ``env`` value as a shell expands an assignment: ``~`` at its start and after each
+    ``:`` (``~/bin:~/.local/bin``)."""
+    return ":".join(map(_home, value.split(":")))
+
+
+def _folder(cwd: str) -> str:
+    """``cwd`` expanded and absolute: a server started later, whatever the working directory
+    is then, starts where the user meant."""
+    return str(Path(_home(cwd)).absolute())
 
 
 def _table(table: Any, path: object) -> dict[str, tuple[McpServer, bool]]:
@@ -155,7 +242,7 @@ def _server(name: str, entry: dict[str, Any], where: str) -> tuple[McpServer, bo
             or not all(isinstance(a, str) for a in command)
         ):
             raise UsageError(f"{where}: command is a string or a list of strings")
-        argv = tuple(command)
+        argv = tuple(map(_home, command))
     if url is not None:
         if not isinstance(url, str):
             raise UsageError(f"{where}: url is a string")
@@ -168,14 +255,15 @@ def _server(name: str, entry: dict[str, Any], where: str) -> tuple[McpServer, bo
         isinstance(n, str) and ENV_NAME.fullmatch(n) for n in pass_env
     ):
         raise UsageError(f"{where}: pass_env is a list of environment variable names")
+    env = _pairs(entry.get("env"), f"{where}: env", names=True)
     server = McpServer(
         name,
         command=argv,
         url=url,
-        env=_pairs(entry.get("env"), f"{where}: env", names=True),
+        env=tuple((key, _assigned(value)) for key, value in env),
         pass_env=tuple(pass_env),
         headers=_pairs(entry.get("headers"), f"{where}: headers", names=False),
-        cwd=cwd,
+        cwd=None if cwd is None else _folder(cwd),
     )
     if server.headers and server.url is None:
         raise UsageError(f"{where}: headers go with a url (a stdio server gets env)")

@@ -1,8 +1,13 @@
 """Settings resolution: command-line flag > environment variable > config file > default.
 
-The home directory holds ``config.toml`` and ``traces/``; it is the platform's user data dir
-unless ``REACT_CLI_HOME`` points elsewhere. The values are checked by ``validation`` once
-resolved; ``urls`` turns a Wikipedia URL given as a page or its API into its host root.
+The home directory holds ``config.toml``, ``traces/``, ``data/`` and ``zim/``; it is the
+platform's user data dir unless ``REACT_CLI_HOME`` points elsewhere. The values are checked
+by ``validation`` once resolved; ``urls`` turns a Wikipedia URL given as a page or its API
+into its host root; ``archives`` finds ``zim:NAME`` in ``<home>/zim``.
+
+Paths are absolute once resolved (the home directory, ``--tools-from`` files, a ``zim:``
+archive), ``~`` expanded: a tool that changes the working directory (it is the process's, its
+threads' too) cannot move what react-cli reads or writes.
 """
 
 from __future__ import annotations
@@ -19,9 +24,11 @@ from typing import TYPE_CHECKING, Any
 from react_cli.core.errors import UsageError
 from react_cli.core.wording import clipped, did_you_mean, quoted
 from react_cli.infra.untrusted import BadInput, clean_text, read_text
+from react_cli.settings.archives import find_archive, is_bare_name
 from react_cli.settings.environment import ENV_VARS, HOME_ENV
 from react_cli.settings.mcp import MCP_TABLE, mcp_servers
 from react_cli.settings.settings import Settings
+from react_cli.settings.tools import RULES, TOOLS_TABLE, tool_rules
 from react_cli.settings.urls import default_variant, wiki_root
 from react_cli.settings.validation import validate
 
@@ -34,10 +41,16 @@ MAX_CONFIG_BYTES = 1 << 20
 
 def home_dir(env: Mapping[str, str] = os.environ) -> Path:
     if env.get(HOME_ENV):
-        return Path(env[HOME_ENV]).expanduser()
+        return absolute_path(env[HOME_ENV])
     from platformdirs import user_data_dir
 
     return Path(user_data_dir("react-cli", appauthor=False))
+
+
+def absolute_path(text: str | Path) -> Path:
+    """``text`` as an absolute path, ``~`` expanded (links are not resolved: a link the user
+    named stays the path used)."""
+    return Path(text).expanduser().absolute()
 
 
 PRICES_TABLE = "prices"  # [prices] "model name" = { input = 0.15, output = 0.60 }
@@ -74,6 +87,7 @@ class Origin:
 
 
 _FIELD_TYPES = {f.name: f.type for f in fields(Settings)}
+_RULES = frozenset(RULES.values())  # set by the [tools] table and the flags, added together
 _PATHS = frozenset({"prompt", "wiki"})
 """Settings that may name a file: kept as the OS gave them, so any file name can be opened."""
 
@@ -88,6 +102,8 @@ def load_config_file(path: Path) -> dict[str, Any]:
         data = tomllib.loads(read_text(path, MAX_CONFIG_BYTES))  # a regular file, or BadInput
     except FileNotFoundError:
         return {}
+    except NotADirectoryError:
+        raise UsageError(_not_a_folder(path)) from None
     except OSError as exc:
         raise UsageError(f"config file {path}: {exc.strerror or exc}") from None
     except RecursionError:
@@ -96,11 +112,47 @@ def load_config_file(path: Path) -> dict[str, Any]:
         raise UsageError(f"config file {path}: {exc}") from None
     except ValueError:  # int() refuses integers of more than 4,300 digits
         raise UsageError(f"config file {path}: a number too long to read") from None
-    unknown = sorted(set(data) - set(_FIELD_TYPES) - {PRICES_TABLE})
+    known = (*(name for name in _FIELD_TYPES if name not in _RULES), PRICES_TABLE, TOOLS_TABLE)
+    unknown = sorted(set(data) - set(known))
     if unknown:
-        named = ", ".join(did_you_mean(key, (*_FIELD_TYPES, PRICES_TABLE)) for key in unknown)
+        named = ", ".join(_suggested(key, known) for key in unknown)
         raise UsageError(f"config file {path}: unknown setting(s): {named}")
     return data
+
+
+_FLAG_SETTINGS = {
+    "timeout": ("run_timeout_s", "--timeout"),
+    "tool_timeout": ("tool_timeout_s", "--tool-timeout"),
+    "no_stream": ("stream = false", "--no-stream"),
+    "no_wiki": ("wiki_tools = false", "--no-wiki"),
+    "allow_tool": ("allow in [tools]", "--allow-tool"),
+    "deny_tool": ("deny in [tools]", "--deny-tool"),
+    "lang": ("wiki", "--lang"),
+}
+"""Options whose setting has another name: a config key written as the option is named."""
+
+
+def _suggested(key: str, known: tuple[str, ...]) -> str:
+    """An unknown config key with the setting meant: the one its option sets, else the
+    closest name (``timeout``: ``run_timeout_s``, which ``--timeout`` sets, not ``timeout_s``,
+    one request's)."""
+    if key in _FLAG_SETTINGS:
+        setting, option = _FLAG_SETTINGS[key]
+        return f"{key} (did you mean {setting}? {option} sets it)"
+    return did_you_mean(key, known)
+
+
+def _not_a_folder(config: Path) -> str:
+    """What to do when the home directory (or a folder on the way to it) is a file."""
+    home = config.parent
+    blocker = next((p for p in [home, *home.parents] if p.exists() and not p.is_dir()), home)
+    where = f"the home directory {home}"
+    if blocker != home:
+        where = f"{blocker} (on the way to the home directory {home})"
+    return (
+        f"{where} is a file, not a folder: set {HOME_ENV} to a folder (react-cli keeps its "
+        "config, traces and data there), or move the file away"
+    )
 
 
 def _model_prices(table: Any, model: str | None, path: Path) -> dict[str, float]:
@@ -157,6 +209,18 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
         raise UsageError(f"{origin}: invalid value{shown} for {name}") from None
 
 
+def _archive(wiki: str, home: Path) -> str:
+    """A ``zim:PATH`` value with its path absolute (``zim:NAME``, a bare name that is no
+    file: the newest archive of that name in ``<home>/zim``); any other value as it is."""
+    scheme, colon, path = wiki.partition(":")
+    if colon and scheme.lower() == "zim" and path:
+        given = absolute_path(path)
+        if is_bare_name(path) and not given.exists():
+            given = find_archive(path, home) or given
+        return f"{scheme}:{given}"
+    return wiki
+
+
 def resolve(
     flags: Mapping[str, Any],
     env: Mapping[str, str] = os.environ,
@@ -177,7 +241,7 @@ def resolve_with_origins(
     origins = {name: Origin(Source.DEFAULT) for name in _FIELD_TYPES}
     data = load_config_file(path)
     for name, value in data.items():
-        if name not in (PRICES_TABLE, MCP_TABLE):
+        if name not in (PRICES_TABLE, MCP_TABLE, TOOLS_TABLE):
             values[name] = _coerce(name, value, f"config file {path}")
             origins[name] = Origin(Source.FILE)
     for name, names in ENV_VARS.items():
@@ -187,9 +251,15 @@ def resolve_with_origins(
                 origins[name] = Origin(Source.ENV, var)
                 break
     for name, value in flags.items():
-        if value is not None and name != MCP_TABLE:
+        if value is not None and name != MCP_TABLE and name not in _RULES:
             values[name] = _coerce(name, value, f"option for {name}")
             origins[name] = Origin(Source.FLAG)
+    values.update(tool_rules(data.get(TOOLS_TABLE), {k: flags.get(k) for k in _RULES}, path))
+    for name in _RULES:
+        if flags.get(name):
+            origins[name] = Origin(Source.FLAG)
+        elif values[name]:
+            origins[name] = Origin(Source.FILE, f"[{TOOLS_TABLE}]")
     given = flags.get(MCP_TABLE) or ()
     values[MCP_TABLE] = mcp_servers(data.get(MCP_TABLE), given, path)
     if values[MCP_TABLE]:
@@ -202,7 +272,8 @@ def resolve_with_origins(
     settings = Settings(**values)
     if settings.base_url.endswith("/"):
         values["base_url"] = settings.base_url.rstrip("/")
-    values["wiki"] = wiki_root(settings.wiki)
+    values["wiki"] = _archive(wiki_root(settings.wiki), home_dir(env))
+    values["tools_from"] = tuple(str(absolute_path(path)) for path in settings.tools_from)
     if settings.variant is None:
         values["variant"] = default_variant(settings.wiki)
     settings = Settings(**values)

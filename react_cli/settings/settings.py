@@ -61,10 +61,15 @@ class Settings:
     tool_timeout_s: float = 30.0  # one call of a tool that is not Wikipedia's; an MCP
     # server's initialize too
     mcp: tuple[McpServer, ...] = ()  # --mcp and the config file's [mcp] table
+    tool_allow: tuple[str, ...] = ()  # --allow-tool and [tools] allow: consent given ahead
+    tool_deny: tuple[str, ...] = ()  # --deny-tool and [tools] deny: tools no run has
     max_cost: float | None = None  # --max-cost: a run stops once it cost this (from the prices)
     max_no_progress: int | None = None  # stop after N steps in a row that brought nothing new
     cache: bool = False  # --cache: answers at temperature 0 and Wikipedia's kept in <home>/cache
     cache_max_mb: int = 512  # the cache's size; the least recently used entries go first
+    data_url: str | None = None  # a mirror every download comes from (data get, wiki get):
+    # each file under its host and path, as `wget -x URL` lays it out
+    download_timeout_s: float = 30.0  # one read of a download (data get, wiki get)
 
     def prices(self) -> Prices | None:
         """The configured prices, None when there are none (a missing one counts 0)."""

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import unicodedata
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from react_cli.core.errors import UsageError
 from react_cli.core.method import Method
 from react_cli.core.records import Api, ProtocolName
 from react_cli.core.wording import quoted
 from react_cli.settings.urls import VARIANT_CODE, check_url
+
+OPENAI_HOST = "api.openai.com"
 
 if TYPE_CHECKING:
     from react_cli.settings.settings import Settings
@@ -52,6 +55,7 @@ _DURATIONS = (
     "max_retry_after_s",
     "otel_timeout_s",
     "tool_timeout_s",
+    "download_timeout_s",
 )
 _FLAGS = {
     "max_steps": "--max-steps",
@@ -125,6 +129,7 @@ def validate(settings: Settings, api_source: str) -> None:
             "--max-no-progress must be at least 1",
         ),
         (settings.cache_max_mb >= 1, "cache_max_mb must be at least 1"),
+        (settings.download_timeout_s > 0, "download_timeout_s must be positive"),
     ]
     for ok, message in checks:
         if not ok:
@@ -144,6 +149,21 @@ def validate(settings: Settings, api_source: str) -> None:
     check_url("--base-url", settings.base_url)
     if settings.wiki.split(":", 1)[0].lower() in ("http", "https"):  # zim:PATH is a file
         check_url("--wiki", settings.wiki)
+    if settings.data_url is not None:
+        check_url("data_url", settings.data_url)
+
+
+def check_endpoint(settings: Settings, *, model: bool = True) -> None:
+    """What a run needs of the endpoint's settings before anything starts: a model's name
+    (``model``; ``react-cli models`` needs none), and a key for OpenAI itself (said at once,
+    not after retries fail)."""
+    if model and not settings.model:
+        raise UsageError(
+            "no model configured: pass -m/--model, set REACT_CLI_MODEL, "
+            'or put model = "..." in the config file'
+        )
+    if not settings.api_key and urlsplit(settings.base_url).hostname == OPENAI_HOST:
+        raise UsageError("no API key: set OPENAI_API_KEY, or --base-url for a local server")
 
 
 def check_budget(amount: float, option: str, settings: Settings) -> None:

@@ -84,19 +84,29 @@ def _short(label: str) -> str:
 
 
 def _stop_reasons(rows: tuple[ShownRow, ...]) -> Chart:
-    counts = Counter(row.stop_reason for row in rows).most_common()
+    """Questions per stop reason, a finish split into right and wrong answers: green is for
+    right answers only, as in the latency chart."""
+    counts = Counter(_stopped(row) for row in rows).most_common()
     figure = _figure(max(1.6, 0.9 + 0.35 * len(counts)))
     axes = figure.subplots()
-    labels = [_short(reason.value) for reason, _ in counts][::-1]
+    labels = [_short(label) for (label, _), _ in counts][::-1]
     values = [count for _, count in counts][::-1]
-    colours = [_GOOD if reason is StopReason.FINISH else _OTHER for reason, _ in counts][::-1]
+    colours = [colour for (_, colour), _ in counts][::-1]
     bars = axes.barh(range(len(values)), values, color=colours)
     axes.set_yticks(range(len(values)), labels)
     axes.bar_label(bars, padding=3)
     axes.set_xlabel("questions")
-    axes.set_title("Why runs stopped")
-    text = ", ".join(f"{reason.value} {count}" for reason, count in counts)
-    return Chart("Stop reasons", f"Questions per stop reason: {text}.", _svg(figure))
+    title = "Why runs stopped"
+    axes.set_title(title)
+    text = ", ".join(f"{label} {count}" for (label, _), count in counts)
+    return Chart(title, f"Questions per stop reason: {text}.", _svg(figure))
+
+
+def _stopped(row: ShownRow) -> tuple[str, str]:
+    """A row's bar in the stop-reason chart: its label and colour."""
+    if row.stop_reason is not StopReason.FINISH:
+        return row.stop_reason.value, _OTHER
+    return ("finish, right", _GOOD) if row.correct else ("finish, wrong", _BAD)
 
 
 def _by_steps(folder: EvalFolder) -> Chart:
@@ -180,4 +190,4 @@ def _latency(rows: tuple[ShownRow, ...]) -> Chart:
         f"Latency of each of {len(rows)} questions; the slowest, question {slowest.index}, "
         f"took {slowest.latency_s:.2f} s."
     )
-    return Chart("Latency per question", description, _svg(figure))
+    return Chart("Latency per question", description, _svg(figure))  # the axes' title

@@ -154,8 +154,10 @@ class EvalFolder:
         recorded = {**config.run, "concurrency": config.concurrency}
         facts = [("dataset", f"{Path(dataset.path).name} ({dataset.format.value})")]
         for key in _CONFIG_SHOWN:
-            if recorded.get(key) is not None:
-                facts.append((key.replace("_", " "), str(recorded[key])))
+            value = recorded.get(key)
+            if value is not None:
+                shown = ("yes" if value else "no") if isinstance(value, bool) else str(value)
+                facts.append((key.replace("_", " "), shown))
         wiki = str(recorded.get("wiki"))
         if wiki.startswith("zim:"):  # a local archive: its name, not where it lives
             facts = [(k, f"zim:{Path(wiki[4:]).name}" if k == "wiki" else v) for k, v in facts]

@@ -12,25 +12,27 @@ def _field(label: str, text: str, *, class_: str = "text") -> Html:
 
 def _step(step: StepView) -> Html:
     n = step.index
-    headline = step.action if step.action is not None else "no valid action"
-    no_thought = not step.thought and step.reply_step is not None  # a call of an earlier reply
-    parts = [] if no_thought else [_field(f"Thought {n}", step.thought)]
-    if step.action is not None:
-        parts.append(_field(f"Action {n}", step.action))
+    written = [action.written for action in step.actions if action.written is not None]
+    headline = "; ".join(written) if written else "no valid action"
+    parts = [] if step.thought is None else [_field(f"Thought {n}", step.thought)]
+    for action in step.actions:
+        if action.written is not None:
+            parts.append(_field(f"Action {action.label}", action.written))
+        if action.observation:
+            parts.append(_field(f"Observation {action.label}", action.observation))
+        if action.source is not None:
+            parts.append(el("p", f"Source [{action.source.number}]: ", _page(action.source)))
     if step.error is not None:
         parts.append(_field(f"Error {n}", step.error, class_="text error"))
-    elif step.observation:
-        parts.append(_field(f"Observation {n}", step.observation))
-        if step.source is not None:
-            parts.append(el("p", f"Source [{step.source.number}]: ", _page(step.source)))
     parts.append(el("p", step.costs, class_="costs"))
-    raw = [el("pre", step.raw)]
-    if step.followup_raw is not None:
-        raw.append(el("p", f"Extra call for Action {n}:", class_="muted"))
-        raw.append(el("pre", step.followup_raw))
-    if step.tool_calls is not None:
-        raw.append(el("p", "Tool calls:", class_="muted"))
-        raw.append(el("pre", step.tool_calls))
+    raw: list[Html] = []
+    for number, reply in enumerate(step.replies):
+        if number:
+            raw.append(el("p", f"Extra call for {reply.asked}:", class_="muted"))
+        raw.append(el("pre", reply.text))
+        if reply.tool_calls is not None:
+            raw.append(el("p", "Tool calls:", class_="muted"))
+            raw.append(el("pre", reply.tool_calls))
     parts.append(el("details", el("summary", "Raw model text"), *raw, class_="raw"))
     summary = el("summary", f"Step {n} · ", el("span", headline, class_="muted"))
     return el("details", summary, *parts, class_="step")

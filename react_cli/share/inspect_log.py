@@ -3,20 +3,18 @@
 Inspect AI's viewer (``inspect view``) shows a log's samples with their transcripts and scores.
 The log is Inspect's JSON format (version 2), written here with the one JSON writer
 (``infra.untrusted.dump_json``); Inspect AI is never imported. Each sample is one question: its
-input and target, the trajectory as chat messages (the prompt template as the system message,
-the question, each step's thought as the assistant's message with its action as a tool call,
-each observation as the tool's answer; a step without a valid action is the model's text and
-the hint it was shown), the answer as the output, the row's scores (``em`` and ``f1``, or
-``accuracy``), usage and time, and react-cli's stop reason in its metadata. The results are
-the figures of ``summary.json``.
+input and target, the trajectory as chat messages (``share.inspect_messages``), the answer as
+the output, the row's scores (``em`` and ``f1``, or ``accuracy``), usage and time, and
+react-cli's stop reason in its metadata. The results are the figures of ``summary.json``.
 
 The folder is read as untrusted input (``share.evaldir``, ``traces.trace``): every text is
 cleaned of control characters and clipped (``share.text.shown``), never escaped (JSON needs no
 markup), a trace outside the folder is not read, URLs lose their credentials and query
-strings, a list (steps, samples) stops at :data:`MAX_ITEMS`, and every timestamp is checked
-before Inspect's reader, which refuses a log with one malformed, can meet it. The log marks its
-content untrusted (``viewer.trust_content``: false), so the viewer renders none of it as
-Markdown, HTML or links: it shows the text as plain text, invisible characters made visible.
+strings, a list (steps, samples) stops at ``inspect_messages.MAX_ITEMS``, and every timestamp
+is checked before Inspect's reader, which refuses a log with one malformed, can meet it. The
+log marks its content untrusted (``viewer.trust_content``: false), so the viewer renders none
+of it as Markdown, HTML or links: it shows the text as plain text, invisible characters made
+visible.
 """
 
 from __future__ import annotations
@@ -29,22 +27,19 @@ from pathlib import Path
 from typing import Any
 
 from react_cli import __version__
-from react_cli.core.errors import TraceError, UsageError
-from react_cli.core.records import ToolCall, Usage
-from react_cli.core.trajectory import ErrorKind, Step
+from react_cli.core.errors import UsageError
+from react_cli.core.records import Usage
 from react_cli.eval.rows import MethodResult, Row
 from react_cli.eval.summary import EvalStatus, ScoreKind, Summary
 from react_cli.infra.redaction import redact_url
 from react_cli.infra.untrusted import dump_json
-from react_cli.share.evaldir import inside, latest_rows
+from react_cli.share.evaldir import latest_rows
 from react_cli.share.export import write_output
+from react_cli.share.inspect_messages import trajectory_messages
 from react_cli.share.text import one_line, shown
-from react_cli.tools.base import FINISH, ToolSpec
-from react_cli.traces.trace import Trace, slug
+from react_cli.traces.trace import slug
 
 LOG_VERSION = 2
-MAX_ITEMS = 500
-"""Steps and samples exported per question at most (a hand-made trace may hold millions)."""
 MAX_ID_CHARS = 200
 _STATUS = {
     EvalStatus.FINISHED: "success",
@@ -310,7 +305,7 @@ def _sample(
     answer = "" if result.answer is None else shown(result.answer)
     golds = [shown(gold) for gold in row.golds]
     usage = _usage(_row_usage(result))
-    messages, notes = _messages(directory, row, result)
+    messages, notes = trajectory_messages(directory, row.question, result.trace)
     sample: Json = {
         "id": sample_id,
         "epoch": 1,
@@ -360,6 +355,7 @@ def _sample_facts(row: Row, result: MethodResult, notes: Json) -> Json:
         "tokens": result.tokens,
         "tokens_estimated": result.usage is not None and result.usage.estimated,
         "cost": result.cost,
+        "refused_calls": result.refused_calls,
         "label": None
         if result.label is None or result.label.value is None
         else one_line(result.label.value),
@@ -380,101 +376,6 @@ def _usage(usage: Usage) -> Json:
         "output_tokens": usage.completion_tokens,
         "total_tokens": usage.total_tokens,
     }
-
-
-def _messages(directory: Path, row: Row, result: MethodResult) -> tuple[list[Json], Json]:
-    """The trajectory of ``result`` as chat messages, from its trace; and what the metadata
-    should say about it (no trace, a trace that could not be read, lists cut)."""
-    question: Json = {"role": "user", "content": shown(row.question)}
-    path = None if result.trace is None else inside(directory, result.trace)
-    if path is None:
-        return [question], {"trajectory": "no trace available for this question"}
-    try:
-        trace = Trace.read(path)
-    except TraceError as exc:  # said of the trace's name in the folder, not of a local path
-        reason = str(exc).removeprefix(f"{path}: ")
-        return [question], {"trajectory": shown(f"{result.trace}: {reason}")}
-    messages: list[Json] = []
-    if trace.prompt_template is not None:
-        messages.append({"role": "system", "content": shown(trace.prompt_template)})
-    messages.append(question)
-    transcript = _Transcript(trace.tool_specs)
-    steps, samples = trace.run.steps, trace.record.samples
-    for step in steps[:MAX_ITEMS]:
-        messages += transcript.step(step)
-    messages += [
-        {"role": "assistant", "content": shown(sample.raw)} for sample in samples[:MAX_ITEMS]
-    ]
-    cut = {
-        "steps_not_exported": max(0, len(steps) - MAX_ITEMS) or None,
-        "samples_not_exported": max(0, len(samples) - MAX_ITEMS) or None,
-    }
-    return messages, {key: value for key, value in cut.items() if value is not None}
-
-
-class _Transcript:
-    """A trace's steps as messages: tool calls named as the run's tools spell them, their
-    argument under the name their declaration gives it, and each with an id unique in the
-    sample (the call's own where the endpoint gave one)."""
-
-    def __init__(self, specs: tuple[ToolSpec, ...]) -> None:
-        self.arguments = {spec.name.casefold(): spec.argument for spec in (*specs, FINISH)}
-        self.ids: set[str] = set()
-
-    def step(self, step: Step) -> list[Json]:
-        call = step.call or _recorded_call(step)
-        if call is None:  # no valid action (or no reply): the model's text, the hint it was shown
-            text = step.raw + ("" if step.followup_raw is None else step.followup_raw)
-            messages: list[Json] = [{"role": "assistant", "content": shown(text)}]
-            if step.observation:
-                messages.append({"role": "user", "content": shown(step.observation)})
-            return messages
-        call_id = self._id(call, step)
-        name = one_line(call.name, 100)
-        argument = self.arguments.get(call.name.casefold(), "argument")
-        said: Json = {
-            "role": "assistant",
-            "content": shown(step.thought),
-            "tool_calls": [
-                {
-                    "id": call_id,
-                    "function": name,
-                    "arguments": {one_line(argument, 100): shown(call.argument)},
-                    "type": "function",
-                }
-            ],
-        }
-        if call.name.casefold() == FINISH.name.casefold():
-            return [said]
-        answer: Json = {
-            "role": "tool",
-            "content": shown(step.observation),
-            "tool_call_id": call_id,
-            "function": name,
-        }
-        if step.failed(ErrorKind.TOOL) and step.error is not None:
-            answer["error"] = {"type": "unknown", "message": shown(step.error.message)}
-        return [said, answer]
-
-    def _id(self, call: ToolCall, step: Step) -> str:
-        wanted = one_line(call.id, 100) if call.id else f"step{step.index}"
-        unique, count = wanted, 1
-        while unique in self.ids:  # a repeated id (a hand-made trace): made unique
-            count += 1
-            unique = f"{wanted}-{count}"
-        self.ids.add(unique)
-        return unique
-
-
-def _recorded_call(step: Step) -> ToolCall | None:
-    """The call of a step recorded before calls were (its action as written, ``Name[arg]``);
-    None for a step without one, or whose model call failed."""
-    if step.action is None or step.failed(ErrorKind.PARSE) or step.failed(ErrorKind.MODEL):
-        return None
-    name, bracket, rest = step.action.partition("[")
-    if not bracket or not name.strip():
-        return None
-    return ToolCall(name.strip(), rest.removesuffix("]"))
 
 
 _LISTED = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}")

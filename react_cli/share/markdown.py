@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from react_cli.share.view import SourceView, StepView, TraceView
+from react_cli.share.view import ActionView, SourceView, StepView, TraceView
 
 FOLD_CHARS = 600
 """An observation longer than this (or of more than 5 lines) is folded in ``<details>``."""
@@ -52,9 +52,9 @@ def _labelled(label: str, text: str) -> str:
     return f"**{label}:** {body}" if body else f"**{label}:** *(empty)*"
 
 
-def _observation(step: StepView) -> str:
-    label = f"Observation {step.index}"
-    text = step.observation
+def _observation(action: ActionView) -> str:
+    label = f"Observation {action.label}"
+    text = action.observation
     if len(text) <= FOLD_CHARS and len(text.splitlines()) <= _FOLD_LINES:
         return _labelled(label, text)
     return (
@@ -73,16 +73,17 @@ def _page(source: SourceView) -> str:
 
 def _step(step: StepView) -> list[str]:
     blocks = [f"### Step {step.index}"]
-    if step.thought or step.reply_step is None:  # a call of an earlier reply has no thought
+    if step.thought is not None:
         blocks.append(_labelled(f"Thought {step.index}", step.thought))
-    if step.action is not None:
-        blocks.append(_labelled(f"Action {step.index}", step.action))
+    for action in step.actions:
+        if action.written is not None:
+            blocks.append(_labelled(f"Action {action.label}", action.written))
+        if action.observation:
+            blocks.append(_observation(action))
+        if action.source is not None:
+            blocks.append(f"Source \\[{action.source.number}\\]: {_page(action.source)}")
     if step.error is not None:
         blocks.append(_labelled(f"Error {step.index}", step.error))
-    elif step.observation:
-        blocks.append(_observation(step))
-        if step.source is not None:
-            blocks.append(f"Source \\[{step.source.number}\\]: {_page(step.source)}")
     blocks.append("*" + escape(step.costs) + "*")
     return blocks
 

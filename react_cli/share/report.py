@@ -11,7 +11,7 @@ from pathlib import Path
 
 from react_cli.display.terminal import format_seconds
 from react_cli.eval.summary import ScoreKind
-from react_cli.eval.view import evidence_rows, figure_text, table_1, whose_figures
+from react_cli.eval.view import estimated, evidence_rows, figure_text, table_1, whose_figures
 from react_cli.share.charts import Chart, charts, require_matplotlib
 from react_cli.share.evaldir import EvalFolder, ShownRow, load_eval, metric_label
 from react_cli.share.html import facts, trace_body
@@ -58,8 +58,8 @@ def _header(folder: EvalFolder) -> Html:
         _card("questions", f"{figures.n:,}"),
         _card("failed", f"{figures.failed:,}"),
         _card("avg steps" + whose, figure_text(figures.avg_steps, "{:.2f}")),
-        _card("avg tokens" + whose, figure_text(figures.avg_tokens, "{:,.0f}")),
-        _card("total tokens" + whose, f"{figures.total_tokens:,}"),
+        _card("avg tokens" + whose, estimated(figures, figure_text(figures.avg_tokens, "{:,.0f}"))),
+        _card("total tokens" + whose, estimated(figures, f"{figures.total_tokens:,}")),
         _card("avg latency" + whose, figure_text(figures.avg_latency_s, format_seconds)),
         _card("wall time", format_seconds(summary.wall_s)),
     ]
@@ -97,11 +97,11 @@ def _methods(folder: EvalFolder) -> list[Html]:
 def _charts(figures: list[Chart]) -> Html:
     if not figures:
         return join([el("h2", "Charts"), el("p", "No finished questions yet.", class_="muted")])
-    items = [
+    items = [  # the image draws its title; the caption says what it shows, in words
         el(
             "figure",
-            el("img", src=data_uri("image/svg+xml", chart.svg), alt=chart.description),
-            el("figcaption", chart.title, class_="muted"),
+            el("img", src=data_uri("image/svg+xml", chart.svg), alt=f"Chart: {chart.title}"),
+            el("figcaption", chart.description, class_="muted"),
         )
         for chart in figures
     ]

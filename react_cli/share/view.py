@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from react_cli.core.method import Method
-from react_cli.core.trajectory import ErrorKind, Step
+from react_cli.core.sources import Revision
+from react_cli.core.trajectory import Cue, ErrorKind, Step
 from react_cli.display.render import step_meta
 from react_cli.display.sources import where
 from react_cli.display.terminal import format_seconds
@@ -41,20 +42,37 @@ class SourceView:
 
 
 @dataclass(frozen=True)
+class ActionView:
+    """One action of a step as shown: its label (``2``, or ``2.1`` in a step of several), as
+    written (None: the reply held none), what it gave back and the page that showed."""
+
+    label: str
+    written: str | None
+    observation: str
+    source: SourceView | None = None  # the page (at its revision) the observation showed
+
+
+@dataclass(frozen=True)
+class ReplyView:
+    """One model call of a step as received: what it asked for (``Thought 2``, ``Action 2``),
+    its text, and its native calls as sent (JSON text; None: it made none)."""
+
+    asked: str
+    text: str
+    tool_calls: str | None = None
+
+
+@dataclass(frozen=True)
 class StepView:
-    """One Thought/Action/Observation round as shown."""
+    """One Thought/Action/Observation round as shown: ``thought`` None when the step asked
+    for none and holds none (Act, a forced answer)."""
 
     index: int
-    thought: str
-    action: str | None
-    observation: str
-    raw: str
-    followup_raw: str | None
-    error: str | None  # why the tool or model failed, shown instead of an observation
+    thought: str | None
+    actions: tuple[ActionView, ...]
+    replies: tuple[ReplyView, ...]
+    error: str | None  # why the model failed, shown after the actions
     costs: str  # "model 0.52 s · tool 0.10 s · 1657 tokens", and "no valid action", "forced answer"
-    source: SourceView | None = None  # the page (at its revision) the observation showed
-    reply_step: int | None = None  # native calls: the step whose reply held this step's call
-    tool_calls: str | None = None  # native calls: the reply's calls as sent (JSON text)
 
 
 @dataclass(frozen=True)
@@ -97,9 +115,7 @@ def view_of(trace: Trace) -> TraceView:
     branch = None if plain_react else _text(record.branch)
     sources = tuple(_source(n, source) for n, source in enumerate(trace.sources or (), 1))
     by_page = {s.page.page: view for s, view in zip(trace.sources or (), sources, strict=True)}
-    steps = tuple(
-        _step(step, by_page.get(step.source.page) if step.source else None) for step in run.steps
-    )
+    steps = tuple(_step(step, by_page) for step in run.steps)
     usage = run.usage
     tokens = (
         f"{usage.total_tokens:,} ({usage.prompt_tokens:,} prompt + "
@@ -149,20 +165,33 @@ def _source(number: int, source: RunSource) -> SourceView:
     )
 
 
-def _step(step: Step, source: SourceView | None) -> StepView:
+def _step(step: Step, by_page: dict[tuple[str, str, Revision | None], SourceView]) -> StepView:
     failed = step.error if step.failed(ErrorKind.MODEL) else None
+    asked = step.replies[0].shown_as if step.replies else Cue.THOUGHT
+    actions = tuple(
+        ActionView(
+            label=step.label(position),
+            written=None if action.written is None else shown(action.written),
+            observation=shown(action.observation),
+            source=None if action.source is None else by_page.get(action.source.page),
+        )
+        for position, action in enumerate(step.actions)
+    )
+    replies = tuple(
+        ReplyView(
+            f"{'Thought' if reply.shown_as is Cue.THOUGHT else 'Action'} {step.index}",
+            shown(reply.text),
+            _calls_text(reply.message),
+        )
+        for reply in step.replies
+    )
     return StepView(
         index=step.index,
-        thought=shown(step.thought),
-        action=None if step.action is None else shown(step.action),
-        observation=shown(step.observation),
-        raw=shown(step.raw),
-        followup_raw=None if step.followup_raw is None else shown(step.followup_raw),
+        thought=shown(step.thought) if step.thought or asked is Cue.THOUGHT else None,
+        actions=actions,
+        replies=replies,
         error=shown(failed.message) if failed and failed.message else None,
         costs=step_meta(step),
-        source=source,
-        reply_step=step.reply_step,
-        tool_calls=_calls_text(step.message),
     )
 
 

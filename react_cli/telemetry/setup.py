@@ -8,10 +8,12 @@ an endpoint that is no http(s) URL); a run that only inherited an endpoint varia
 one warning and runs without spans.
 
 The spans go to ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` as given, else to
-``OTEL_EXPORTER_OTLP_ENDPOINT`` + ``/v1/traces``, else to ``http://localhost:4318/v1/traces``
-(OTLP over HTTP, as OpenTelemetry's exporter resolves them; react-cli passes the URL it printed
-to the exporter). The exporter reads its headers (``OTEL_EXPORTER_OTLP_[TRACES_]HEADERS``, which
-often carry an API key) itself; every value there is a secret the spans never hold.
+``OTEL_EXPORTER_OTLP_ENDPOINT`` with ``/v1/traces`` joined to its path (a query stays the
+query), else to ``http://localhost:4318/v1/traces`` (OTLP over HTTP, as OpenTelemetry's
+exporter resolves them; react-cli passes the URL it resolved to the exporter, and shows it
+without user information or query). The exporter reads its headers
+(``OTEL_EXPORTER_OTLP_[TRACES_]HEADERS``, which often carry an API key) itself; every value
+there, like every secret the run knows (``settings.secrets``), is one the spans never hold.
 """
 
 from __future__ import annotations
@@ -19,18 +21,19 @@ from __future__ import annotations
 import importlib.util
 import os
 from collections.abc import Mapping
-from urllib.parse import unquote
+from urllib.parse import urlsplit, urlunsplit
 
 from react_cli.core.errors import UsageError
 from react_cli.core.method import Method
-from react_cli.infra.redaction import header_secrets, redact_url, url_secrets
+from react_cli.infra.redaction import redact_url, url_secrets
 from react_cli.loop.protocol import Protocol
 from react_cli.settings.environment import CAPTURE_CONTENT_ENV, OTLP_ENDPOINT_ENV
+from react_cli.settings.secrets import known_secrets
 from react_cli.settings.settings import Settings
 from react_cli.telemetry.base import NoSpans, Spans, Warn
 
-DEFAULT_ENDPOINT = "http://localhost:4318/v1/traces"
-HEADERS_ENV = ("OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS")
+TRACES_PATH = "/v1/traces"
+DEFAULT_ENDPOINT = "http://localhost:4318" + TRACES_PATH
 EXTRA_MODULES = ("opentelemetry.sdk.trace", "opentelemetry.exporter.otlp.proto.http")
 """What the ``otel`` extra installs (``opentelemetry`` alone is no sign: the MCP SDK brings
 its API)."""
@@ -52,8 +55,7 @@ def open_spans(settings: Settings, warn: Warn, env: Mapping[str, str] = os.envir
     from react_cli.telemetry.spans import OtelSpans
 
     endpoint = traces_endpoint(env)
-    secrets = [settings.api_key, *url_secrets(settings.base_url), *url_secrets(settings.wiki)]
-    secrets += [*url_secrets(endpoint), *exporter_secrets(env)]
+    secrets = [*known_secrets(settings, env), *url_secrets(endpoint)]
     return OtelSpans(
         settings,
         endpoint,
@@ -81,11 +83,18 @@ def _installed(module: str) -> bool:
 
 
 def traces_endpoint(env: Mapping[str, str]) -> str:
-    """Where the spans go (see the module docstring)."""
+    """Where the spans go (see the module docstring): ``/v1/traces`` joined to the base URL's
+    path, its query (which may hold a token) kept where it is."""
     traces, base = (env.get(name, "").strip() for name in OTLP_ENDPOINT_ENV)
     if traces:
         return traces
-    return base.rstrip("/") + "/v1/traces" if base else DEFAULT_ENDPOINT
+    if not base:
+        return DEFAULT_ENDPOINT
+    try:
+        parts = urlsplit(base)
+    except ValueError:  # refused as no http(s) URL by the caller, or by the exporter
+        return base.rstrip("/") + TRACES_PATH
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + TRACES_PATH))
 
 
 def capture_content(settings: Settings, env: Mapping[str, str]) -> bool:
@@ -95,18 +104,6 @@ def capture_content(settings: Settings, env: Mapping[str, str]) -> bool:
     if settings.otel_capture_content is not None:
         return settings.otel_capture_content
     return env.get(CAPTURE_CONTENT_ENV, "").strip().lower() in _CAPTURING
-
-
-def exporter_secrets(env: Mapping[str, str]) -> list[str]:
-    """Every value of the exporter's header variables (``key=value,...``, values
-    percent-encoded), and what an ``Authorization`` among them encodes."""
-    headers: dict[str, str] = {}
-    for name in HEADERS_ENV:
-        for pair in env.get(name, "").split(","):
-            key, equals, value = pair.partition("=")
-            if equals and value.strip():
-                headers[unquote(key).strip()] = unquote(value).strip()
-    return [*headers.values(), *header_secrets(headers)]
 
 
 def protocol_name(protocols: Mapping[Method, Protocol], method: Method) -> str | None:

@@ -2,9 +2,10 @@
 
 Each run is an ``AGENT`` span (``ask``'s is the trace's root; an eval's questions are children
 of the eval's ``CHAIN`` span) holding an ``LLM`` span per model call and a ``TOOL`` span per
-tool call (Finish runs no tool). A model span carries the model, token counts and the call's
-time (its start is its end less the call's latency); the prompt and the reply only when
-content capture is on. A sampling request gives one span, however many completions it
+tool call (Finish runs no tool; a call refused for want of consent is an error span saying
+who refused it, in ``react_cli.tool.refused``). A model span carries the model, token counts
+and the call's time (its start is its end less the call's latency); the prompt and the reply
+only when content capture is on. A sampling request gives one span, however many completions it
 returned (``SamplingFinished``: the first request gave ``len(samples) - calls + 1`` of them,
 each later one a single completion). Parents are always passed explicitly, never through the
 current context, so spans made on an eval's worker threads land under their question.
@@ -38,6 +39,7 @@ from opentelemetry.trace import Span, Status, StatusCode
 
 from react_cli import __version__
 from react_cli.core.records import StopReason, Usage
+from react_cli.core.trajectory import refusal_text
 from react_cli.infra.redaction import Redactor, redact_url
 from react_cli.infra.untrusted import clean_text
 from react_cli.llm.base import CallKind, ModelRequest
@@ -325,9 +327,14 @@ class _RunSpans:
             attributes["tool.description"] = text(spec.description)
             schema = {"type": "object", "properties": {spec.argument: {"type": "string"}}}
             attributes["tool.parameters"] = text(json.dumps(schema))
+            attributes["react_cli.tool.needs_consent"] = spec.needs_consent
         if call.id is not None:
             attributes["tool.id"] = text(call.id)
-        self._child(text(call.name), attributes, event.latency_s, result.error)
+        error = result.error
+        if result.refused is not None:  # it needed consent: nothing ran
+            attributes["react_cli.tool.refused"] = text(str(result.refused))
+            error = refusal_text(result.refused)
+        self._child(text(call.name), attributes, event.latency_s, error)
 
     def finish(self) -> None:
         """End the run's span with what each method answered (the first's as its output)."""

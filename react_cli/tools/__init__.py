@@ -1,1 +1,2 @@
-"""What the model may call: Tool and ToolSet, the registry, Wikipedia's Search and Lookup."""
+"""What the model may call: Tool and ToolSet, toolboxes and their registry, Wikipedia's Search
+and Lookup, the users' tools."""

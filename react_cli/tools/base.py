@@ -5,9 +5,10 @@ A :class:`Tool` is a declaration (:class:`ToolSpec`: its name, what its argument
 does) and a call that never raises: a failure is a :class:`ToolResult` whose observation says
 so. A :class:`ToolSet` holds one run's tools by name, any case, with Finish built in (the loop
 ends the run on it; it has no call). Tools may keep state for their run (Wikipedia's Lookup
-reads the page of the last Search), so every run gets a set of its own; a tool that
-:class:`Carries` its state lets a conversation's next question take it up (a follow-up's
-Lookup reads the page the question before it found).
+reads the page of the last Search: tools sharing state are one ``toolbox.Toolbox``), so
+every run gets a set of its own; a tool or a box that :class:`Carries` its state lets a
+conversation's next question take it up (a follow-up's Lookup reads the page the question
+before it found).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from react_cli.core.errors import UsageError
 from react_cli.core.sources import PageSource
-from react_cli.core.trajectory import Step
+from react_cli.core.trajectory import RefusedBy, Step
 from react_cli.infra.deadline import Deadline
 from react_cli.infra.untrusted import BadInput, parse_json
 from react_cli.tools.origin import BUILT_IN, ToolOrigin
@@ -35,13 +36,15 @@ class ToolSpec:
     A tool of one text argument needs no schema (it is made from ``argument``); one that takes
     more gives ``parameters``, its arguments' JSON Schema, and receives them as JSON text.
     ``origin`` says where it came from (None: a tool registered in this process that did not
-    say)."""
+    say); ``needs_consent``, that a call runs only when the user allows it (``tools.consent``:
+    an MCP tool its server does not mark read-only, a ``@tool(needs_consent=True)``)."""
 
     name: str  # as the model writes it, e.g. "Search"
     argument: str  # what its argument is, e.g. "entity"
     description: str
     parameters: dict[str, Any] | None = field(default=None, compare=False)
     origin: ToolOrigin | None = field(default=None, compare=False)
+    needs_consent: bool = field(default=False, compare=False)
 
     @property
     def function_name(self) -> str:
@@ -104,6 +107,8 @@ class ToolSpec:
             data["parameters"] = self.parameters
         if self.origin is not None:
             data["origin"] = self.origin.to_json()
+        if self.needs_consent:
+            data["needs_consent"] = True
         return data
 
     @classmethod
@@ -121,7 +126,10 @@ class ToolSpec:
             raise TypeError("a tool's parameters are not an object")
         origin = data.get("origin")
         found = None if origin is None else ToolOrigin.from_json(origin)
-        return cls(name, argument, description, parameters, found)
+        consent = data.get("needs_consent", False)
+        if not isinstance(consent, bool):
+            raise TypeError("a tool's needs_consent is not true or false")
+        return cls(name, argument, description, parameters, found, consent)
 
 
 MAX_ARGUMENTS_CHARS = 16_000  # the JSON object of a call written in the text protocol
@@ -134,18 +142,30 @@ NOTHING_NEW = "nothing_new"
 already seen), which ``--max-no-progress`` counts; recorded, so a replay counts it too."""
 
 
+UNAVAILABLE = "unavailable"
+"""A result's detail: the tool's server had stopped (a process that died, started again once
+and dead again), so the call never ran; an eval counts its question as failed, so that
+``--resume`` runs it again once the server is fixed."""
+
+
 @dataclass
 class ToolResult:
     """One tool call's result: the observation shown to the model, facts worth recording
     (``details``, e.g. ``resolved_title``; ``NOTHING_NEW``), why the call failed, if it did
-    (the observation then says so to the model), the requests it had to make again, and the
-    page text it showed (``source``: a tool that reads no page has none)."""
+    (the observation then says so to the model), the requests it had to make again, the
+    page text it showed (``source``: a tool that reads no page has none), and what a Python
+    tool printed (shown with ``-v``, never to the model, never recorded); for a call that
+    needed consent, who refused it (nothing ran) and how long the user took to answer
+    (``asked_s``: not the tool's time)."""
 
     observation: str
     details: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
     retries: int = 0
     source: PageSource | None = None
+    printed: str = ""
+    refused: RefusedBy | str | None = None
+    asked_s: float = 0.0
 
     @property
     def nothing_new(self) -> bool:
@@ -166,8 +186,9 @@ class Tool(Protocol):
 
 @runtime_checkable
 class Carries(Protocol):
-    """A tool whose state a conversation carries into its next question, as a few texts
-    (Wikipedia's Search: ``{"page": title}``), so a trace can record them."""
+    """A tool (or the box of tools it is one of) whose state a conversation carries into its
+    next question, as a few texts (Wikipedia's: ``{"page": title}``), so a trace can record
+    them."""
 
     def carried(self, steps: Sequence[Step]) -> dict[str, str]:
         """What of the tool's state ``steps`` (a run's) leave to carry over; {} for nothing
@@ -180,15 +201,20 @@ class Carries(Protocol):
 
 
 class ToolSet:
-    """One run's tools by name (matched in any case), Finish last."""
+    """One run's tools by name (matched in any case), Finish last; what carries their state:
+    each tool that :class:`Carries` it, or whose ``box`` does (once for a box's tools)."""
 
     def __init__(self, tools: Iterable[Tool]) -> None:
         self._tools: dict[str, Tool] = {}
+        self._carriers: list[Carries] = []
         for tool in tools:
             key = tool.spec.name.casefold()
             if key == FINISH.name.casefold() or key in self._tools:
                 raise UsageError(f"two tools are named {tool.spec.name!r}")
             self._tools[key] = tool
+            carrier = getattr(tool, "box", tool)
+            if isinstance(carrier, Carries) and all(c is not carrier for c in self._carriers):
+                self._carriers.append(carrier)
 
     def __iter__(self) -> Iterator[Tool]:
         return iter(self._tools.values())
@@ -205,14 +231,12 @@ class ToolSet:
     def carried(self, steps: Sequence[Step]) -> dict[str, str]:
         """What the tools that carry their state leave after ``steps`` (see :class:`Carries`)."""
         state: dict[str, str] = {}
-        for tool in self:
-            if isinstance(tool, Carries):
-                state.update(tool.carried(steps))
+        for carrier in self._carriers:
+            state.update(carrier.carried(steps))
         return state
 
     def resume(self, carried: Mapping[str, str]) -> None:
         """Give the tools that carry their state what an earlier question left."""
         if carried:
-            for tool in self:
-                if isinstance(tool, Carries):
-                    tool.resume(carried)
+            for carrier in self._carriers:
+                carrier.resume(carried)

@@ -8,8 +8,12 @@ mistake is one ``Error:`` line before the run, never a failure inside it.
 
 A call runs the function on a thread of its own, for at most ``tool_timeout_s`` (and never past
 the run's deadline); what it returns is shown under Wikipedia's rules (``tools.output``), and
-what it raises is an observation naming the exception, never a traceback. Python cannot stop a
-function that overruns: its thread (a daemon) is left to finish on its own, its result dropped.
+what it raises is an observation naming the exception, never a traceback; both with every
+secret the run knows masked (a function reads the environment and files react-cli does).
+Python cannot stop a function that overruns: its thread (a daemon) is left to finish on its
+own, its result dropped. What a call prints, reads and does to the working directory is kept
+from react-cli's (``tools.contained``): its output is the result's ``printed`` (redacted too),
+the folder put back after it.
 """
 
 from __future__ import annotations
@@ -32,8 +36,10 @@ from react_cli import TOOL_MARK
 from react_cli.core.errors import UsageError
 from react_cli.core.wording import quoted
 from react_cli.infra.deadline import Deadline
+from react_cli.infra.redaction import Redactor
 from react_cli.infra.untrusted import BadInput, read_bytes
 from react_cli.tools.base import ToolResult, ToolSpec
+from react_cli.tools.contained import Printed, loading, own_thread, running
 from react_cli.tools.origin import OriginKind, ToolOrigin
 from react_cli.tools.output import ToolFailure, answer
 
@@ -47,28 +53,42 @@ TOOL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,63}")
 
 @dataclass(frozen=True)
 class FunctionTool:
-    """A ``@tool`` function as a tool (stateless on react-cli's side: one serves every run)."""
+    """A ``@tool`` function as a tool (stateless on react-cli's side: one serves every run);
+    ``folder``: the working directory every call leaves behind it (the command's)."""
 
     spec: ToolSpec
     function: Callable[..., Any]
     timeout_s: float
     max_chars: int
+    redactor: Redactor  # the run's: a function may read the secrets react-cli holds
+    folder: str
 
     def call(self, argument: str, *, deadline: Deadline) -> ToolResult:
-        return answer(self.spec, argument, deadline, self.timeout_s, self.max_chars, self._run)
+        printed = Printed()
 
-    def _run(self, arguments: dict[str, Any], timeout_s: float) -> str:
+        def run(arguments: dict[str, Any], timeout_s: float) -> str:
+            return self._run(arguments, timeout_s, printed)
+
+        with running(printed, self.folder):
+            result = answer(
+                self.spec, argument, deadline, self.timeout_s, self.max_chars, run, self.redactor
+            )
+        result.printed = self.redactor(printed.text())
+        return result
+
+    def _run(self, arguments: dict[str, Any], timeout_s: float, printed: Printed) -> str:
         """The function's text, run on a thread of its own for at most ``timeout_s``."""
         done: Future[str | _Raised] = Future()
 
         def run() -> None:
-            try:
-                value = self.function(**arguments)
-                done.set_result(
-                    "" if value is None else value if isinstance(value, str) else str(value)
-                )
-            except BaseException as exc:  # even SystemExit: a tool's failure is its result
-                done.set_result(_Raised(exc))
+            with own_thread(printed, self.folder):
+                try:
+                    value = self.function(**arguments)
+                    done.set_result(
+                        "" if value is None else value if isinstance(value, str) else str(value)
+                    )
+                except BaseException as exc:  # even SystemExit: a tool's failure is its result
+                    done.set_result(_Raised(exc))
 
         threading.Thread(target=run, name=f"tool-{self.spec.name}", daemon=True).start()
         try:
@@ -97,8 +117,8 @@ class Declared:
     spec: ToolSpec
     function: Callable[..., Any]
 
-    def tool(self, timeout_s: float, max_chars: int) -> FunctionTool:
-        return FunctionTool(self.spec, self.function, timeout_s, max_chars)
+    def tool(self, timeout_s: float, max_chars: int, redactor: Redactor) -> FunctionTool:
+        return FunctionTool(self.spec, self.function, timeout_s, max_chars, redactor, os.getcwd())
 
 
 def declare(function: Callable[..., Any], origin: ToolOrigin, where: str) -> Declared:
@@ -141,13 +161,14 @@ def declare(function: Callable[..., Any], origin: ToolOrigin, where: str) -> Dec
                 f"{where}: {raw}'s argument {parameter.name} is {shown}: "
                 "a tool's arguments are text (str)"
             )
+    consent = mark.get("needs_consent") not in (None, False)  # a hand-made mark: in doubt, ask
     if len(arguments) == 1:
-        spec = ToolSpec(name, arguments[0].name, description, origin=origin)
+        spec = ToolSpec(name, arguments[0].name, description, None, origin, consent)
     else:
         required = [p.name for p in arguments if p.default is p.empty]
         properties = {p.name: {"type": "string"} for p in arguments}
         schema = {"type": "object", "properties": properties, "required": required}
-        spec = ToolSpec(name, ", ".join(properties), description, schema, origin)
+        spec = ToolSpec(name, ", ".join(properties), description, schema, origin, consent)
     return Declared(spec, function)
 
 
@@ -166,12 +187,7 @@ def file_tools(path_text: str) -> list[Declared]:
     not run, or defines no tool."""
     path = Path(path_text).expanduser()
     where = f"--tools-from {path}"
-    try:
-        source = read_bytes(path, MAX_FILE_BYTES)
-    except FileNotFoundError:
-        raise UsageError(f"{where}: no such file") from None
-    except (OSError, BadInput) as exc:
-        raise UsageError(f"{where}: {getattr(exc, 'strerror', None) or exc}") from None
+    source = _source(path)
     digest = hashlib.sha256(source).hexdigest()
     name = f"react_cli_tools_file_{digest[:16]}"
     module = types.ModuleType(name)
@@ -179,7 +195,8 @@ def file_tools(path_text: str) -> list[Declared]:
     try:
         code = compile(source, str(path), "exec", dont_inherit=True)
         sys.modules[name] = module  # dataclasses and pickling look a module up by its name
-        exec(code, module.__dict__)
+        with loading(os.getcwd()):  # what it prints is dropped, its chdir undone
+            exec(code, module.__dict__)
     except SyntaxError as exc:
         sys.modules.pop(name, None)
         raise UsageError(f"{where}: line {exc.lineno}: {exc.msg}") from None
@@ -196,6 +213,22 @@ def file_tools(path_text: str) -> list[Declared]:
     return found
 
 
+def file_digest(path_text: str) -> str:
+    """The SHA-256 of a ``--tools-from`` file's text, as its tools' origin records it (the
+    file is read, never run); UsageError naming the file for one that cannot be read."""
+    return hashlib.sha256(_source(Path(path_text).expanduser())).hexdigest()
+
+
+def _source(path: Path) -> bytes:
+    where = f"--tools-from {path}"
+    try:
+        return read_bytes(path, MAX_FILE_BYTES)
+    except FileNotFoundError:
+        raise UsageError(f"{where}: no such file") from None
+    except (OSError, BadInput) as exc:
+        raise UsageError(f"{where}: {getattr(exc, 'strerror', None) or exc}") from None
+
+
 def package_tools() -> list[Declared]:
     """The tools of installed packages' ``react_cli.tools`` entry points (each names a module
     of ``@tool`` functions, or one); UsageError naming the entry point and its package for one
@@ -207,7 +240,8 @@ def package_tools() -> list[Declared]:
         version = dist.version if dist is not None else None
         where = f"entry point {entry.name} ({ENTRY_POINTS}) of package {package or '?'}"
         try:
-            loaded = entry.load()
+            with loading(os.getcwd()):
+                loaded = entry.load()
         except KeyboardInterrupt:
             raise
         except BaseException as exc:

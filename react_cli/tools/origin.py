@@ -4,7 +4,9 @@ command or URL it was reached by, without credentials, and the name and version 
 
 Recorded with each tool's declaration (``config.tools[].origin``), shown by ``react-cli tools``,
 and read by ``replay --live-tools`` to say which live tool a recorded one needs. A recorded
-origin is only ever described, never acted on: a trace starts no server and imports no file.
+origin is only ever described, never acted on: a trace starts no server and imports no file;
+a recorded command line or URL is read with its credentials masked (an older react-cli
+recorded a ``--header`` whole).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from enum import Enum
 from typing import Any
 
 from react_cli.core import fields as recorded
+from react_cli.infra.redaction import redact_url
+from react_cli.settings.mcp import shown_command
 
 
 class OriginKind(str, Enum):
@@ -60,6 +64,10 @@ class ToolOrigin:
             item.name: recorded.text(data.get(item.name), f"origin {item.name}")
             for item in fields(cls)[1:]
         }
+        if known["command"] is not None:  # an older react-cli masked less of a command line
+            known["command"] = shown_command(known["command"])
+        if known["url"] is not None:
+            known["url"] = redact_url(known["url"])
         try:
             return cls(OriginKind(kind), **known)
         except ValueError:

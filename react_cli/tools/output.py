@@ -1,8 +1,10 @@
 """What a tool that is not Wikipedia's shows the model: its output under Wikipedia's rules.
 
-A Python function's or an MCP server's text is untrusted and of any size: escape sequences and
-control characters are removed, it is put on one line and cut at ``max_observation_chars``
-with Wikipedia's own :func:`~react_cli.tools.wikipedia.cap` (a cut shows as `` …``). Only a
+A Python function's or an MCP server's text is untrusted, of any size, and may hold a secret
+(an ``env`` tool, a server echoing its command line): every secret the run knows is masked by
+the run's redactor, escape sequences and control characters are removed, it is put on one line
+and cut at ``max_observation_chars`` with Wikipedia's own
+:func:`~react_cli.tools.wikipedia.cap` (a cut shows as `` …``). Only a
 bounded head of the text is ever read, so 10 MB costs no more than 10 kB. A failure (the
 function raised, the server said ``isError``, crashed or did not answer in time) is an
 observation too, saying what happened in words the model can act on, never a traceback.
@@ -14,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from react_cli.infra.deadline import Deadline
+from react_cli.infra.redaction import Redactor
 from react_cli.infra.untrusted import plain
 from react_cli.tools.base import ToolResult, ToolSpec
 from react_cli.tools.schema import ArgumentError
@@ -24,19 +27,31 @@ READ_FACTOR = 4  # of max_observation_chars: the head read (white space collapse
 READ_SLACK = 1024
 
 
-def observed(text: str, limit: int) -> str:
-    """``text`` as the model is shown it: cleaned, on one line, cut at ``limit`` characters
-    (a cut ends with `` …``)."""
-    head = text[: limit * READ_FACTOR + READ_SLACK]
-    shown = cap(plain(head), limit)
-    if len(head) < len(text) and not shown.endswith(CUT):  # cut before the cap could see it
+def observed(text: str, limit: int, redact: Redactor) -> str:
+    """``text`` as the model is shown it: every secret the run knows masked, cleaned, on one
+    line, cut at ``limit`` characters (a cut ends with `` …``). The head read is redacted
+    before it is cleaned (a secret as written) and after (one a control character split),
+    and ends before any secret it cuts."""
+    size = limit * READ_FACTOR + READ_SLACK
+    shown = cap(redact(plain(redacted_head(text, size, redact))), limit)
+    if len(text) > size and not shown.endswith(CUT):  # cut before the cap could see it
         shown = cap(shown + CUT, limit) if shown else CUT.strip()
     return shown
 
 
+def redacted_head(text: str, size: int, redact: Redactor) -> str:
+    """At most ``size`` characters of ``text``'s start, redacted, ending before a secret the
+    cut would split (a head read of 10 MB costs no more than of ``size``)."""
+    return redact(text) if len(text) <= size else redact.settle(text[:size])[0]
+
+
 class ToolFailure(Exception):
     """Why a call got no answer (it raised, the server refused, stopped or was silent), in
-    words for the model."""
+    words for the model; ``details`` for its result (``UNAVAILABLE``)."""
+
+    def __init__(self, message: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.details = details or {}
 
 
 Run = Callable[[dict[str, Any], float], str]
@@ -44,21 +59,37 @@ Run = Callable[[dict[str, Any], float], str]
 
 
 def answer(
-    spec: ToolSpec, argument: str, deadline: Deadline, timeout_s: float, limit: int, run: Run
+    spec: ToolSpec,
+    argument: str,
+    deadline: Deadline,
+    timeout_s: float,
+    limit: int,
+    run: Run,
+    redact: Redactor,
 ) -> ToolResult:
     """The result of calling ``spec``'s tool with ``argument``: ``run`` given its arguments
     (read against its schema) and at most ``timeout_s`` (within ``deadline``), its text shown
-    under the rules above; arguments that do not fit and a ToolFailure said as failures."""
+    under the rules above; arguments that do not fit and a ToolFailure said as failures. Every
+    text passes ``redact``, the run's redactor, before the model, the trace or anyone sees it."""
     try:
         arguments = spec.arguments(argument)
         text = run(arguments, deadline.bound(timeout_s))
-    except (ArgumentError, ToolFailure) as exc:
-        return failed(spec.name, str(exc), limit)
-    return ToolResult(observed(text, limit) or f"{spec.name} returned nothing.")
+    except ArgumentError as exc:
+        return failed(spec.name, str(exc), limit, redact)
+    except ToolFailure as exc:
+        return failed(spec.name, str(exc), limit, redact, exc.details)
+    return ToolResult(observed(text, limit, redact) or f"{spec.name} returned nothing.")
 
 
-def failed(name: str, reason: str, limit: int) -> ToolResult:
+def failed(
+    name: str,
+    reason: str,
+    limit: int,
+    redact: Redactor,
+    details: dict[str, Any] | None = None,
+) -> ToolResult:
     """The result of a call of ``name`` that failed for ``reason`` (text from outside: it is
-    cleaned and cut like any output): the model is told, the step records the error."""
-    said = observed(reason, limit)
-    return ToolResult(observed(f"{name} failed: {said}", limit), error=said)
+    redacted, cleaned and cut like any output): the model is told, the step records the
+    error."""
+    said = observed(reason, limit, redact)
+    return ToolResult(observed(f"{name} failed: {said}", limit, redact), dict(details or {}), said)

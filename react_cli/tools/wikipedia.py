@@ -1,32 +1,38 @@
-"""The paper's Wikipedia tools: Search and Lookup, one family over one page state.
+"""The paper's Wikipedia tools: Search and Lookup, one toolbox over one page state.
 
 Search loads an entity's page and shows its first sentences; Lookup shows, one call at a time,
-the sentences of that page holding a keyword. Both read the state of one :class:`WikiSession`,
-so a run's two tools are made together (:func:`wikipedia_tools`) and never shared between runs.
-Backends only answer "which article is this entity?"; everything the model sees (sentence
-choice, Lookup numbering, caps, error wording) is decided here. So is each observation's
-source: the page, its revision and the sentences the observation shows (a result that shows
-no page text, a miss or a disambiguation page, has none). In a conversation the page carries
-over: a follow-up question's first Lookup, before any Search, reads the page the questions
-before it loaded last (fetched again by its title, once).
+the sentences of that page holding a keyword. Both are methods of one :class:`Wikipedia` box
+(``tools.toolbox``), so a run's tools share its page and are never shared between runs, and a
+third tool reading the page is one more method here. Backends only answer "which article is
+this entity?"; everything the model sees (sentence choice, Lookup numbering, caps, error
+wording) is decided here. So is each observation's source: the page, its revision and the
+sentences the observation shows (a result that shows no page text, a miss or a disambiguation
+page, has none). In a conversation the page carries over: a follow-up question's first
+Lookup, before any Search, reads the page the questions before it loaded last (fetched again
+by its title, once).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from react_cli.core.errors import WikiError
 from react_cli.core.records import MAX_OBSERVATION_CHARS
 from react_cli.core.sources import PageSource, Sentence, SentenceIds
-from react_cli.core.trajectory import Step
+from react_cli.core.trajectory import Step, actions_of
 from react_cli.infra.deadline import Deadline
-from react_cli.tools.base import FINISH, NOTHING_NEW, ToolResult, ToolSpec
-from react_cli.tools.origin import BUILT_IN
+from react_cli.tools.base import NOTHING_NEW, ToolResult
+from react_cli.tools.paper import LOOKUP, SEARCH, WIKI_CACHED
+from react_cli.tools.toolbox import Toolbox, ToolContext, tool_method
 from react_cli.wiki.base import REQUEST_FAILED, Article, SearchResult, WikiBackend
 from react_cli.wiki.sentences import split_sentences
 from react_cli.wiki.titles import clean_entity, folded_match
+
+if TYPE_CHECKING:
+    from react_cli.settings.settings import Settings
 
 SEARCH_SENTENCES = 5
 
@@ -49,8 +55,6 @@ NO_KEYWORD = "Lookup needs a keyword, e.g. Lookup[born]."
 PAGE = "page"
 """The key of the page title Search carries into a conversation's next question."""
 
-WIKI_CACHED = "wiki_cached"
-"""A Search's detail: the cache answered it (no request was made)."""
 _CJK_STOPS = ("。", "！", "？", "」", "』")
 
 
@@ -110,8 +114,9 @@ def cap(text: str, limit: int) -> str:
     return cut.rstrip() + " …"
 
 
-class WikiSession:
-    """The page state Search and Lookup share: the page of the last Search, and where Lookup is."""
+class Wikipedia(Toolbox):
+    """Search and Lookup over one page state: the page of the last Search, and where Lookup
+    is in it; on unless ``--no-wiki`` (``wiki_tools``)."""
 
     def __init__(
         self, backend: WikiBackend, *, max_observation_chars: int = MAX_OBSERVATION_CHARS
@@ -127,11 +132,44 @@ class WikiSession:
         self._carried: str | None = None  # the title of a page an earlier question loaded
         self._loaded: set[str] = set()  # titles Search showed in this run
 
-    def resume(self, title: str | None) -> None:
-        """Start from the page ``title`` (an earlier question's), loaded by the first Lookup
-        that needs it: a run that searches first never fetches it."""
-        self._carried = title if self._page is None else None
+    @classmethod
+    def made(cls, context: ToolContext) -> Wikipedia:
+        return cls(context.backend(), max_observation_chars=context.max_observation_chars)
 
+    @classmethod
+    def enabled(cls, settings: Settings) -> bool:
+        return settings.wiki_tools
+
+    @classmethod
+    def describe(cls) -> str:
+        return "Wikipedia's tools (--no-wiki turns them off)"
+
+    def carried(self, steps: Sequence[Step]) -> dict[str, str]:
+        """The page the box's tools read last in ``steps``: ``{"page": title}``."""
+        page = self.loaded_page(steps)
+        return {} if page is None else {PAGE: page}
+
+    def resume(self, carried: Mapping[str, str]) -> None:
+        """Start from the page an earlier question left (its title), loaded by the first
+        Lookup that needs it: a run that searches first never fetches it."""
+        self._carried = carried.get(PAGE) if self._page is None else None
+
+    @classmethod
+    def loaded_page(cls, steps: Sequence[Step]) -> str | None:
+        """The title of the page the box's tools read after ``steps`` (a run's, as recorded):
+        that of the last step of theirs that showed or read a page; None if none did."""
+        family = {spec.name.casefold() for spec in cls.specs()}
+        titles = [
+            action.details["resolved_title"]
+            for action in actions_of(steps)
+            if action.call is not None
+            and action.call.name.casefold() in family
+            and isinstance(action.details.get("resolved_title"), str)
+            and not action.details.get("disambiguation")
+        ]
+        return titles[-1] if titles else None
+
+    @tool_method(SEARCH)
     def search(self, entity: str, *, deadline: Deadline) -> ToolResult:
         """Load the entity's page and show its first sentences; a miss keeps the old page.
 
@@ -172,7 +210,7 @@ class WikiSession:
 
     def _unavailable(self, exc: WikiError) -> ToolResult:
         """A backend that failed: an observation saying so, and the result's ``error``."""
-        reason = str(exc).removeprefix(REQUEST_FAILED)
+        reason = exc.reason.removeprefix(REQUEST_FAILED)
         observation = f"Wikipedia is unavailable right now ({reason}); try again or Finish."
         return ToolResult(cap(observation, self._limit), error=str(exc), retries=exc.retries)
 
@@ -201,6 +239,7 @@ class WikiSession:
             return replace(found, retries=retries, cached=cached), False
         return replace(second, retries=retries, cached=cached), True
 
+    @tool_method(LOOKUP)
     def lookup(self, keyword: str, *, deadline: Deadline) -> ToolResult:
         """Show the next sentence of the current page containing ``keyword`` (any case); a
         local read, but for the page an earlier question carried over, fetched first."""
@@ -264,73 +303,3 @@ class WikiSession:
         if not sentences:
             return None
         return PageSource(page.wiki, page.title, page.url, page.revision, sentences, self._ids)
-
-
-SEARCH = ToolSpec(
-    "Search",
-    "entity",
-    "searches the exact entity on Wikipedia and returns the first paragraph if it exists. "
-    "If not, it will return some similar entities to search.",
-    origin=BUILT_IN,
-)
-LOOKUP = ToolSpec(
-    "Lookup",
-    "keyword",
-    "returns the next sentence containing keyword in the current passage.",
-    origin=BUILT_IN,
-)
-"""The paper's words for its two tools (its prompt's instruction says "(1) Search[entity],
-which searches ..."), so a prompt that lists the tools from the set reads as the paper's."""
-
-PAPER_TOOLS = (SEARCH, LOOKUP, FINISH)
-"""The paper's three actions: what a reply is read against unless a run says otherwise."""
-
-
-@dataclass(frozen=True)
-class _Search:
-    """Search, which also carries the family's page into a conversation's next question."""
-
-    session: WikiSession
-    spec: ToolSpec = SEARCH
-
-    def call(self, argument: str, *, deadline: Deadline) -> ToolResult:
-        return self.session.search(argument, deadline=deadline)
-
-    def carried(self, steps: Sequence[Step]) -> dict[str, str]:
-        page = loaded_page(steps)
-        return {} if page is None else {PAGE: page}
-
-    def resume(self, carried: Mapping[str, str]) -> None:
-        self.session.resume(carried.get(PAGE))
-
-
-@dataclass(frozen=True)
-class _Lookup:
-    session: WikiSession
-    spec: ToolSpec = LOOKUP
-
-    def call(self, argument: str, *, deadline: Deadline) -> ToolResult:
-        return self.session.lookup(argument, deadline=deadline)
-
-
-def loaded_page(steps: Sequence[Step]) -> str | None:
-    """The title of the page Search and Lookup read after ``steps`` (a run's, as recorded):
-    that of the last step of theirs that showed or read a page; None if none did."""
-    family = {SEARCH.name.casefold(), LOOKUP.name.casefold()}
-    titles = [
-        step.details["resolved_title"]
-        for step in steps
-        if step.call is not None
-        and step.call.name.casefold() in family
-        and isinstance(step.details.get("resolved_title"), str)
-        and not step.details.get("disambiguation")
-    ]
-    return titles[-1] if titles else None
-
-
-def wikipedia_tools(
-    backend: WikiBackend, *, max_observation_chars: int = MAX_OBSERVATION_CHARS
-) -> tuple[_Search, _Lookup]:
-    """A run's Search and Lookup over ``backend`` (which many runs may share)."""
-    session = WikiSession(backend, max_observation_chars=max_observation_chars)
-    return _Search(session), _Lookup(session)

@@ -20,7 +20,8 @@ from react_cli.core.trajectory import Run
 from react_cli.session import Session
 from react_cli.settings.settings import Settings
 from react_cli.tools.base import ToolSet
-from react_cli.traces.replay import RecordedModel, recorded_earlier, recorded_tools
+from react_cli.traces.recorded import RecordedModel, recorded_tools
+from react_cli.traces.replay import recorded_earlier
 from react_cli.traces.trace import Trace
 
 

@@ -13,8 +13,9 @@ from react_cli.traces.trace import Trace
 class RunSummary:
     """A run as ``ask --json`` reports it: the question, where it was asked (the endpoint
     without credentials or query string), the answer and how it came, where its trace is, and
-    the pages it was shown (``sources``: None for a method that reads no Wikipedia), and the
-    conversation it is a turn of (``{id, turn}``, for ``--conversation ID``)."""
+    the pages it was shown (``sources``: None for a method that reads no Wikipedia), the tool
+    calls refused for want of consent (each step says who refused), and the conversation it
+    is a turn of (``{id, turn}``, for ``--conversation ID``)."""
 
     trace: Trace
     path: Path | None
@@ -35,6 +36,7 @@ class RunSummary:
             "forced": run.forced,
             "error": run.error,
             "steps": [step.to_json() for step in run.steps],
+            "refused_calls": run.refused_calls,
             "samples": method.get("samples"),
             "votes": method.get("votes"),
             "calls": method["calls"],

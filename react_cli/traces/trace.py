@@ -3,8 +3,9 @@
 A ``Trace`` is a run with what its file records around it (id, time, configuration, prompt
 template, and its method's samples, votes and branch); ``to_json``/``from_json`` are the one
 writer and reader of its document. ``load_trace`` accepts every version listed in
-``READABLE_VERSIONS`` and upgrades older ones in ``_UPGRADES`` so that old traces keep loading
-when the format moves on. Version 2 added the method: every version-1 trace is a ReAct run.
+``READABLE_VERSIONS`` and upgrades older ones (``traces.upgrade``) so that old traces keep
+loading when the format moves on: version 2 added the method, version 3 steps that hold what
+their protocol produced.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import re
 import tempfile
 import unicodedata
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -23,7 +23,7 @@ from typing import Any
 from react_cli.core.conversation import ConversationRecord
 from react_cli.core.errors import TraceError, UsageError
 from react_cli.core.fields import optional_text
-from react_cli.core.method import Method, Task
+from react_cli.core.method import Method
 from react_cli.core.records import ProtocolName
 from react_cli.core.trajectory import Run
 from react_cli.core.wording import quoted
@@ -33,27 +33,12 @@ from react_cli.loop.prompts import PromptTemplate
 from react_cli.methods.record import MethodRecord
 from react_cli.methods.sources import RunSource, run_sources
 from react_cli.tools.base import ToolSpec
-from react_cli.tools.wikipedia import PAPER_TOOLS
+from react_cli.tools.paper import PAPER_TOOLS
 from react_cli.traces.runconfig import RunConfig
+from react_cli.traces.upgrade import UPGRADES
 
-TRACE_VERSION = 2
-
-
-def _from_version_1(document: dict[str, Any]) -> dict[str, Any]:
-    """Version 1 knew one method, ReAct (a hand-made trace may name another: it is kept), and
-    its task was its prompt's: FEVER's prompt, or HotpotQA's."""
-    config = document.get("config")
-    if isinstance(config, dict) and "task" not in config:
-        prompt = config.get("prompt")
-        name = prompt.get("name") if isinstance(prompt, dict) else None
-        fever = isinstance(name, str) and name.startswith(str(Task.FEVER))
-        config = {**config, "task": str(Task.FEVER if fever else Task.HOTPOTQA)}
-    method = document.get("method", str(Method.REACT))
-    return {**document, "version": 2, "method": method, "config": config}
-
-
-_UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_version_1}
-READABLE_VERSIONS = frozenset({TRACE_VERSION, *_UPGRADES})
+TRACE_VERSION = 3
+READABLE_VERSIONS = frozenset({TRACE_VERSION, *UPGRADES})
 _REQUIRED = ("question", "stop_reason", "steps")
 MAX_TRACE_BYTES = 64 << 20
 """A larger file is not read as a trace (ours stay far below: steps hold bounded text)."""
@@ -268,8 +253,11 @@ def load_trace(path: Path) -> dict[str, Any]:
             f"{path}: unsupported trace version {quoted(version)} "
             f"(this react-cli reads {', '.join(map(str, sorted(READABLE_VERSIONS)))})"
         )
-    while document["version"] != TRACE_VERSION:
-        document = _UPGRADES[document["version"]](document)
+    try:
+        while document["version"] != TRACE_VERSION:
+            document = UPGRADES[document["version"]](document)
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:  # a hand-made old one
+        raise TraceError(f"{path}: malformed trace ({exc})") from None
     missing = [key for key in _REQUIRED if key not in document]
     if missing or not isinstance(document["steps"], list):
         raise TraceError(f"{path}: not a react-cli trace (missing {', '.join(missing) or 'steps'})")

@@ -15,6 +15,12 @@ from react_cli.infra.deadline import Deadline
 REQUEST_FAILED = "Wikipedia request failed: "
 """Prefix of a backend's WikiError message; the session shows only what follows it."""
 
+OFFLINE_HINT = (
+    "offline or behind a firewall? answer from an archive: --wiki zim:NAME "
+    "('react-cli wiki get NAME' downloads one, 'react-cli wiki build-zim' builds one)"
+)
+"""What a user who cannot reach Wikipedia can do instead (a host that never answered)."""
+
 MAX_ANSWER_BYTES = 8_000_000  # one Wikipedia answer or ZIM page (the longest articles: ~2 MB)
 
 

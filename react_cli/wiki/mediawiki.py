@@ -36,6 +36,7 @@ from react_cli.infra.http import (
     failure_reason,
     is_timeout,
     is_transient,
+    is_unreachable,
     watched_request,
 )
 from react_cli.infra.limiter import Limiter, Permit, Waited
@@ -43,7 +44,13 @@ from react_cli.infra.redaction import Redactor, redact_url, url_secrets
 from react_cli.infra.retry import RETRY_STATUSES, GiveUp, Retryable, RetryPolicy, retry_after_s
 from react_cli.infra.sizelimit import TooLarge, read_capped
 from react_cli.infra.untrusted import decode, loads
-from react_cli.wiki.base import MAX_ANSWER_BYTES, REQUEST_FAILED, Article, SearchResult
+from react_cli.wiki.base import (
+    MAX_ANSWER_BYTES,
+    OFFLINE_HINT,
+    REQUEST_FAILED,
+    Article,
+    SearchResult,
+)
 from react_cli.wiki.query_answer import Malformed, QueryAnswer, read_answer
 from react_cli.wiki.titles import case_variants, title_query
 
@@ -244,7 +251,8 @@ class MediaWikiBackend:
                     self._fail(f"the answer from {self._host} is {exc}", search)
                 except requests.RequestException as exc:
                     if not (dog.expired or is_transient(exc)):
-                        self._fail(self._lost(exc, False), search)
+                        hint = OFFLINE_HINT if is_unreachable(exc) else ""
+                        self._fail(self._lost(exc, False), search, hint)
                     late = dog.expired or is_timeout(exc)
                     if late:
                         permit.dropped()
@@ -305,11 +313,11 @@ class MediaWikiBackend:
         """The WikiError a failure ends in once no retry follows."""
         return lambda retries, out_of_time: self._error(reason, search.retries)
 
-    def _error(self, reason: str, retries: int) -> WikiError:
-        return WikiError(REQUEST_FAILED + self._redact(reason), retries)
+    def _error(self, reason: str, retries: int, hint: str = "") -> WikiError:
+        return WikiError(REQUEST_FAILED + self._redact(reason), retries, hint)
 
-    def _fail(self, reason: str, search: _Search) -> NoReturn:
-        raise self._error(reason, search.retries) from None
+    def _fail(self, reason: str, search: _Search, hint: str = "") -> NoReturn:
+        raise self._error(reason, search.retries, hint) from None
 
 
 def _plain_reason(response: requests.Response, body: bytes) -> str:

@@ -75,7 +75,7 @@ def open_zim(path: str, variant: str | None = None) -> ZimBackend:
     if kind is not None:
         raise UsageError(f"ZIM file {str(file)!r} is {kind}, not a regular file")
     if not file.is_file():
-        raise UsageError(f"ZIM file not found: {str(file)!r}")
+        raise UsageError(f"ZIM file not found: {str(file)!r}{_not_installed(file.name)}")
     try:
         from libzim.reader import Archive
     except ImportError:
@@ -90,6 +90,19 @@ def open_zim(path: str, variant: str | None = None) -> ZimBackend:
     except _DAMAGE as exc:
         raise UsageError(f"{str(file)!r} is not a readable ZIM archive ({_damage(exc)})") from None
     return backend
+
+
+def _not_installed(name: str) -> str:
+    """For a bare name: that no archive of that name is installed either, and how to get one."""
+    from react_cli.settings.archives import is_bare_name, zim_folder
+    from react_cli.settings.resolve import home_dir
+
+    if not is_bare_name(name):
+        return ""
+    return (
+        f", nor an archive named {name} in {zim_folder(home_dir())}: 'react-cli wiki get "
+        f"{name}' downloads it from Kiwix's catalog ('react-cli wiki list' shows those installed)"
+    )
 
 
 @contextmanager

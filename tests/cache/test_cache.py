@@ -15,7 +15,7 @@ import pytest
 from eval_fakes import HOTPOT, HOTPOT_SCRIPTS, PerQuestion, rows_of, summary_of
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, Reply, scripted
-from inproc import GOOD_RUN, Runner, servers_env
+from inproc import GOOD_RUN, Runner, actions, servers_env
 from tool_fakes import tool_call
 
 from react_cli.cache import cache_path
@@ -71,10 +71,10 @@ def test_a_second_ask_makes_no_request_and_its_hits_cost_nothing(
     assert sources == first["sources"] and isinstance(sources, list)  # the same revisions
     assert sources[0]["revision"] is not None and "oldid=" in sources[0]["url"]
     steps = second["steps"]
-    assert isinstance(steps, list) and all(s["details"]["cached"] is True for s in steps)
-    saved = sum(s["details"]["cached_usage"]["total_tokens"] for s in steps)
+    assert isinstance(steps, list) and all(s["cached"] is True for s in steps)
+    saved = sum(s["cached_usage"]["total_tokens"] for s in steps)
     assert saved == paid["total_tokens"]  # kept apart, what they would have cost
-    assert [s["details"].get("wiki_cached") for s in steps] == [True, True, None]
+    assert [a["details"].get("wiki_cached") for a in actions(second)] == [True, True, None]
     assert shown.code == 0 and "(model " in shown.stderr
     assert "· cached · Wikipedia cached)" in shown.stderr
     assert f"{saved:,} tokens cached" in shown.stderr
@@ -98,9 +98,9 @@ def test_native_tool_calls_come_back_from_the_cache_as_the_reply_sent_them(
     assert second["answer"] == first["answer"] == "Arthur's Magazine"
     steps, before = second["steps"], first["steps"]
     assert isinstance(steps, list) and isinstance(before, list)
-    assert [s["action"] for s in steps] == [s["action"] for s in before]
-    assert all(s["details"]["cached"] is True for s in steps)
-    assert [s["message"] for s in steps] == [s["message"] for s in before]
+    assert [a["action"] for a in actions(second)] == [a["action"] for a in actions(first)]
+    assert all(s["cached"] is True for s in steps)
+    assert [s["replies"] for s in steps] == [s["replies"] for s in before]
 
 
 def test_a_second_eval_makes_no_request_and_writes_the_same_answers(

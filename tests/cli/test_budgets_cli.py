@@ -67,7 +67,8 @@ def test_timeout_bounds_a_slow_wiki(cli: Runner, wiki: FakeMediaWiki) -> None:
             REACT_CLI_TIMEOUT="0.3",
         )
     trace = assert_no_answer(cli, result, "timeout", "the time limit (0.3 s) was reached")
-    assert trace["steps"][0]["observation"].startswith("Wikipedia is unavailable right now")
+    observation = trace["steps"][0]["actions"][0]["observation"]
+    assert observation.startswith("Wikipedia is unavailable right now")
     assert len(llm.requests) == 1 and cli.elapsed_s < HANG_S  # vs 60 s without --timeout
 
 
@@ -83,7 +84,8 @@ def test_force_answer_through_the_cli(cli: Runner, wiki: FakeMediaWiki) -> None:
     summary = json.loads(result.stdout)
     assert summary["answer"] == "1994" and summary["stop_reason"] == "finish"
     assert summary["forced"] is True
-    assert summary["steps"][2]["details"] == {"forced": True}
+    forced = summary["steps"][2]
+    assert forced["forced"] is True and forced["actions"][0]["details"] == {}
     assert "Action 3: Finish[1994]" in result.stderr and "forced answer" in result.stderr
     assert llm.requests[2].json["stop"] == ["\n"]
     assert llm.requests[2].json["messages"][0]["content"].endswith("\nAction 3: Finish[")

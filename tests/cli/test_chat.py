@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from chat_fakes import BORN, DIED, FOLLOW_UP
+from conftest import cli_env, run_cli
 from eval_fakes import PerQuestion, Q, finish, prompt_of, question_of, search
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, Reply
@@ -72,8 +73,9 @@ def test_piped_questions_get_an_answer_line_each_and_a_follow_up_its_earlier_tur
     assert first_prompt(llm, DIED).endswith(EARLIER_BORN)  # the second question, on the wire
     # the follow-up's Lookup read the page the first question's Search loaded (fetched again)
     first, second = traces(cli.home)
-    assert second["steps"][0]["action"] == "Lookup[1955]"
-    assert second["steps"][0]["observation"].startswith("(Result 1 / 1) Albert Einstein (")
+    assert second["steps"][0]["actions"][0]["action"] == "Lookup[1955]"
+    looked = second["steps"][0]["actions"][0]["observation"]
+    assert looked.startswith("(Result 1 / 1) Albert Einstein (")
     assert second["sources"][0]["title"] == "Albert Einstein"
     conversation = second["conversation"]
     assert conversation["id"] == first["conversation"]["id"]
@@ -81,10 +83,10 @@ def test_piped_questions_get_an_answer_line_each_and_a_follow_up_its_earlier_tur
     assert conversation["carried"] == {"page": "Albert Einstein"}
     (earlier,) = conversation["earlier"]
     assert (earlier["question"], earlier["answer"]) == (BORN, "14 March 1879")
-    search_step = earlier["steps"][0]
+    search_step = earlier["steps"][0]  # a turn's steps are its calls
     assert search_step["call"]["name"] == "Search" and search_step["observation"].endswith(" …")
     assert len(search_step["observation"]) <= 120  # cut to a line here, whole in its own trace
-    assert len(first["steps"][0]["observation"]) > 800
+    assert len(first["steps"][0]["actions"][0]["observation"]) > 800
 
 
 def test_a_follow_up_that_searches_first_never_fetches_the_carried_page(
@@ -108,15 +110,40 @@ def test_json_lines_new_and_trace_commands(
     cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki
 ) -> None:
     result = chat(cli, llm, wiki, [BORN, "/trace", "/new", DIED, "quit", WHERE], "--json")
-    out = result.stdout.splitlines()
-    assert result.code == 0 and len(out) == 3, result.stderr  # quit ends: WHERE never asked
-    assert json.loads(out[0])["answer"] == "14 March 1879"
-    assert json.loads(out[0])["conversation"]["turn"] == 1
-    assert out[1] == json.loads(out[0])["trace"]  # /trace: the last trace's path
+    out = [json.loads(line) for line in result.stdout.splitlines()]  # every line JSON
+    assert result.code == 0 and len(out) == 4, result.stderr  # quit ends: WHERE never asked
+    assert out[0]["answer"] == "14 March 1879"
+    assert out[0]["conversation"]["turn"] == 1
+    assert out[1] == out[0]["trace"]  # /trace: the last trace's path
+    assert out[2] is None  # /new: its line, null
     assert "Earlier in this conversation" not in first_prompt(llm, DIED)  # /new: a new one
-    assert json.loads(out[2])["steps"][0]["observation"].startswith("No page is loaded yet")
+    assert out[3]["steps"][0]["actions"][0]["observation"].startswith("No page is loaded yet")
     ids = {trace["conversation"]["id"] for trace in traces(cli.home)}
     assert len(ids) == 2 and not any(question_of(r.json or {}) == WHERE for r in llm.requests)
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_every_piped_line_gets_one_stdout_line_a_command_too(
+    cli: Runner, llm: FakeOpenAI, wiki: FakeMediaWiki, as_json: bool
+) -> None:
+    """A reader pairing lines with answers stays in step: /trace before any trace, a line that
+    starts with / and is no command, /new, a line too long: one line each (empty, or null
+    with --json), their errors on stderr; exit 1 for the lines that failed."""
+    lines = ["/trace", BORN, "/nope please", "/trace", "/new", "x" * (1 << 20) + "y", WHERE]
+    result = chat(cli, llm, wiki, lines, *(["--json"] if as_json else []))
+    out = result.stdout.split("\n")
+    assert out.pop() == "" and len(out) == len(lines), result.stdout[:300]
+    path = str(sorted((cli.home / "traces").glob("*.json"))[0])
+    if as_json:
+        read = [json.loads(line) for line in out]
+        assert [read[i] for i in (0, 2, 3, 4, 5)] == [None, None, path, None, None]
+        assert (read[1]["answer"], read[6]["answer"]) == ("14 March 1879", "Bern")
+    else:
+        assert out == ["", "14 March 1879", "", path, "", "", "Bern"]
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert errors[0] == "Error: no trace yet: ask a question first"
+    assert errors[1].startswith("Error: no command '/nope': /new starts")
+    assert errors[2:] == ["Error: the question is larger than 1 MiB"] and result.code == 1
 
 
 def test_the_newest_turns_are_kept_within_max_history_tokens(
@@ -216,6 +243,36 @@ def test_ask_continue_after_ask_and_a_given_conversation(
     assert f"Question: {DIED}\nAnswer: 18 April 1955\nQuestion: {DIED}\nThought 1:" in prompt
     kept = json.loads((cli.home / "conversations" / f"{conversation}.json").read_text("utf-8"))
     assert len(kept["turns"]) == 2  # --no-trace keeps no turn either
+
+
+def test_two_follow_ups_at_once_keep_both_turns_in_the_order_they_end(
+    cli: Runner, wiki: FakeMediaWiki
+) -> None:
+    """While ``ask -c`` runs its follow-up, another ``ask -c`` (a process of its own, as from
+    another terminal) goes on the same conversation and ends first: it is turn 2, and the
+    one still running is kept as turn 3, its trace saying so; neither is lost."""
+    cli.config(timeout_s=30.0)  # the first follow-up's request waits for the whole other run
+    script, others = PerQuestion(SCRIPT), []
+
+    def answer(body: dict[str, Any]) -> Reply:
+        if question_of(body) == DIED and not others:
+            env = cli_env(cli.home, **servers_env(llm, wiki))
+            others.append(run_cli(["ask", "-c", WHERE], env))
+        return script(body)
+
+    with FakeOpenAI(answer) as llm:
+        assert cli.ask(llm, wiki, question=BORN).code == 0
+        result = cli.ask(llm, wiki, "-c", question=DIED)
+    (other,) = others
+    assert (other.code, other.stdout) == (0, "Bern\n"), other.stderr
+    assert (result.code, result.stdout) == (0, "18 April 1955\n"), result.stderr
+    assert "this one is its turn 3" in result.stderr
+    by_question = {trace["question"]: trace["conversation"] for trace in traces(cli.home)}
+    assert [by_question[q]["turn"] for q in (BORN, WHERE, DIED)] == [1, 2, 3]
+    (conversation,) = {record["id"] for record in by_question.values()}
+    kept = json.loads((cli.home / "conversations" / f"{conversation}.json").read_text("utf-8"))
+    assert [turn["question"] for turn in kept["turns"]] == [BORN, WHERE, DIED]
+    assert [turn["question"] for turn in by_question[DIED]["earlier"]] == [BORN]  # as given
 
 
 @pytest.mark.parametrize(
@@ -333,7 +390,7 @@ def test_a_chat_has_the_tools_and_the_cache_of_ask(
         again = chat(cli, server, wiki, [SIX_TIMES, AND_HALF], *args)  # a new conversation
     assert (first.code, first.stdout) == (0, "42\n21\n"), first.stderr
     assert paid == 4
-    observed = [t["steps"][0]["observation"] for t in traces(cli.home)]
+    observed = [t["steps"][0]["actions"][0]["observation"] for t in traces(cli.home)]
     assert observed[:2] == ["42", "21"]  # the calculator answered, in both questions
     assert (again.code, again.stdout) == (0, "42\n21\n"), again.stderr
     assert not server.requests  # every call of the second chat came from the cache

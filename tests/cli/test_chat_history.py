@@ -81,3 +81,16 @@ def test_a_directory_or_an_unwritable_file_is_one_warning(tmp_path: Path) -> Non
     assert warnings == [
         f"the chat history {path} cannot be used: Permission denied: it is not kept"
     ]
+
+
+def test_a_planted_link_is_not_read_and_is_replaced_by_the_first_entry(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.write_text("\n# t\n+the victim's\n")
+    path = tmp_path / "chat_history"
+    path.symlink_to(victim)
+    kept, warnings = history(path)
+    assert list(kept.load_history_strings()) == []
+    kept.store_string("typed")
+    assert victim.read_text() == "\n# t\n+the victim's\n" and not path.is_symlink()
+    assert list(history(path)[0].load_history_strings()) == ["typed"] and warnings == []
+    assert oct(path.stat().st_mode & 0o777) == "0o600"

@@ -87,7 +87,8 @@ def test_a_person_chats_edits_recalls_interrupts_and_leaves(
     slow = json.loads(traces[-1].read_text())
     assert slow["question"] == SLOW and slow["stop_reason"] == "interrupted"
     assert (
-        slow["conversation"]["turn"] == 3 and slow["steps"][0]["action"] == "Search[Nicholas Ray]"
+        slow["conversation"]["turn"] == 3
+        and slow["steps"][0]["actions"][0]["action"] == "Search[Nicholas Ray]"
     )
     # the next chat goes on the same conversation (-c), with the history of the last one
     again = terminal(home, llm, wiki, "-c", "--quiet")
@@ -124,3 +125,29 @@ def test_without_prompt_toolkit_a_plain_prompt_and_one_hint(
     finally:
         chat.close()
     assert not (home / "chat_history").exists()
+
+
+def test_a_link_planted_as_the_history_file_is_neither_read_nor_written_through(
+    home: Path, llm: FakeOpenAI, wiki: FakeMediaWiki, tmp_path: Path
+) -> None:
+    """``<home>/chat_history`` pointing at another file: its lines are not recalled, the typed
+    ones never appended to it; the link is replaced by a history file of the chat's own."""
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"\n# 2026-12-01\n+a line of the victim's\n")
+    before = victim.read_bytes()
+    history = home / "chat_history"
+    history.symlink_to(victim)
+    chat = terminal(home, llm, wiki, "-q")
+    try:
+        chat.ready()
+        chat.send(UP)  # nothing to recall: the link is not read
+        chat.send(BORN.encode() + b"\r")
+        chat.expect(rb"14 March 1879\r?\n")
+        chat.ready()
+        chat.send(CTRL_D)
+        assert chat.wait() == 0
+    finally:
+        chat.close()
+    assert "victim" not in chat.screen
+    assert victim.read_bytes() == before
+    assert not history.is_symlink() and f"\n+{BORN}\n" in history.read_text(encoding="utf-8")

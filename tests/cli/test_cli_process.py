@@ -60,7 +60,7 @@ def test_ctrl_c_writes_the_trace_and_exits_130(home: Path, wiki: FakeMediaWiki) 
     assert "Traceback" not in stderr
     trace = only_trace(home)
     assert trace["stop_reason"] == "interrupted"
-    assert trace["steps"][0]["action"] == "Search[Arthur's Magazine]"
+    assert trace["steps"][0]["actions"][0]["action"] == "Search[Arthur's Magazine]"
 
 
 def test_ctrl_c_keeps_results_and_exits_130(

@@ -69,7 +69,7 @@ def test_ctrl_c_while_the_run_is_set_up_still_writes_a_trace(
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("react_cli.session.build_backend", interrupted)
+    monkeypatch.setattr("react_cli.session.builders.build_backend", interrupted)
     result = cli.ask(llm, wiki)
     assert result.code == 130 and result.stdout == ""
     assert one_error_line(result.stderr).startswith("Error: interrupted; trace written to ")

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, scripted
-from inproc import Runner
+from inproc import Runner, actions
 from zim_fixtures import zh_archive
 
-from react_cli.cli.options import lang_prompt, wiki_flags
+from react_cli.cli.run_options import lang_prompt, wiki_flags
 from react_cli.core.errors import UsageError
 from react_cli.settings.resolve import resolve
 
@@ -98,7 +98,7 @@ def test_wiki_commands_log_http_with_debug(cli: Runner) -> None:
         (["wiki", "search", "x", "--wiki", ZIM, "--variant", "zh_CN"], "--variant must look"),
         (["wiki", "lookup", "x", "y", "-n", "0", "--wiki", ZIM], "-n must be at least 1"),
         (["wiki", "build-zim", "missing.jsonl", "out.zim"], "corpus not found"),
-        (["ask", "q", "--wiki", "zim:missing.zim"], "ZIM file not found: 'missing.zim'"),
+        (["ask", "q", "--wiki", "zim:missing.zim"], "ZIM file not found: '/"),  # made absolute
     ],
 )
 def test_usage_errors_exit_2(cli: Runner, args: list[str], message: str) -> None:
@@ -132,7 +132,7 @@ def test_build_zim_then_ask_offline(cli: Runner, tmp_path: Path) -> None:
     assert result.stdout == "1989\n"
     trace = cli.trace()
     assert trace["config"]["wiki"] == f"zim:{out}"
-    step = trace["steps"][0]
+    step = actions(trace)[0]
     assert step["observation"] == "First for Women is a woman's magazine. It began in 1989."
     assert step["details"]["resolved_title"] == "First for Women"
 
@@ -149,7 +149,7 @@ def test_chinese_end_to_end_with_the_chinese_prompt(cli: Runner, tmp_path: Path)
     assert result.stdout == "家猫\n"
     trace = cli.trace()
     assert trace["config"]["variant"] == "zh-cn"
-    observation = trace["steps"][0]["observation"]
+    observation = trace["steps"][0]["actions"][0]["observation"]
     assert observation.startswith("猫（英语：Cat）通常指家猫（学名：Felis catus")
     assert "貓" not in observation
     assert "Observation 1: 猫（英语：Cat）" in llm.requests[1].json["messages"][0]["content"]
@@ -181,7 +181,7 @@ def test_ctrl_c_in_a_wiki_command_says_interrupted(
     def interrupted(*args: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(wiki_cli, "_wiki_session", interrupted)
+    monkeypatch.setattr(wiki_cli, "_wikipedia", interrupted)
     result = cli(["wiki", "search", "x"])
     assert (result.code, result.stdout, result.stderr) == (130, "", "Error: interrupted\n")
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from eval_fakes import HOTPOT, HOTPOT_SCRIPTS, PerQuestion, Q, rows_of, search, summary_of
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, scripted
-from inproc import GOOD_RUN, Runner, one_error_line, servers_env
+from inproc import GOOD_RUN, Runner, actions, one_error_line, servers_env
 from method_fakes import SCRIPTS, MethodsEndpoint
 
 PRICED = {"price_input": 100.0, "price_output": 100.0}  # per million: 1,000 tokens cost 0.1
@@ -103,7 +103,7 @@ def test_max_no_progress_stops_a_run_going_nowhere(cli: Runner, wiki: FakeMediaW
     )
     trace = cli.trace()
     assert trace["stop_reason"] == "no_progress" and len(trace["steps"]) == 2
-    assert all(step["details"]["nothing_new"] is True for step in trace["steps"])
+    assert all(action["details"]["nothing_new"] is True for action in actions(trace))
     assert trace["config"]["max_no_progress"] == 2
     again = [GOOD_RUN[0], search("Arthur's Magazine", 2), search("Page 9", 3), GOOD_RUN[2]]
     cli.config(max_no_progress=2)  # from the config file; a page seen again counts
@@ -111,7 +111,7 @@ def test_max_no_progress_stops_a_run_going_nowhere(cli: Runner, wiki: FakeMediaW
         result = cli.ask(llm, wiki)
     trace = cli.trace()
     assert result.code == 1 and trace["stop_reason"] == "no_progress"
-    assert [s["details"].get("nothing_new") for s in trace["steps"]] == [None, True, True]
+    assert [a["details"].get("nothing_new") for a in actions(trace)] == [None, True, True]
     with FakeOpenAI(scripted(*GOOD_RUN)) as llm:  # a run that finds something each step
         assert cli.ask(llm, wiki).code == 0
 
@@ -121,3 +121,35 @@ def test_without_max_no_progress_runs_stay_the_papers(cli: Runner, wiki: FakeMed
     with FakeOpenAI(scripted(*misses)) as llm:
         result = cli.ask(llm, wiki, "--max-steps", "4")
     assert result.code == 1 and cli.trace()["stop_reason"] == "max_steps"
+
+
+def test_a_resume_takes_no_endpoint_from_the_folder_and_its_hint_names_the_one_given(
+    cli: Runner, wiki: FakeMediaWiki, tmp_path: Path
+) -> None:
+    """An eval folder does not choose where the API key goes (issue 29, class 1): a folder
+    run against another endpoint than the user's is refused before any request, unless
+    ``--base-url`` names it again; the stopped eval's hint names it, and works as printed."""
+    cli.config(**PRICED)
+    out = tmp_path / "run"
+    key = {
+        "OPENAI_API_KEY": "sk-resume-key-0000",
+        "REACT_CLI_MODEL": "m",
+        "REACT_CLI_WIKI": wiki.url,
+    }
+    with FakeOpenAI(PerQuestion(HOTPOT_SCRIPTS)) as llm:
+        args = ["eval", str(HOTPOT), "--out", str(out), "--max-steps", "3", "--base-url", llm.url]
+        budget = ["--concurrency", "1", "--max-total-cost", "0.3"]
+        stopped = cli([*args, *budget], **key)
+        assert stopped.code == 1, stopped.stderr
+        hint = stopped.stderr.rsplit("continue with: ", 1)[1].split()
+        assert hint[:4] == ["react-cli", "eval", "--resume", str(out)]
+        assert hint[4:] == ["--base-url", llm.url]
+        asked = len(llm.requests)
+        refused = cli(["eval", "--resume", str(out)], **key)  # the key would go to the folder's
+        assert refused.code == 2 and len(llm.requests) == asked, refused.stderr
+        line = one_error_line(refused.stderr)
+        assert f"was run against {llm.url}, not the endpoint you configured" in line
+        assert line.endswith(f"--resume {out} --base-url {llm.url}")
+        resumed = cli(hint[1:], **key)
+    assert resumed.code == 0, resumed.stderr
+    assert summary_of(out)["status"] == "finished" and len(rows_of(out)) == 6

@@ -62,7 +62,8 @@ def test_a_bare_group_prints_its_formatted_help(cli: Runner, group: list[str]) -
     result = cli(group)
     assert result.code == 0 and result.stderr == ""
     assert result.stdout.startswith(f"Usage: react-cli {' '.join(group)}".rstrip() + " [OPTIONS]")
-    assert "\nCommands:\n" in result.stdout and "\nOptions:\n" in result.stdout
+    commands, general = result.stdout.index("\nCommands:\n"), result.stdout.index("\nGeneral:\n")
+    assert commands < general  # its commands first, then its options
 
 
 def test_root_help_lists_commands_in_whole_sentences_and_every_variable(cli: Runner) -> None:
@@ -98,14 +99,15 @@ def test_choices_and_metavars_in_help(cli: Runner) -> None:
 
 
 def test_ask_eval_and_config_take_the_same_run_options(cli: Runner) -> None:
-    """One declaration (``cli.options.RunOptions``): each command's help lists all of it."""
+    """One declaration (``cli.run_options.RunOptions``): each command's help lists all of it."""
     from dataclasses import fields
 
-    from react_cli.cli.options import RunOptions
+    from react_cli.cli.run_options import RunOptions
 
     flags = {f"--{option.name.replace('_', '-')}" for option in fields(RunOptions)}
-    assert len(flags) == 29  # --method, the 3 sampling options, --otel, --protocol, --constrain,
-    # --tools-from, --mcp, --no-wiki, --tool-timeout, --max-cost, --max-no-progress, --cache
+    assert len(flags) == 31  # --method, the 3 sampling options, --otel, --protocol, --constrain,
+    # --tools-from, --mcp, --no-wiki, --tool-timeout, --max-cost, --max-no-progress, --cache,
+    # --allow-tool, --deny-tool
     for command in (["ask"], ["eval", "run"], ["config"]):
         shown = set(re.findall(r"(--[a-z-]+)", cli([*command, "-h"]).stdout))
         assert flags <= shown, (command, flags - shown)
@@ -158,6 +160,29 @@ def test_an_unknown_config_key_suggests_the_closest(cli: Runner, home: Path) -> 
     assert result.code == 2
     line = one_error_line(result.stderr)
     assert "modle (did you mean model?)" in line and "max_step (did you mean max_steps?)" in line
+
+
+def test_a_config_key_named_as_its_option_suggests_the_setting_the_option_sets(
+    cli: Runner, home: Path
+) -> None:
+    """``timeout`` is --timeout's: the whole run's ``run_timeout_s``, not one request's
+    ``timeout_s`` (the closest name)."""
+    (home / "config.toml").write_text("timeout = 60\nno_wiki = true\n", encoding="utf-8")
+    line = one_error_line(cli(["config"]).stderr)
+    assert "no_wiki (did you mean wiki_tools = false? --no-wiki sets it)" in line
+    assert "timeout (did you mean run_timeout_s? --timeout sets it)" in line
+
+
+def test_a_home_that_is_a_file_says_so(cli: Runner, tmp_path: Path) -> None:
+    home = tmp_path / "home-file"
+    home.write_text("")
+    for args in (["ask", "q", "--no-trace"], ["config"], ["data", "get", "hotpotqa-dev"]):
+        result = cli(args, REACT_CLI_HOME=str(home))
+        assert result.code == 2, args
+        assert one_error_line(result.stderr) == (
+            f"Error: the home directory {home} is a file, not a folder: set REACT_CLI_HOME to "
+            "a folder (react-cli keeps its config, traces and data there), or move the file away"
+        )
 
 
 def test_a_bad_environment_value_names_the_variable(cli: Runner) -> None:
@@ -371,7 +396,7 @@ def test_a_failed_question_s_hint_retries_it(
         assert (
             first.stderr.strip()
             .splitlines()[-1]
-            .endswith(f"retry them with: react-cli eval --resume '{out}'")
+            .endswith(f"retry them with: react-cli eval --resume '{out}' --base-url {llm.url}")
         )
         failing["on"] = False
         before = len(llm.requests)
@@ -408,3 +433,39 @@ def test_ctrl_c_before_any_result_shows_no_scores_and_a_working_hint(
         again = run_hint(cli, first.stderr)
     assert again.code == 0, again.stderr
     assert json.loads((out / "summary.json").read_text())["n"] == 2
+
+
+def test_models_named_by_their_file_get_a_note_on_stderr(cli: Runner) -> None:
+    """llama-cpp-python without --model_alias names its model by the GGUF's path."""
+    gguf = "/home/me/models/gemma-3-270m-it-Q4_K_M.gguf"
+    with FakeOpenAI([Reply()], models=(gguf,)) as llm:
+        result = cli(["models", "--base-url", llm.url])
+    assert (result.code, result.stdout) == (0, f"{gguf}\n")  # as -m takes it, for scripts
+    assert result.stderr == (
+        "note: the server names its model by the file it loaded (llama-cpp-python does without "
+        "--model_alias): -m takes that name as printed, or restart the server with "
+        "--model_alias gemma-3-270m-it-Q4_K_M and pass -m gemma-3-270m-it-Q4_K_M\n"
+    )
+    with FakeOpenAI([Reply()], models=("gemma-3-270m", "org/model-7b")) as llm:
+        named = cli(["models", "--base-url", llm.url])
+    assert named.stderr == ""  # a name with a slash (Hugging Face's org/model) is no file
+
+
+def test_a_question_starting_with_a_dash_is_told_about_the_double_dash(cli: Runner) -> None:
+    result = cli(["ask", "-5 degrees, is that cold?"])
+    assert result.code == 2
+    assert one_error_line(result.stderr) == (
+        "Error: No such option: -5 (a question starting with '-' goes after '--': "
+        "react-cli ask -- '-5…')"
+    )
+    typo = cli(["ask", "--modle", "x", "q"])  # a typo of an option gets click's suggestion only
+    assert "Possible options" in typo.stderr and "'--'" not in typo.stderr
+    assert "'--'" not in cli(["models", "-x"]).stderr  # models takes no argument
+
+
+def test_an_unknown_prompt_name_suggests_the_closest(cli: Runner) -> None:
+    result = cli(["ask", "q", "-m", "m", "--prompt", "hotpotqa-z"], OPENAI_API_KEY="sk-x")
+    assert result.code == 2
+    assert "no prompt named 'hotpotqa-z' (did you mean hotpotqa-zh?)" in one_error_line(
+        result.stderr
+    )

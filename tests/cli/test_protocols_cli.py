@@ -19,7 +19,7 @@ from method_fakes import SCRIPTS, MethodsEndpoint
 from tool_fakes import ProtocolsEndpoint, tool_call, tools_script
 
 from react_cli.loop.text.grammar import step_grammar
-from react_cli.tools.wikipedia import PAPER_TOOLS
+from react_cli.tools.paper import PAPER_TOOLS
 
 
 @pytest.fixture(scope="module")
@@ -64,15 +64,16 @@ def test_ask_traces_and_reruns_each_method_in_each_protocol(
     assert trace["config"]["protocol"] == protocol
     steps = trace["steps"]
     if protocol == "tools" and loops:
-        assert steps[0]["call"]["id"] == "call_fake_0"
-        assert steps[0]["call"]["arguments"] == {"entity": "Kiss and Tell"}
-        assert steps[0]["message"]["tool_calls"][0]["function"]["name"] == "search"
-        assert steps[0]["action"] == "Search[Kiss and Tell]"
+        (first,) = steps[0]["actions"]
+        assert first["call"]["id"] == "call_fake_0"
+        assert first["call"]["arguments"] == {"entity": "Kiss and Tell"}
+        assert steps[0]["replies"][0]["message"]["tool_calls"][0]["function"]["name"] == "search"
+        assert first["action"] == "Search[Kiss and Tell]"
         assert bodies[0]["messages"][0]["role"] == "system"
         assert bodies[1]["messages"][-1]["role"] == "tool"
-        assert bodies[1]["messages"][-1]["content"] == steps[0]["observation"]
+        assert bodies[1]["messages"][-1]["content"] == first["observation"]
     else:
-        assert all("message" not in step for step in steps)
+        assert all("message" not in reply for step in steps for reply in step["replies"])
     rerun = cli(["replay", "--rerun", "--json", str(trace_path)])
     assert rerun.code == 0, rerun.stdout + rerun.stderr
     assert json.loads(rerun.stdout)["reproduced"] is True
@@ -136,7 +137,7 @@ def test_eval_and_eval_compare_a_text_eval_with_a_tools_eval(
     text_rows, tools_rows = rows_of(outs["text"]), rows_of(outs["tools"])
     assert [r["em"] for r in text_rows] == [r["em"] for r in tools_rows] == [1.0, 1.0, 0.0]
     trace = json.loads((outs["tools"] / tools_rows[1]["trace"]).read_text(encoding="utf-8"))
-    assert trace["steps"][0]["message"]["role"] == "assistant"
+    assert trace["steps"][0]["replies"][0]["message"]["role"] == "assistant"
     compared = cli(["eval", "compare", str(outs["text"]), str(outs["tools"]), "--json"])
     assert compared.code == 0, compared.stderr
     data = json.loads(compared.stdout)
@@ -206,16 +207,17 @@ def test_v_shows_the_thought_as_it_streams_and_the_action_once_complete(
     lines = [line for line in result.stderr.splitlines() if line.startswith(labels)]
     assert [line.split(":")[0] for line in lines] == [
         "Thought 1",
-        "Action 1",
-        "Observation 1",
+        "Action 1.1",
+        "Action 1.2",
+        "Observation 1.1",
+        "Observation 1.2",
         "Action 2",
-        "Observation 2",
-        "Action 3",
     ]
     assert lines[0] == "Thought 1: I need to search Arthur's Magazine."
-    assert lines[1] == "Action 1: Search[Arthur's Magazine]"
-    assert lines[5] == "Action 3: Finish[Arthur's Magazine]"
-    assert "(the reply of step 1 · tool" in result.stderr
+    assert lines[1] == "Action 1.1: Search[Arthur's Magazine]"
+    assert lines[2] == "Action 1.2: Search[First for Women]"
+    assert lines[5] == "Action 2: Finish[Arthur's Magazine]"
+    assert "stop: finish · 2 steps" in result.stderr  # a reply is a step, whatever its calls
 
 
 def test_constrain_sends_a_grammar_and_a_refusal_is_one_warning(
@@ -250,3 +252,22 @@ def test_an_endpoint_that_ignores_tools_is_said_to_at_the_end(
         "Error: no answer: the model kept writing no valid action (no reply called a tool: "
         "the endpoint may ignore tools; try --protocol text)"
     )
+
+
+def test_one_500_to_a_forced_tool_choice_is_retried_and_forcing_goes_on(
+    cli: Runner, wiki: FakeMediaWiki
+) -> None:
+    """A 500 that passes is a fault like any other, not llama-cpp-python's refusal of
+    ``required`` (a 500 on every try): the follow-ups after it still force a call."""
+    replies = [
+        Reply(text="Let me think."),  # no call: the follow-up forces one
+        Reply(status=500),
+        Reply(tool_calls=[tool_call("search", entity="Arthur's Magazine")]),
+        Reply(text="Still thinking."),
+        Reply(tool_calls=[tool_call("finish", answer="1844")]),
+    ]
+    with FakeOpenAI(replies) as llm:
+        result = cli.ask(llm, wiki, "--protocol", "tools")
+    assert (result.code, result.stdout) == (0, "1844\n"), result.stderr
+    chosen = [r.json["tool_choice"] for r in llm.requests if r.json]
+    assert chosen == ["auto", "required", "required", "auto", "required"]

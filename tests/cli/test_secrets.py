@@ -17,6 +17,8 @@ from __future__ import annotations
 import base64
 import html
 import json
+import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -28,7 +30,7 @@ from conftest import CliResult
 from fake_mediawiki import ECHO, FakeMediaWiki, Fault
 from fake_openai import FakeOpenAI, Reply, scripted
 from hostile_server import Answer, HostileServer, Received, echo_line, head
-from inproc import Runner
+from inproc import HANG_S, Runner, one_error_line
 
 KEY = "sk-\"Te'st\\%2F/&<k>+ey-0123456789"
 USER, PASSWORD = "bot", "p@ss/w0rd\"é'\\x"
@@ -281,6 +283,15 @@ def test_credentials_from_netrc_never_show(cli: Runner, tmp_path: Path, name: st
     assert_no_secret(sent_to_model(up.model), "what the model was sent")
 
 
+def questions_left_running() -> None:
+    """Wait for the questions a stopped eval left in flight (``eval.stop``: the command does
+    not wait for them; a process's exit ends them) to end: their next model call is refused."""
+    until = time.monotonic() + HANG_S
+    while any(t.name == "eval-question" for t in threading.enumerate()):
+        assert time.monotonic() < until, "a question of the eval never ended"
+        time.sleep(0.01)
+
+
 def test_eval_never_shows_a_secret(cli: Runner, tmp_path: Path) -> None:
     dataset = Path(__file__).resolve().parents[1] / "fixtures" / "eval" / "hotpotqa_dev_first6.json"
     out = tmp_path / "run"
@@ -293,6 +304,8 @@ def test_eval_never_shows_a_secret(cli: Runner, tmp_path: Path) -> None:
             REACT_CLI_MODEL="m",
             REACT_CLI_WIKI=wiki_with_secrets(up.wiki_url),
         )
+        questions_left_running()  # before the servers close under them (their retries'
+        # notices would go to the stderr of a later test of this process)
     assert "Traceback" not in result.stderr
     assert (out / "summary.json").exists() and (out / "results.jsonl").exists()
     assert_no_secret(everything_written(result, out, cli.home), "the eval folder or output")
@@ -303,9 +316,14 @@ def test_eval_never_shows_a_secret(cli: Runner, tmp_path: Path) -> None:
     "key", ["sk-good\r", "sk-\u200bgood", "“sk-good”", "sk good", "sk-good\x07", "sk-gööd"]
 )
 def test_a_bad_key_is_a_usage_error_that_never_echoes_it(cli: Runner, key: str) -> None:
-    result = cli(["ask", "When?"], OPENAI_API_KEY=key, REACT_CLI_MODEL="m")
-    assert result.code == 2 and result.stdout == ""
-    assert result.stderr.startswith("Error: the API key (") and "character" in result.stderr
+    """Refused before any request: the endpoint (a local one, no network) hears nothing."""
+    with FakeOpenAI([Reply(" Done.\nAction 1: Finish[x]")]) as model:
+        result = cli(
+            ["ask", "When?"], OPENAI_API_KEY=key, OPENAI_BASE_URL=model.url, REACT_CLI_MODEL="m"
+        )
+    assert result.code == 2 and result.stdout == "" and model.requests == []
+    line = one_error_line(result.stderr)
+    assert line.startswith("Error: the API key (") and "character" in line
     assert "good" not in result.stderr and "gööd" not in result.stderr
 
 

@@ -17,7 +17,7 @@ from fake_openai import FakeOpenAI, scripted
 from hostile import cli_fuzz, inject, json_literal, paths
 from hypothesis import given
 from hypothesis import strategies as st
-from inproc import GOOD_RUN, Runner, only_trace, servers_env
+from inproc import GOOD_RUN, Runner, actions, only_trace, servers_env
 from markdown_it import MarkdownIt
 
 from react_cli.share.text import link_target
@@ -75,7 +75,7 @@ def test_ask_prints_the_sources_after_the_answer_and_json_and_trace_carry_them(
     traces = sorted((cli.home / "traces").glob("*.json"))
     trace = json.loads(traces[-1].read_text(encoding="utf-8"))
     assert trace["sources"] == summary["sources"]
-    steps = trace["steps"]
+    steps = actions(trace)
     assert steps[0]["source"]["title"] == ARTHUR and steps[1]["source"]["title"] == FIRST
     assert "source" not in steps[2]  # Finish shows no page
 
@@ -98,7 +98,7 @@ def test_a_lookup_adds_the_sentence_it_showed_to_its_page(cli: Runner, wiki: Fak
         result = cli.ask(llm, wiki, "--json")
     summary = json.loads(result.stdout)
     (source,) = summary["sources"]  # one page, shown twice
-    steps = summary["steps"]
+    steps = actions(summary)
     assert steps[1]["source"]["sentences"] == [steps[0]["source"]["sentences"][0]]
     assert [s["index"] for s in source["sentences"]] == [0]
     assert source["supports"] is True  # "1844" is in the sentence shown
@@ -265,13 +265,13 @@ def test_hostile_titles_and_urls_are_cleaned_on_the_terminal(
 
 def hostile_document(trace: dict[str, Any], url: str) -> dict[str, Any]:
     """``trace`` with a hostile source on its first step: a title, URL and sentence of markup."""
-    source = dict(trace["steps"][0]["source"])
+    source = dict(trace["steps"][0]["actions"][0]["source"])
     source.update(
         title="<img src=x onerror=alert(1)>](javascript:alert(2)) *b* \x1b[31m",
         url=url,
         sentences=[{"index": 0, "text": "<script>alert(3)</script> [y](javascript:alert(4)) #"}],
     )
-    trace["steps"][0]["source"] = source
+    trace["steps"][0]["actions"][0]["source"] = source
     return trace
 
 

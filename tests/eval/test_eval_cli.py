@@ -232,7 +232,10 @@ def test_missing_dataset_and_model(cli: Runner, tmp_path: Path) -> None:
     result = cli(["eval", str(tmp_path / "none.json")], REACT_CLI_MODEL="m")
     assert (result.code, result.stderr) == (
         2,
-        f"Error: no such dataset file: {tmp_path / 'none.json'}\n",
+        f"Error: no such dataset file: {tmp_path / 'none.json'}; or a dataset name: "
+        "hotpotqa-sample, hotpotqa-dev, hotpotqa-dev-fullwiki, hotpotqa-train, "
+        "react-hotpotqa-dev, react-fever-dev, fever-paper-dev, fever-shared-task-dev "
+        "('react-cli data list' shows them)\n",
     )
     result = cli(["eval", str(HOTPOT)])
     assert result.code == 2 and result.stderr.startswith("Error: no model configured")

@@ -126,7 +126,7 @@ def test_a_wikipedia_request_ends_at_wiki_timeout_s(cli: Runner, shape: str) -> 
     ):
         result = cli.ask(llm, wiki, "--json", question="When?")
     assert result.code == 0, result.stderr
-    step = json.loads(result.stdout)["steps"][0]
+    step = json.loads(result.stdout)["steps"][0]["actions"][0]
     assert step["observation"].startswith("Wikipedia is unavailable right now (no answer from")
     assert f"within {TIMEOUT_S:g}s" in step["observation"]
     assert cli.elapsed_s < BOUND_S

@@ -92,7 +92,7 @@ def test_ctrl_c_while_the_trace_of_a_finished_run_is_written(
     [
         "react_cli.settings.resolve.resolve",
         "react_cli.loop.prompts.load_prompt",
-        "react_cli.session.build_model",
+        "react_cli.session.builders.build_model",
     ],
 )
 def test_ctrl_c_before_the_run_exits_130_quietly(

@@ -147,8 +147,11 @@ def test_failures_are_told_apart_by_type_not_text(name: str) -> None:
     assert failure_reason(exc) == reason
 
 
-def test_a_refused_connection_is_worth_a_retry_a_tls_error_is_not() -> None:
-    assert is_transient(refused())  # type: ignore[arg-type]
+def test_a_timeout_is_worth_a_retry_a_refused_connection_or_tls_error_is_not() -> None:
+    """Issue 32: a refused connection or a name that does not resolve is the same a second
+    later (offline, a firewall, a server not started): said at once, not retried."""
+    assert not is_transient(refused())  # type: ignore[arg-type]
     assert is_transient(requests.ReadTimeout())
+    assert is_transient(requests.ConnectionError(ConnectionResetError()))
     assert not is_transient(requests.exceptions.SSLError())
     assert not is_transient(requests.exceptions.InvalidURL())

@@ -94,7 +94,7 @@ def test_wikipedia_retries_with_the_backoff(
     with FakeOpenAI(scripted(*RUN)) as llm:
         result = cli.ask(llm, wiki, "--json", question="When?")
     assert result.code == 0, result.stderr
-    step = json.loads(result.stdout)["steps"][0]
+    step = json.loads(result.stdout)["steps"][0]["actions"][0]
     assert step["observation"].startswith("Arthur's Magazine (1844")
-    assert step["tool_retries"] == 1
+    assert step["retries"] == 1
     assert announced_waits(result.stderr) == [0.0]  # the 0.01 s backoff, not the header's wait

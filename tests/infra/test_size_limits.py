@@ -51,8 +51,9 @@ def cli(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixtu
 
 
 LAZY_IMPORTS = (
-    *("react_cli.session", "react_cli.llm", "react_cli.display.render", "react_cli.traces.trace"),
-    *("react_cli.wiki.mediawiki", "react_cli.wiki.zim", "bs4", "lxml.etree"),
+    *("react_cli.session", "react_cli.llm.client", "react_cli.display.render"),
+    *("react_cli.traces.trace", "react_cli.wiki.mediawiki", "react_cli.wiki.zim"),
+    *("bs4", "lxml.etree"),
 )
 
 
@@ -87,7 +88,7 @@ def test_a_wikipedia_gzip_bomb_stops_at_the_limit(cli: Runner, bomb: bytes) -> N
             REACT_CLI_WIKI=wiki.url,
         )
     assert result.code == 0, result.stderr
-    step = json.loads(result.stdout)["steps"][0]
+    step = json.loads(result.stdout)["steps"][0]["actions"][0]
     assert step["observation"] == (
         f"Wikipedia is unavailable right now (the answer from 127.0.0.1:{wiki.port} is larger "
         f"than {MAX_ANSWER_BYTES:,} bytes); try again or Finish."
@@ -140,7 +141,7 @@ def test_a_zim_page_over_the_limit_is_not_read(cli: Runner, tmp_path: Path) -> N
             REACT_CLI_MODEL="m",
         )
     assert result.code == 0, result.stderr
-    step = json.loads(result.stdout)["steps"][0]
+    step = json.loads(result.stdout)["steps"][0]["actions"][0]
     assert step["observation"] == (
         "Wikipedia is unavailable right now (the ZIM page for 'Big' is larger than "
         f"{MAX_ANSWER_BYTES:,} bytes); try again or Finish."

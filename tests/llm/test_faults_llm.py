@@ -108,7 +108,7 @@ def test_stop_rejected_is_dropped_and_the_cut_happens_client_side(
         result = ask(cli, llm, wiki)
     trace = assert_answered(cli, result)
     assert "stop" in llm.requests[0].json and all("stop" not in r.json for r in llm.requests[1:])
-    assert "2020" not in trace["steps"][0]["raw"]
+    assert "2020" not in json.dumps(trace["steps"][0]["replies"])
     assert "2020" not in llm.requests[2].json["messages"][0]["content"]
 
 
@@ -123,8 +123,8 @@ def test_answer_far_longer_than_max_tokens_is_cut(
         result = ask(cli, llm, wiki, "--max-tokens", "20", stream=stream)
     assert result.code == 0, result.stderr
     step = cli.trace()["steps"][0]
-    assert len(step["raw"]) == 20 * 16
-    assert step["action"] == "Finish[Arthur's Magazine]"  # from the paper's "Action 1:" call
+    assert len(step["replies"][0]["text"]) == 20 * 16
+    assert step["actions"][0]["action"] == "Finish[Arthur's Magazine]"  # from "Action 1:"
     assert len(llm.requests[1].json["messages"][0]["content"]) < 10_000
     assert cli.elapsed_s < HANG_S
 
@@ -246,6 +246,20 @@ def test_404_model(cli: Runner, wiki: FakeMediaWiki) -> None:
     assert len(llm.requests) == 1
 
 
+def test_a_base_url_without_v1_is_told_to_add_it(cli: Runner, wiki: FakeMediaWiki) -> None:
+    """The fake serves /v1/...: a base URL without it gets a 404 at /chat/completions."""
+    with FakeOpenAI(scripted("unused")) as llm:
+        root = llm.url.removesuffix("/v1")
+        result = cli(
+            ["ask", "q"], OPENAI_BASE_URL=root, REACT_CLI_MODEL="m", REACT_CLI_WIKI=wiki.url
+        )
+        models = cli(["models"], OPENAI_BASE_URL=root + "/")
+    assert result.code == 2
+    hint = f"the base URL has no /v1: try --base-url {root}/v1 (then check the model name"
+    assert hint in one_error_line(result.stderr)
+    assert models.code == 2 and hint in one_error_line(models.stderr)
+
+
 def test_other_400_is_not_retried(cli: Runner, wiki: FakeMediaWiki) -> None:
     body = json.dumps({"error": {"message": "temperature must be\nat most 2"}})
     with FakeOpenAI([Reply(status=400, body=body)]) as llm:
@@ -260,10 +274,12 @@ def test_failure_after_progress_keeps_the_earlier_steps(cli: Runner, wiki: FakeM
     assert result.code == 1
     summary = json.loads(result.stdout)
     assert summary["stop_reason"] == "llm_error" and summary["answer"] is None
-    assert summary["steps"][0]["action"] == "Search[Arthur's Magazine]"
+    assert summary["steps"][0]["actions"][0]["action"] == "Search[Arthur's Magazine]"
     assert "HTTP 500" in summary["steps"][1]["error"]
     one_error_line(result.stderr)
-    assert cli.trace()["steps"][0]["observation"].startswith("Arthur's Magazine (1844")
+    assert cli.trace()["steps"][0]["actions"][0]["observation"].startswith(
+        "Arthur's Magazine (1844"
+    )
 
 
 @pytest.mark.parametrize("credentials", ["in the URL", "in ~/.netrc"])

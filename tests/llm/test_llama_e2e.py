@@ -169,7 +169,7 @@ def test_ask_against_a_real_server(
     # Default settings: every call asks for 256 tokens, so no thought is cut and no extra
     # "Action k:" call is made for a cut one; no warning to raise --max-tokens.
     assert all(body["max_tokens"] == DEFAULT_MAX_TOKENS for body in proxy.bodies)
-    assert not any(step["details"].get("max_tokens_reached") for step in steps)
+    assert not any(reply.get("max_tokens_reached") for s in steps for reply in s["replies"])
     assert "warning:" not in proc.stderr
 
     # Tokens the server did not report are estimated, recorded and shown as estimates; a run
@@ -190,29 +190,31 @@ def test_ask_against_a_real_server(
     # A clean trace: every step has a thought or an action, no kept Observation, and text the
     # parser ignored (invented next steps) stays in raw, shown only as "(ignored)".
     for step in steps:
-        assert step["thought"] or step["action"]
-        assert "\nObservation" not in kept_in_prompt(step["raw"])
+        assert step["thought"] or any(action["action"] for action in step["actions"])
+        assert "\nObservation" not in kept_in_prompt(step["replies"][0]["text"])
 
     # No kept model text carries an invented Observation line.
     for step in steps:
-        for text in (step["raw"], step["followup_raw"] or ""):
-            assert cut_at_observation(text) == text
+        for reply in step["replies"]:
+            assert cut_at_observation(reply["text"]) == reply["text"]
 
     # Append-only: each request's prompt starts with the previous one, and where the model's
     # output held an action, with the previous prompt plus exactly the kept model text.
     prompts = proxy.prompts()
-    assert len(prompts) == sum(1 + (s["followup_raw"] is not None) for s in steps)
+    assert len(prompts) == sum(len(s["replies"]) for s in steps)
     assert prompts[0].endswith(f"Question: {QUESTION}\nThought 1:")
     for before, after in itertools.pairwise(prompts):
         assert after.startswith(before)
     main = 0  # index of the request that opened each step
     for step in steps:
-        followup = step["followup_raw"] is not None
+        followup = len(step["replies"]) > 1
         assert proxy.bodies[main]["stop"] == list(STOP_SEQUENCES)
         assert prompts[main].endswith(f"Thought {step['index']}:")
         following = main + 1 + followup
-        if not followup and step["action"] and following < len(prompts):
-            assert prompts[following].startswith(prompts[main] + kept_in_prompt(step["raw"]))
+        written = any(action["action"] for action in step["actions"])
+        if not followup and written and following < len(prompts):
+            kept = kept_in_prompt(step["replies"][0]["text"])
+            assert prompts[following].startswith(prompts[main] + kept)
         if followup:
             assert proxy.bodies[main + 1]["stop"] == ["\n"]
         main = following
@@ -324,23 +326,24 @@ def test_ask_tools_protocol_against_a_real_server(
         assert after["messages"][: len(before["messages"])] == before["messages"]
     # The server's native calls were taken (its ids), each answered by a tool message carrying
     # its id and exactly the step's observation.
-    native = [s for s in steps if s.get("message") and s["message"].get("tool_calls")]
+    native = [
+        reply
+        for s in steps
+        for reply in s["replies"]
+        if reply.get("message") and reply["message"].get("tool_calls")
+    ]
     assert native, "the server made no native tool call: was it started with a tools format?"
     last = bodies[-1]["messages"]
     answers = {m["tool_call_id"]: m["content"] for m in last if m["role"] == "tool"}
-    for step in steps:
-        call = step.get("call")
-        if (
-            call
-            and call["name"] != "Finish"
-            and call["id"] in answers
-            and step["index"] < len(steps)
-        ):
-            assert answers[call["id"]] == step["observation"]
+    for step in steps[:-1]:
+        for action in step["actions"]:
+            call = action.get("call")
+            if call and call["name"] != "Finish" and call["id"] in answers:
+                assert answers[call["id"]] == action["observation"]
     print(
         f"\nE2E protocol=tools stream={stream} exit={proc.returncode} stop={trace['stop_reason']} "
         f"steps={len(steps)} requests={len(bodies)} native_calls={len(native)} "
-        f"actions={[s['action'] for s in steps]} step1_prompt_tokens="
+        f"actions={[a['action'] for s in steps for a in s['actions']]} step1_prompt_tokens="
         f"{steps[0]['usage']['prompt_tokens']} answer={trace['answer']!r}"
     )
 
@@ -476,7 +479,7 @@ def test_a_conversation_against_a_real_server(tmp_path: Path, wiki: FakeMediaWik
 
 HOTPOT_FIRST10 = ROOT / "tests" / "fixtures" / "eval" / "hotpotqa_dev_first10.json"
 CUT_RETRY = "the stream was cut off"  # a retry after a cut stream, waited for
-STREAMS_STOPPED = "ends a stream when another request arrives"  # said once, then no stream
+STREAMS_STOPPED = "ends a stream when another request arrives"  # a note once, then no stream
 
 
 def test_ten_questions_every_method_with_the_defaults(tmp_path: Path, wiki: FakeMediaWiki) -> None:
@@ -486,7 +489,7 @@ def test_ten_questions_every_method_with_the_defaults(tmp_path: Path, wiki: Fake
     figures (wall time, requests, the levels the limiter used, each method's EM)."""
     out = tmp_path / "eval"
     args = ["eval", str(HOTPOT_FIRST10), "--methods", "all", "--out", str(out)]
-    args += ["--api", "completions"]  # the README's advice for a base model; all else default
+    args += ["--api", "completions"]  # the docs' advice for a base model; all else default
     with RecordingProxy(LLAMA_URL) as proxy:
         servers = {"OPENAI_BASE_URL": proxy.url, "REACT_CLI_WIKI": wiki.url}
         env = cli_env(tmp_path / "home", REACT_CLI_MODEL=MODEL, **servers)
@@ -500,7 +503,9 @@ def test_ten_questions_every_method_with_the_defaults(tmp_path: Path, wiki: Fake
     assert all(figures["failed"] == 0 for figures in summary["methods"].values())
     notices = [line for line in proc.stderr.splitlines() if line.startswith("retrying in ")]
     assert not [line for line in notices if CUT_RETRY in line], notices
-    assert sum(STREAMS_STOPPED in line for line in notices) <= 1
+    assert not [line for line in notices if STREAMS_STOPPED in line]  # a note, not a retry
+    notes = [line for line in proc.stderr.splitlines() if STREAMS_STOPPED in line]
+    assert len(notes) <= 1 and all(line.startswith("note: ") for line in notes), notes
     streamed = [bool(body.get("stream")) for body in proxy.bodies]
     levels = summary["levels"]
     print(

@@ -20,8 +20,8 @@ from react_cli.core.errors import (
 )
 from react_cli.infra.deadline import NO_DEADLINE
 from react_cli.infra.retry import RetryPolicy
-from react_cli.llm import OpenAIClient
 from react_cli.llm.base import CallKind, ModelRequest
+from react_cli.llm.client import OpenAIClient
 from react_cli.loop.text.cutter import ObservationCutter
 
 FAST = RetryPolicy(
@@ -189,7 +189,10 @@ def test_connection_refused(make_client: MakeClient) -> None:
     with pytest.raises(LLMConnectionError) as caught:
         client.complete(REQUEST, deadline=NO_DEADLINE)
     client.close()
-    assert str(caught.value) == f"cannot reach {url}/chat/completions: connection refused"
+    assert str(caught.value) == (
+        f"cannot reach {url}/chat/completions: connection refused; is the model server "
+        "started? ('react-cli models' lists what it serves)"
+    )
 
 
 def test_read_timeout(make_client: MakeClient) -> None:
@@ -329,5 +332,5 @@ def test_debug_log_shows_a_request_before_it_is_sent() -> None:
         client.complete(REQUEST, deadline=NO_DEADLINE)
     client.close()
     posts = [line for line in lines if line.startswith(f"POST {url}/chat/completions ")]
-    assert len(posts) == FAST.retries + 1 and '"Authorization": "Bearer ***"' in posts[0]
+    assert len(posts) == 1 and '"Authorization": "Bearer ***"' in posts[0]  # refused: no retry
     assert '"model": "m"' in posts[0] and all(KEY not in line for line in lines)

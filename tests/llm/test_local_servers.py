@@ -58,9 +58,8 @@ def test_a_server_defaulting_to_16_tokens_gets_whole_thoughts(
     prompts = [str(r.json[key]) for r in llm.requests]
     assert all(re.search(r"Thought \d:\W*$", p) for p in prompts)  # no "Action k:" call
     steps = cli.trace()["steps"]
-    assert [s["followup_raw"] for s in steps] == [None] * 3
-    assert [s["raw"] for s in steps] == list(GOOD_RUN)
-    assert not any("max_tokens_reached" in s["details"] for s in steps)
+    assert [[reply["text"] for reply in s["replies"]] for s in steps] == [[t] for t in GOOD_RUN]
+    assert not any("max_tokens_reached" in reply for s in steps for reply in s["replies"])
 
 
 def test_max_tokens_from_the_flag_the_environment_and_the_config_file(
@@ -98,10 +97,8 @@ def test_a_reply_stopped_by_max_tokens_warns_once_and_is_recorded(
     warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
     assert warnings == ["warning: the model stopped at max_tokens=8; raise --max-tokens"]
     assert "stopped at max_tokens" in result.stderr.split("warning:")[0]
-    steps = cli.trace()["steps"]
-    assert steps[0]["details"]["max_tokens_reached"] is True
-    assert steps[0]["followup_raw"] is not None  # the cut thought cost an extra call
-    assert len(steps[0]["raw"]) == 32
+    cut, _ = cli.trace()["steps"][0]["replies"]  # the cut thought cost an extra call
+    assert cut["max_tokens_reached"] is True and len(cut["text"]) == 32
 
 
 def test_eval_warns_once_for_all_questions(
@@ -211,7 +208,7 @@ def test_wikipedia_retries_and_maxlag_waits_are_announced(cli: Runner, wiki: Fak
             "127.0.0.1", wiki.url.split("//")[1]
         ),
     ]
-    assert cli.trace()["steps"][0]["tool_retries"] == 2
+    assert cli.trace()["steps"][0]["actions"][0]["retries"] == 2
 
 
 def test_a_failure_is_printed_once_with_the_time_it_took(cli: Runner, wiki: FakeMediaWiki) -> None:
@@ -245,5 +242,7 @@ def test_text_the_parser_ignores_is_dimmed_never_a_step(cli: Runner, wiki: FakeM
     )
     assert "Action 2: Finish[1844]\nObservation 1:" in result.stderr  # dimmed, then the tool
     step = cli.trace()["steps"][0]
-    assert step["raw"].endswith(invented) and step["action"] == "Search[Arthur's Magazine]"
+    assert step["replies"][0]["text"].endswith(invented)
+    assert step["replies"][0]["ignored"] == invented
+    assert step["actions"][0]["action"] == "Search[Arthur's Magazine]"
     assert "Thought 2: It was 1844" not in llm.requests[1].json["messages"][0]["content"]

@@ -14,9 +14,9 @@ from fake_openai import FakeOpenAI, Reply
 from react_cli.core.errors import LLMConnectionError
 from react_cli.infra.deadline import NO_DEADLINE
 from react_cli.infra.retry import RetryPolicy
-from react_cli.llm import OpenAIClient
 from react_cli.llm.base import CallKind, ModelRequest
-from react_cli.llm.sampling import EndpointFacts
+from react_cli.llm.client import OpenAIClient
+from react_cli.llm.endpoint import EndpointFacts
 from react_cli.loop.text.cutter import ObservationCutter
 
 FAST = RetryPolicy(retries=1, backoff_factor=0.0, backoff_jitter_s=0.0)

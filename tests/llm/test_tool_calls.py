@@ -18,11 +18,11 @@ from react_cli.core.errors import LLMConfigError, LLMConnectionError
 from react_cli.core.records import ToolCall
 from react_cli.infra.deadline import NO_DEADLINE
 from react_cli.infra.retry import RetryPolicy
-from react_cli.llm import OpenAIClient
 from react_cli.llm.base import AUTO, REQUIRED, CallKind, ModelRequest, ToolChoice
-from react_cli.llm.sampling import EndpointFacts
+from react_cli.llm.client import OpenAIClient
+from react_cli.llm.endpoint import EndpointFacts
 from react_cli.llm.toolcalls import MAX_CALLS, CallAssembler, assistant_message, calls_of
-from react_cli.tools.wikipedia import PAPER_TOOLS
+from react_cli.tools.paper import PAPER_TOOLS
 
 FAST = RetryPolicy(retries=2, backoff_factor=0.01, backoff_max_s=0.02, backoff_jitter_s=0.0)
 TOOLS = tuple(spec.declaration() for spec in PAPER_TOOLS)
@@ -114,29 +114,45 @@ def test_a_forced_choice_is_sent_as_openai_writes_it(clients: list[OpenAIClient]
     assert chosen == ["required", {"type": "function", "function": {"name": "finish"}}]
 
 
+LLAMA_500 = Reply(
+    status=500, body=json.dumps({"error": {"message": "", "type": "internal_server_error"}})
+)
+
+
 @pytest.mark.parametrize(
     "refusal",
     [
-        Reply(
-            status=400,
-            body=json.dumps({"error": {"message": "tool_choice 'required' is not supported"}}),
-        ),
-        Reply(
-            status=500, body=json.dumps({"error": {"message": "", "type": "internal_server_error"}})
-        ),
+        [
+            Reply(
+                status=400,
+                body=json.dumps({"error": {"message": "tool_choice 'required' is not supported"}}),
+            )
+        ],
+        [LLAMA_500] * (FAST.retries + 1),  # a 500 on every try: its refusal
     ],
     ids=["400 naming it", "llama-cpp-python's 500"],
 )
 def test_a_refused_forced_choice_is_asked_as_auto_from_then_on(
-    clients: list[OpenAIClient], refusal: Reply
+    clients: list[OpenAIClient], refusal: list[Reply]
 ) -> None:
     facts = EndpointFacts()
-    with FakeOpenAI([refusal, Reply(tool_calls=[SEARCH])]) as fake:
+    with FakeOpenAI([*refusal, Reply(tool_calls=[SEARCH])]) as fake:
         client = client_of(fake, clients, facts=facts)
         first = client.complete(request(REQUIRED), deadline=NO_DEADLINE)
         client.complete(request(REQUIRED), deadline=NO_DEADLINE)
-    assert [r.json["tool_choice"] for r in fake.requests if r.json] == ["required", "auto", "auto"]
-    assert first.retries == 1 and "required" in facts.refused
+    sent = [r.json["tool_choice"] for r in fake.requests if r.json]
+    assert sent == ["required"] * len(refusal) + ["auto", "auto"]
+    assert first.retries == len(refusal) and "required" in facts.refused
+
+
+def test_one_500_to_a_forced_choice_is_retried_forced(clients: list[OpenAIClient]) -> None:
+    facts = EndpointFacts()
+    with FakeOpenAI([LLAMA_500, Reply(tool_calls=[SEARCH])]) as fake:
+        client = client_of(fake, clients, facts=facts)
+        first = client.complete(request(REQUIRED), deadline=NO_DEADLINE)
+        client.complete(request(REQUIRED), deadline=NO_DEADLINE)
+    sent = [r.json["tool_choice"] for r in fake.requests if r.json]
+    assert sent == ["required"] * 3 and first.retries == 1 and not facts.refused
 
 
 @pytest.mark.parametrize(

@@ -6,10 +6,10 @@ import pytest
 from scripted import DictTools, Loop, ScriptedModel
 
 from react_cli.core.errors import LLMConnectionError
-from react_cli.core.trajectory import PARSE_FAILURE, ErrorKind, StepError
+from react_cli.core.trajectory import PARSE_FAILURE, Cue, ErrorKind
 from react_cli.infra.deadline import Deadline
 from react_cli.llm.base import Completion, ModelRequest, TextSink
-from react_cli.loop.events import Event, ModelText, StepFinished, StepStarted
+from react_cli.loop.events import Event, ModelText, ReplyStarted, StepFinished
 from react_cli.loop.limits import Limits
 from react_cli.loop.text.parser import kept_in_prompt
 from react_cli.loop.text.protocol import STOP_SEQUENCES
@@ -39,9 +39,13 @@ def test_search_then_finish_records_every_step() -> None:
     )
     assert result.answer == "Tim Burton"
     assert result.stop_reason == "finish"
-    assert [s.action for s in result.steps] == ["Search[Ed Wood]", "Finish[Tim Burton]"]
-    assert result.steps[0].observation == TOOLS["Ed Wood"]
-    assert result.steps[0].details == {"resolved_title": "Ed Wood"}
+    assert [a.written for s in result.steps for a in s.actions] == [
+        "Search[Ed Wood]",
+        "Finish[Tim Burton]",
+    ]
+    (searched,) = result.steps[0].actions
+    assert searched.observation == TOOLS["Ed Wood"]
+    assert searched.details == {"resolved_title": "Ed Wood"}
     assert result.steps[0].thought == "I need to search Ed Wood."
     assert result.usage.total_tokens == 40
     assert model.calls[0] == (PREFIX + "Thought 1:", list(STOP_SEQUENCES))
@@ -71,7 +75,7 @@ def test_invented_observation_never_reaches_the_prompt() -> None:
         ]
     )
     assert "plumber" not in prompts(model)[1]
-    assert "plumber" not in result.steps[0].raw
+    assert "plumber" not in result.steps[0].replies[0].text
 
 
 def test_missing_action_asks_for_it_like_the_paper() -> None:
@@ -83,8 +87,12 @@ def test_missing_action_asks_for_it_like_the_paper() -> None:
         ]
     )
     step = result.steps[0]
-    assert step.action == "Search[Ed Wood]"
-    assert step.followup_raw == " Search[Ed Wood]"
+    assert [action.written for action in step.actions] == ["Search[Ed Wood]"]
+    assert [(reply.cue, reply.text) for reply in step.replies] == [
+        (Cue.THOUGHT, " I should search for Ed Wood first.\nThen think more."),
+        (Cue.ACTION, " Search[Ed Wood]"),
+    ]
+    assert step.replies[0].ignored == "\nThen think more."
     assert model.calls[1][0].endswith("Thought 1: I should search for Ed Wood first.\nAction 1:")
     assert model.calls[1][1] == ["\n"]
     assert prompts(model)[2].startswith(prompts(model)[1] + " Search[Ed Wood]\nObservation 1: ")
@@ -96,7 +104,7 @@ def test_consecutive_parse_failures_stop_the_run() -> None:
     assert result.stop_reason == "parse_errors"
     assert len(result.steps) == 3
     assert all(s.error == PARSE_FAILURE for s in result.steps)
-    assert "Search[entity]" in result.steps[0].observation
+    assert "Search[entity]" in result.steps[0].actions[0].observation
 
 
 def test_a_parse_failure_is_recorded_and_the_loop_continues() -> None:
@@ -168,7 +176,7 @@ class Recorder:
         self.events: list[str] = []
 
     def notify(self, event: Event) -> None:
-        if isinstance(event, StepStarted):
+        if isinstance(event, ReplyStarted):
             self.events.append(f"start {event.index}")
         elif isinstance(event, ModelText):
             self.events.append("text")
@@ -248,9 +256,10 @@ def test_every_call_gets_the_runs_deadline(timeout_s: float | None) -> None:
 def test_a_failed_tool_call_is_a_typed_error_with_its_retries() -> None:
     model = ScriptedModel([" t\nAction 1: Search[A]", " u\nAction 2: Finish[x]"])
     step = Loop(model, FailingTools({})).run(PREFIX, "q").steps[0]
-    assert step.error == StepError(ErrorKind.TOOL, "x") and step.error_text is None
-    assert step.tool_retries == 2
-    assert step.to_json()["details"] == {"error": "x"} and step.to_json()["error"] is None
+    (action,) = step.actions
+    assert action.error == "x" and step.error is None and step.error_text is None
+    assert action.retries == step.tool_retries == 2
+    assert step.to_json()["actions"][0]["error"] == "x" and step.to_json()["error"] is None
 
 
 def test_a_runs_state_belongs_to_the_run() -> None:

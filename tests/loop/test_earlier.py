@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from react_cli.core.conversation import Earlier, Turn, TurnStep, one_line
 from react_cli.core.records import StopReason, ToolCall, Usage
-from react_cli.core.trajectory import PARSE_FAILURE, Run, Step
+from react_cli.core.trajectory import PARSE_FAILURE, Action, Run, Step
 from react_cli.loop.prompts import load_prompt
 from react_cli.loop.text.protocol import TextProtocol, earlier_block
 from react_cli.loop.tools.protocol import ToolsProtocol
 from react_cli.tools.base import ToolSet
-from react_cli.tools.wikipedia import PAGE, wikipedia_tools
+from react_cli.tools.wikipedia import PAGE, Wikipedia
 
-TOOLS = ToolSet(wikipedia_tools(backend=None))  # type: ignore[arg-type]  # never called here
+TOOLS = ToolSet(Wikipedia(backend=None).tools())  # type: ignore[arg-type]  # never called here
 A = Turn("Who directed Ed Wood?", "Tim Burton")
 B = Turn("When was he born?", "August 25, 1958")
 
@@ -94,11 +94,9 @@ def test_the_tools_protocol_shows_several_calls_of_a_reply_and_a_turn_without_ca
 
 def test_a_turn_keeps_each_call_with_its_observation_on_a_line() -> None:
     steps = [
-        Step(
-            1, thought="t", action="Search[X]", call=ToolCall("Search", "X"), observation="w " * 200
-        ),
-        Step(2, thought="u", action="hmm", error=PARSE_FAILURE),
-        Step(3, call=ToolCall("Finish", "Y"), action="Finish[Y]"),
+        Step(1, "t", actions=[Action("Search[X]", ToolCall("Search", "X"), "w " * 200)]),
+        Step(2, "u", actions=[Action("hmm", None, "Invalid action.")], error=PARSE_FAILURE),
+        Step(3, actions=[Action("Finish[Y]", ToolCall("Finish", "Y"))]),
     ]
     turn = Turn.of(Run("Q", "Y", StopReason.FINISH, steps, Usage(), 1.0))
     assert [step.call.name for step in turn.steps] == ["Search", "Finish"]
@@ -110,7 +108,7 @@ def test_a_turn_keeps_each_call_with_its_observation_on_a_line() -> None:
 
 def test_the_tools_carry_the_page_of_the_last_search_that_loaded_one() -> None:
     def step(name: str, **details: object) -> Step:
-        return Step(1, call=ToolCall(name, "x"), details=dict(details))
+        return Step(1, actions=[Action(f"{name}[x]", ToolCall(name, "x"), details=dict(details))])
 
     assert TOOLS.carried(
         [step("Search", resolved_title="A"), step("Lookup", resolved_title="A")]

@@ -15,7 +15,7 @@ from react_cli.loop.limits import Limits
 from react_cli.loop.text.grammar import action_grammar, answer_grammar, literal, step_grammar
 from react_cli.loop.text.parser import parse_step
 from react_cli.tools.base import FINISH, ToolSpec
-from react_cli.tools.wikipedia import PAPER_TOOLS
+from react_cli.tools.paper import PAPER_TOOLS
 
 _RULE = re.compile(r"^([a-z0-9-]+) ::= (.*)$")
 _TOKEN = re.compile(

@@ -12,7 +12,7 @@ from react_cli.core.records import ToolCall as Action
 from react_cli.loop.text.cutter import ObservationCutter, cut_at_observation, strip_think
 from react_cli.loop.text.parser import ParsedStep, action_line_end, parse_action, parse_step
 from react_cli.loop.text.protocol import invalid_action_hint
-from react_cli.tools.wikipedia import PAPER_TOOLS
+from react_cli.tools.paper import PAPER_TOOLS
 
 S, L, F = "Search", "Lookup", "Finish"
 VALID_ACTIONS_HINT = invalid_action_hint(PAPER_TOOLS)

@@ -15,14 +15,14 @@ from hypothesis import strategies as st
 from scripted import DictTools, Loop, ScriptedModel
 
 from react_cli.core.records import StopReason, ToolCall, Usage
-from react_cli.core.trajectory import ErrorKind, Run
+from react_cli.core.trajectory import Cue, ErrorKind, Run
 from react_cli.infra.deadline import Deadline
 from react_cli.llm.base import CallKind, Completion, ModelRequest, TextSink
 from react_cli.loop.agent import Agent
-from react_cli.loop.events import ActionChosen, Event, ThoughtStarted
+from react_cli.loop.events import ActionChosen, Event, ReplyStarted
 from react_cli.loop.limits import Limits
 from react_cli.loop.prompts import PromptTemplate
-from react_cli.loop.tools.protocol import FOLLOWUP_CUE, FORCED_CUE, NOT_RUN, ToolsProtocol
+from react_cli.loop.tools.protocol import FOLLOWUP_CUE, FORCED_CUE, ToolsProtocol
 
 SYSTEM = "Solve it with your tools."
 PROMPT = PromptTemplate("t", f"{SYSTEM}\nQuestion: {{question}}\n")
@@ -80,13 +80,16 @@ def test_a_run_is_a_chat_of_calls_and_tool_answers() -> None:
     )
     assert (result.answer, result.stop_reason) == ("Tim Burton", StopReason.FINISH)
     step = result.steps[0]
-    assert (step.thought, step.action, step.call) == (
+    (action,) = step.actions
+    assert (step.thought, action.written, action.call) == (
         "I should search Ed Wood.",
         "Search[Ed Wood]",
         ToolCall("Search", "Ed Wood", first.id, {"entity": "Ed Wood"}),
     )
-    assert step.observation == PAGES["Ed Wood"] and tools.searches == ["Ed Wood"]
-    assert step.message == {
+    assert action.observation == PAGES["Ed Wood"] and tools.searches == ["Ed Wood"]
+    (reply,) = step.replies
+    assert reply.cue is Cue.THOUGHT and reply.text == "I should search Ed Wood."
+    assert reply.message == {
         "role": "assistant",
         "content": "I should search Ed Wood.",
         "tool_calls": [
@@ -107,13 +110,13 @@ def test_a_run_is_a_chat_of_calls_and_tool_answers() -> None:
     assert opening.tool_choice.wire() == "auto" and opening.kind is CallKind.STEP
     assert second.messages[: len(opening.messages)] == opening.messages  # the chat only grows
     assert second.messages[2:] == (
-        step.message,
+        reply.message,
         {"role": "tool", "tool_call_id": first.id, "content": PAGES["Ed Wood"]},
     )
-    assert [type(e) for e in events.seen if isinstance(e, (ThoughtStarted, ActionChosen))] == [
-        ThoughtStarted,
+    assert [type(e) for e in events.seen if isinstance(e, (ReplyStarted, ActionChosen))] == [
+        ReplyStarted,
         ActionChosen,
-        ThoughtStarted,
+        ReplyStarted,
         ActionChosen,
     ]
 
@@ -132,11 +135,15 @@ def test_the_observations_are_the_text_protocols() -> None:
         " c\nAction 3: Finish[x]",
     ]
     text_run = Loop(ScriptedModel(text_outputs), DictTools(dict(PAGES))).run("Q\n", QUESTION)
-    assert [s.observation for s in tools_run.steps] == [s.observation for s in text_run.steps]
-    assert [s.action for s in tools_run.steps] == [s.action for s in text_run.steps]
+    assert [a.observation for s in tools_run.steps for a in s.actions] == [
+        a.observation for s in text_run.steps for a in s.actions
+    ]
+    assert [a.written for s in tools_run.steps for a in s.actions] == [
+        a.written for s in text_run.steps for a in s.actions
+    ]
 
 
-def test_several_calls_in_one_reply_are_steps_in_order_each_answered() -> None:
+def test_several_calls_in_one_reply_are_one_steps_actions_in_order_each_answered() -> None:
     calls = (
         call("search", entity="Ed Wood"),
         call("lookup", keyword="1994"),
@@ -145,15 +152,13 @@ def test_several_calls_in_one_reply_are_steps_in_order_each_answered() -> None:
     result, model, tools, _ = run(
         [("Three at once.", calls), ("Done.", (call("finish", answer="Tim Burton"),))]
     )
-    assert [s.action for s in result.steps] == [
-        "Search[Ed Wood]",
-        "Lookup[1994]",
-        "Search[Tim Burton]",
-        "Finish[Tim Burton]",
+    assert [[a.written for a in s.actions] for s in result.steps] == [
+        ["Search[Ed Wood]", "Lookup[1994]", "Search[Tim Burton]"],
+        ["Finish[Tim Burton]"],
     ]
-    assert [s.reply_step for s in result.steps] == [None, 1, 1, None]
-    assert [s.thought for s in result.steps] == ["Three at once.", "", "", "Done."]
-    assert result.steps[1].message is None and result.steps[1].usage == Usage()
+    assert [s.thought for s in result.steps] == ["Three at once.", "Done."]
+    assert [len(s.replies) for s in result.steps] == [1, 1] and result.steps[0].usage != Usage()
+    assert [s.label(n) for s in result.steps[:1] for n in range(3)] == ["1.1", "1.2", "1.3"]
     assert len(model.requests) == 2 and tools.searches == ["Ed Wood", "Tim Burton"]
     answers = [m for m in model.requests[1].messages if m["role"] == "tool"]
     assert [m["tool_call_id"] for m in answers] == [c.id for c in calls]
@@ -166,7 +171,8 @@ def test_a_finish_among_calls_ends_the_run_after_the_calls_before_it() -> None:
         call("search", entity="Tim Burton"),
     )
     result, model, tools, _ = run([("", calls)])
-    assert result.answer == "Tim Burton" and len(result.steps) == 2
+    assert result.answer == "Tim Burton" and len(result.steps) == 1
+    assert [a.written for a in result.steps[0].actions] == ["Search[Ed Wood]", "Finish[Tim Burton]"]
     assert tools.searches == ["Ed Wood"] and len(model.requests) == 1
 
 
@@ -187,8 +193,9 @@ def test_each_malformed_call_is_answered_with_what_was_wrong_and_counts_as_a_par
     assert result.stop_reason == StopReason.PARSE_ERRORS
     assert all(step.failed(ErrorKind.PARSE) for step in result.steps)
     for step, (bad, said) in zip(result.steps, MALFORMED, strict=True):
-        assert said in step.observation and step.observation.startswith("Invalid call")
-        assert step.call is None and step.action is not None and bad.name in step.action
+        (action,) = step.actions
+        assert said in action.observation and action.observation.startswith("Invalid call")
+        assert action.call is None and action.written is not None and bad.name in action.written
     answers = [m for m in model.requests[-1].messages if m["role"] == "tool"]
     assert [m["tool_call_id"] for m in answers] == [bad.id for bad, _ in MALFORMED[:-1]]
     assert 'call search with {"entity": "..."}' in answers[1]["content"]
@@ -206,7 +213,11 @@ def test_a_reply_without_a_call_gets_one_follow_up_asking_for_one() -> None:
     )
     assert result.answer == "Tim Burton"
     step = result.steps[0]
-    assert step.thought == "I think it is Tim Burton." and step.followup_raw == ""
+    assert step.thought == "I think it is Tim Burton."
+    assert [(r.cue, r.text) for r in step.replies] == [
+        (Cue.THOUGHT, "I think it is Tim Burton."),
+        (Cue.ACTION, ""),
+    ]
     followup = model.requests[1]
     assert followup.kind is CallKind.FOLLOWUP and followup.tool_choice.wire() == "required"
     assert followup.messages[-2:] == (
@@ -220,12 +231,13 @@ def test_no_call_after_the_follow_up_is_a_parse_error_said_as_a_user_message() -
         [("hmm", ()), ("still thinking", ()), ("", (call("finish", answer="x"),))]
     )
     step = result.steps[0]
-    assert step.failed(ErrorKind.PARSE) and step.action is None
+    (action,) = step.actions
+    assert step.failed(ErrorKind.PARSE) and action.written is None
     assert (
-        step.observation
+        action.observation
         == "Invalid action: no tool was called. Call one of your tools: search, lookup or finish."
     )
-    assert model.requests[2].messages[-1] == {"role": "user", "content": step.observation}
+    assert model.requests[2].messages[-1] == {"role": "user", "content": action.observation}
     assert result.answer == "x"
 
 
@@ -244,7 +256,10 @@ TAGGED = (
 def test_calls_written_into_the_text_are_taken_as_calls() -> None:
     bare = 'So: {"name": "finish", "parameters": {"answer": "Tim Burton"}}'
     result, model, tools, _ = run([(TAGGED, ()), (bare, ())])
-    assert [s.action for s in result.steps] == ["Search[Ed Wood]", "Finish[Tim Burton]"]
+    assert [a.written for s in result.steps for a in s.actions] == [
+        "Search[Ed Wood]",
+        "Finish[Tim Burton]",
+    ]
     assert result.steps[0].thought == "Let me search." and result.steps[1].thought == "So:"
     sent = model.requests[1].messages[2]
     assert sent["content"] == "Let me search." and sent["tool_calls"][0]["id"] == "call_1_1"
@@ -255,10 +270,10 @@ def test_calls_written_into_the_text_are_taken_as_calls() -> None:
 def test_an_unreadable_tagged_call_is_a_malformed_call() -> None:
     result = run([("<tool_call>{not json", ()), ("", (call("finish", answer="x"),))])[0]
     assert result.steps[0].failed(ErrorKind.PARSE)
-    assert "That is not a call" in result.steps[0].observation
+    assert "That is not a call" in result.steps[0].actions[0].observation
 
 
-def test_force_answer_answers_the_waiting_calls_then_asks_for_finish_by_name() -> None:
+def test_force_answer_comes_after_every_call_of_the_last_step_is_answered() -> None:
     calls = (call("search", entity="Ed Wood"), call("search", entity="Tim Burton"))
     result, model, _, _ = run(
         [("", calls), ("", (call("finish", answer="Tim Burton"),))],
@@ -268,8 +283,9 @@ def test_force_answer_answers_the_waiting_calls_then_asks_for_finish_by_name() -
     forced = model.requests[-1]
     assert forced.kind is CallKind.FORCED
     assert forced.tool_choice.wire() == {"type": "function", "function": {"name": "finish"}}
-    assert forced.messages[-2:] == (
-        {"role": "tool", "tool_call_id": calls[1].id, "content": NOT_RUN},
+    assert forced.messages[-3:] == (
+        {"role": "tool", "tool_call_id": calls[0].id, "content": PAGES["Ed Wood"]},
+        {"role": "tool", "tool_call_id": calls[1].id, "content": PAGES["Tim Burton"]},
         {"role": "user", "content": FORCED_CUE},
     )
 
@@ -311,6 +327,7 @@ def test_hostile_calls_never_break_a_run(replies: list[Reply]) -> None:
     result = run(padded, Limits(max_steps=4, max_parse_errors=4, force_answer=True))[0]
     assert result.stop_reason in set(StopReason)
     for step in result.steps:
-        assert step.call is None or step.call.name in ("Search", "Lookup", "Finish")
-        assert step.action is None or "\n" not in step.action
+        for action in step.actions:
+            assert action.call is None or action.call.name in ("Search", "Lookup", "Finish")
+            assert action.written is None or "\n" not in action.written
         json.dumps(step.to_json())

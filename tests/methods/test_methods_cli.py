@@ -65,7 +65,7 @@ def test_each_method_answers_as_scripted(
     assert result.stdout == (f"{expected}\n" if expected else "")
     assert len(llm.requests) == calls
     trace = cli.trace()
-    assert (trace["version"], trace["method"], trace["calls"]) == (2, method, calls)
+    assert (trace["version"], trace["method"], trace["calls"]) == (3, method, calls)
     assert trace["config"]["method"] == method and trace["config"]["task"] == "hotpotqa"
     sampled = trace.get("samples", [])
     assert len(sampled) == {"standard": 1, "cot": 1, "act": 0, "react": 0}.get(method, 21)

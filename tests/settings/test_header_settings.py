@@ -58,7 +58,7 @@ def test_any_contact_is_sent_encoded_or_refused(
         assert len(model.requests) == asked and not wiki.requests  # refused before any request
         return
     assert result.code == 0, result.stderr
-    observation = json.loads(result.stdout)["steps"][0]["observation"]
+    observation = json.loads(result.stdout)["steps"][0]["actions"][0]["observation"]
     assert observation.startswith("Arthur's Magazine (1844"), result.stdout
     agents = {request["headers"]["User-Agent"] for request in wiki.requests}
     assert len(agents) == 1

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from browsers import chromium
-from eval_fakes import rows_of, summary_of
+from eval_fakes import HOTPOT, PerQuestion, Q, rows_of, summary_of
+from fake_openai import Reply
 from inproc import Runner, one_error_line
 from share_data import ESCAPES, hostile_trace, write_json
 
@@ -38,7 +38,7 @@ from react_cli.share.inspect_log import export_inspect
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
 
-pytest_plugins = ["share_evals"]
+pytest_plugins = ["share_evals", "browsers"]  # browsers: the ``browser`` fixture
 
 Reader = Callable[..., Any]
 LISTED = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}\+00-00_[^_]+_[0-9a-f]{22}\.json$")
@@ -127,6 +127,41 @@ def test_an_eval_of_several_methods_gives_one_log_each_named_for_the_viewer(
     assert sampled.metadata["calls"] == 1 and sampled.metadata["branch"] == "cot-sc"
 
 
+def test_a_call_refused_for_want_of_consent_is_an_approval_error_of_its_tool_message(
+    cli: Runner, tmp_path: Path, read_eval_log: Reader
+) -> None:
+    from share_evals import run_eval  # the plugin pytest loaded (imported here: not rewritten)
+
+    tools = tmp_path / "notes_tools.py"
+    tools.write_text(
+        "from react_cli import tool\n\n@tool(needs_consent=True)\n"
+        "def remember(text: str) -> str:\n    'Write the text down.'\n    return 'kept'\n",
+        encoding="utf-8",
+    )
+    scripts: dict[str, list[str | Reply]] = {
+        Q[0]: [" Keep it.\nAction 1: Remember[yes]", " Done.\nAction 2: Finish[yes]"],
+        Q[1]: [" Done.\nAction 1: Finish[no]"],
+    }
+    folder = run_eval(
+        tmp_path / "refused",
+        PerQuestion(scripts),
+        HOTPOT,
+        "--limit",
+        "2",
+        "--tools-from",
+        str(tools),
+    )
+    (path,) = export(cli, folder, tmp_path / "refused.json")
+    refused, answered = read_eval_log(str(path)).samples
+    (message,) = (m for m in refused.messages if m.role == "tool")
+    assert message.function == "Remember" and message.content.startswith("The user did not allow")
+    assert (message.error.type, message.error.message) == (
+        "approval",
+        "refused: no terminal to ask",
+    )
+    assert refused.metadata["refused_calls"] == 1 and "refused_calls" not in answered.metadata
+
+
 def test_a_fever_eval_is_scored_by_accuracy(
     cli: Runner, eval_fever: Path, tmp_path: Path, read_eval_log: Reader
 ) -> None:
@@ -156,10 +191,10 @@ def test_a_hostile_folder_gives_a_strict_plain_log_inspect_reads(
     samples = {s.metadata["index"]: s for s in log.samples}
     assert sorted(samples) == [0, 1, 20, 21, 22, 23]  # the valid rows, each question's last
     assert log.eval.metadata["react_cli"]["skipped_lines"] == 5
-    said = samples[0].messages  # a trace of hostile text only, its action as written
+    said = samples[0].messages  # a trace of hostile text only, its call as recorded
     assert [m.role for m in said] == ["system", "user", "assistant", "tool", *["assistant"] * 3]
     assert "<script>alert(1)</script>" in said[1].text and "\x1b" not in said[1].text
-    call = said[2].tool_calls[0]  # Name[argument] split at its first bracket
+    call = said[2].tool_calls[0]
     assert call.function.startswith("<script>") and call.function.endswith("`code`")
     assert said[3].tool_call_id == call.id
     assert samples[20].error.message == "HTTP 401 from the endpoint"  # a failed question
@@ -251,12 +286,6 @@ def test_the_viewer_lists_each_log_by_its_name(viewer: str) -> None:
     assert all(LISTED.match(name) for name in names)
 
 
-@pytest.fixture(scope="module")
-def browser(viewer: str) -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
-
-
 class Visit:
     """A page of the viewer that records every request elsewhere (aborted), dialog, page
     error and console error but the viewer's own probes for files a log may lack (404)."""
@@ -306,3 +335,31 @@ def test_the_viewer_shows_a_trajectory_hostile_text_as_plain_text(
     assert page.locator("[data-message-id]").locator(rendered).count() == 0
     assert visit.problems == []
     visit.context.close()
+
+
+def test_a_reply_of_several_native_calls_is_one_message_inspect_reads(
+    cli: Runner, eval_a: Path, tmp_path: Path, read_eval_log: Reader
+) -> None:
+    """A step of two native calls: the assistant's one message with both, each answered by
+    its tool message, as Inspect's reader reads them; a step without a valid call, the
+    model's text and what it was told."""
+    folder = tmp_path / "tools"
+    shutil.copytree(eval_a, folder)
+    first = json.loads((folder / "results.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "traces" / "now" / "tools.json"
+    shutil.copyfile(fixture, folder / first["trace"])
+    (path,) = export(cli, folder, tmp_path / "tools.json")
+    said = read_eval_log(str(path)).samples[0].messages
+    assert [m.role for m in said] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "tool",
+        "assistant",
+        "user",
+        "assistant",
+    ]
+    assert [(c.id, c.function) for c in said[2].tool_calls] == [("c1", "Search"), ("c2", "Lookup")]
+    assert [m.tool_call_id for m in said[3:5]] == ["c1", "c2"]
+    assert said[6].text.startswith("Invalid call: search needs") and said[5].text == "Oops."

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from browsers import chromium
 from share_data import TRACES
 
 from react_cli.share.export import ExportFormat, export_trace, write_output
@@ -22,13 +21,7 @@ from react_cli.share.export import ExportFormat, export_trace, write_output
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
 
-pytest_plugins = ["share_evals"]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
+pytest_plugins = ["share_evals", "browsers"]  # browsers: the ``browser`` fixture
 
 
 class Visit:

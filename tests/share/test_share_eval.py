@@ -5,10 +5,13 @@ from __future__ import annotations
 import base64
 import io
 import json
+import re
 import sys
 from pathlib import Path
 
 import pytest
+from eval_fakes import HOTPOT, PerQuestion
+from fake_openai import Reply
 from rich.console import Console, RenderableType
 from share_data import (
     ESCAPES,
@@ -20,6 +23,7 @@ from share_data import (
     self_contained,
     write_json,
 )
+from share_evals import run_eval
 
 from react_cli.core.errors import UsageError
 from react_cli.display.terminal import make_console
@@ -181,14 +185,27 @@ def test_the_report_shows_summary_charts_table_and_trajectories(report_a: str) -
     cards = {card.contents[-1]: card.b.string for card in soup.find_all(class_="card")}
     assert cards["EM"] == "0.3333" and cards["F1"] == "0.5397" and cards["questions"] == "6"
     images = soup.find_all("img")
-    assert [img.find_next("figcaption").string for img in images] == [
-        "Stop reasons",
-        "Score by number of steps",
-        "Latency per question",
+    assert [img["alt"] for img in images] == [
+        "Chart: Why runs stopped",
+        "Chart: Score by number of steps",
+        "Chart: Latency per question",
     ]
-    assert "finish 5, max_steps 1" in images[0]["alt"]
+    captions = [img.find_next("figcaption").string for img in images]
+    assert captions[0] == (  # what it shows, in words: no title said twice
+        "Questions per stop reason: finish, wrong 3, finish, right 2, max_steps 1."
+    )
+    assert all(
+        caption.startswith(("Questions", "Mean score", "Latency of")) for caption in captions
+    )
     svg = base64.b64decode(images[0]["src"][len(SVG_URI) :]).decode()
-    assert "finish" in svg and "max_steps" in svg  # labels drawn as text
+    assert "finish, right" in svg and "max_steps" in svg  # labels drawn as text
+    green = svg.count("#1a7f37")
+    assert green == 1  # one bar: the right answers' (issue 32: a wrong answer got a green bar)
+    assert (cards["avg tokens"], cards["total tokens"]) == ("2,770", "16,623")  # reported
+    facts = soup.find("h2", string="Run settings").find_next("dl")
+    names, values = facts.find_all("dt"), facts.find_all("dd")
+    settings = {dt.string: dd.string for dt, dd in zip(names, values, strict=True)}
+    assert "False" not in settings.values() and settings.get("force answer") == "no"
     rows = soup.find(id="questions").tbody.find_all("tr")
     assert [row.td.string for row in rows] == [str(i) for i in range(6)]
     assert [i for i, row in enumerate(rows) if row.get("data-wrong")] == [1, 3, 4, 5]
@@ -205,6 +222,17 @@ def test_the_report_shows_summary_charts_table_and_trajectories(report_a: str) -
         "wrong",
         "noanswer",
     ]
+
+
+def test_token_cards_say_when_their_counts_are_estimates(tmp_path: Path) -> None:
+    """An endpoint that reports no usage (llama.cpp streaming): the cards say estimated, as
+    ``eval show`` and the progress bar do."""
+    unreported = PerQuestion({}, default=[Reply(" ok\nAction 1: Finish[yes]", usage=False)])
+    folder = run_eval(tmp_path / "run", unreported, HOTPOT)
+    soup = self_contained(eval_report(folder))
+    cards = {card.contents[-1]: card.b.string for card in soup.find_all(class_="card")}
+    assert re.fullmatch(r"~[\d,]+ \(estimated\)", cards["avg tokens"]), cards
+    assert re.fullmatch(r"~[\d,]+ \(estimated\)", cards["total tokens"]), cards
 
 
 def test_the_report_is_the_same_bytes_for_the_same_eval(eval_a: Path, report_a: str) -> None:

@@ -28,6 +28,7 @@ from react_cli.core.errors import TraceError, UsageError
 from react_cli.share.export import ExportFormat, export_trace, write_output
 from react_cli.share.page import el
 from react_cli.share.text import clean, one_line
+from react_cli.traces.trace import Trace
 
 
 def page_of(tmp_path: Path, document: dict[str, Any]) -> str:
@@ -41,33 +42,38 @@ def text(node: Any) -> str:
 @pytest.mark.parametrize("path", TRACES, ids=lambda path: path.stem)
 def test_real_traces_give_self_contained_pages(path: Path) -> None:
     trace = json.loads(path.read_text(encoding="utf-8"))
+    loaded = Trace.read(path).run.steps  # as any version records them, upgraded
     soup = self_contained(export_trace(path, ExportFormat.HTML))
     assert text(soup.find(class_="question")) == trace["question"]
     steps = soup.find_all("details", class_="step")
     samples = trace.get("samples", [])  # a sampling method's, after the steps
-    assert len(steps) == len(trace["steps"]) + len(samples)
-    for details, recorded in zip(steps, trace["steps"], strict=False):
+    assert len(steps) == len(loaded) + len(samples)
+    for details, recorded in zip(steps, loaded, strict=False):
         assert "open" not in details.attrs  # collapsed until the reader opens it
-        n = recorded["index"]
-        assert text(details.summary) == f"Step {n} · {recorded['action']}"
+        n = recorded.index
+        written = "; ".join(str(action.written) for action in recorded.actions)
+        assert text(details.summary) == f"Step {n} · {written}"
         fields = [text(div) for div in details.find_all("div", recursive=False)]
-        if recorded["thought"] or recorded.get("reply_step") is None:  # a later call: none
-            assert f"Thought {n}:{recorded['thought']}" in fields
-        raw_calls = details.find_all("pre")
-        if recorded.get("message", {}).get("tool_calls"):  # native calls shown as sent
-            assert json.loads(text(raw_calls[-1])) == recorded["message"]["tool_calls"]
-        assert f"Action {n}:{recorded['action']}" in fields
-        if recorded["observation"]:
-            assert f"Observation {n}:{clean(recorded['observation'])}" in fields
+        if recorded.thought:
+            assert f"Thought {n}:{recorded.thought}" in fields
+        for position, action in enumerate(recorded.actions):
+            label = recorded.label(position)
+            assert f"Action {label}:{action.written}" in fields
+            if action.observation:
+                assert f"Observation {label}:{clean(action.observation)}" in fields
         raw = details.find("details", class_="raw")
         assert text(raw.summary) == "Raw model text"
-        assert text(raw.pre) == recorded["raw"]
+        pres = raw.find_all("pre")
+        assert text(pres[0]) == recorded.replies[0].text
+        message = recorded.replies[0].message or {}
+        if message.get("tool_calls"):  # native calls shown as sent
+            assert json.loads(text(pres[1])) == message["tool_calls"]
     answer = text(soup.find(class_="answer"))
     expected = f"Answer: {trace['answer']}" if trace["answer"] else "No answer"
     assert answer.startswith(expected)
     facts = dict(zip(map(text, soup.find_all("dt")), map(text, soup.find_all("dd")), strict=True))
     assert facts["Model"] == trace["config"]["model"]
-    assert facts["Steps"] == str(len(trace["steps"]))
+    assert facts["Steps"] == str(len(loaded))
     assert facts["Model calls"] == str(trace.get("calls", len(trace["steps"])))
     for answer_voted, count in trace.get("votes", {}).items():
         assert facts[answer_voted] == f"{count} votes"

@@ -26,6 +26,7 @@ from share_data import (
 from react_cli.share.export import ExportFormat, export_trace
 from react_cli.share.markdown import FOLD_CHARS, cell, paragraphs
 from react_cli.share.text import MAX_SHOWN_CHARS, clean, one_line
+from react_cli.traces.trace import Trace
 
 PARSER = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 # Token types untrusted text must never produce (ours: headings, tables, strong, em, details).
@@ -114,27 +115,28 @@ def test_real_traces_give_the_expected_markdown_structure(path: Path) -> None:
     trace = json.loads(path.read_text(encoding="utf-8"))
     markdown = export_trace(path, ExportFormat.MARKDOWN)
     tokens = parse(markdown)
-    steps = trace["steps"]
+    steps = Trace.read(path).run.steps  # as any version records them, upgraded
     sampled = [("h2", "Votes"), ("h2", "Samples")] if "samples" in trace else []
     assert headings(tokens) == [
         ("h1", "ReAct run"),
-        *(("h3", f"Step {s['index']}") for s in steps),
+        *(("h3", f"Step {s.index}") for s in steps),
         *sampled,  # a sampling method's votes and samples
         ("h2", "Answer"),
     ]
     texts = paragraph_texts(tokens)
     assert texts[0] == f"Question: {trace['question']}"
     for s in steps:
-        n = s["index"]
-        if s["thought"] or s.get("reply_step") is None:  # a later call of one reply: none
-            assert f"Thought {n}: {s['thought']}" in texts
-        assert f"Action {n}: {s['action']}" in texts
-        observation = clean(s["observation"])
-        if len(observation) > FOLD_CHARS:  # folded: the label is in <details>' summary
-            assert observation in texts
-            assert f"<summary>Observation {n} ({len(observation):,} characters)" in markdown
-        elif observation:
-            assert f"Observation {n}: {observation}" in texts
+        if s.thought:
+            assert f"Thought {s.index}: {s.thought}" in texts
+        for position, action in enumerate(s.actions):
+            n = s.label(position)  # "2", or "2.1" for a call of a reply of several
+            assert f"Action {n}: {action.written}" in texts
+            observation = clean(action.observation)
+            if len(observation) > FOLD_CHARS:  # folded: the label is in <details>' summary
+                assert observation in texts
+                assert f"<summary>Observation {n} ({len(observation):,} characters)" in markdown
+            elif observation:
+                assert f"Observation {n}: {observation}" in texts
     rows = table_rows(tokens)
     tables = rows.index(["Answer", "Votes"]) if ["Answer", "Votes"] in rows else len(rows)
     facts = dict(row for row in rows[1:tables])  # the run's table, before a votes table

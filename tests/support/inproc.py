@@ -169,6 +169,12 @@ def edit_json(path: Path, change: Callable[[Any], object]) -> None:
     path.write_text(json.dumps(document), encoding="utf-8")
 
 
+def actions(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every action of a trace document's steps (or ``ask --json``'s), in the order the run
+    took them: a text step has one, a step of native calls one a call."""
+    return [action for step in document["steps"] for action in step["actions"]]
+
+
 def only_trace_path(home: Path) -> Path:
     """The one trace in ``home``'s traces folder (a test failure if there is none or more)."""
     traces = sorted((home / "traces").glob("*.json"))

@@ -1,6 +1,9 @@
 """A real MCP server written with the SDK (``MCPServer``, the 2.x name of ``FastMCP``), whose
 tools do everything a server may do to a client: answer, take several arguments, raise, refuse,
-hang, answer 10 MB, write escape sequences, show its environment, die.
+hang, answer 10 MB, write escape sequences, show its environment and how it was reached, leak a
+secret in its listing and a resource, die. They are marked read-only (``readOnlyHint``), so
+react-cli runs them without asking, but ``write_note``, which is unmarked (it may change things:
+each call needs the user's consent) and writes a file.
 
 ``python mcp_server.py`` serves it over stdio. Every process that imports the SDK pays half a
 second of CPU, so the tests start one process per module (``mcp_fixtures.Servers``), a zygote that
@@ -21,50 +24,54 @@ import signal
 import socket
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from mcp_types import EmbeddedResource, TextResourceContents
+from pydantic import Field
 
 HANG_S = 3600.0
 _LOGGING = (list(logging.root.handlers), logging.root.level)
 app = MCPServer("demo", version="1.2.3")
+READ_ONLY = ToolAnnotations(read_only_hint=True)
 logging.root.handlers[:], _ = _LOGGING  # the SDK's server configures the root logger: undone
 logging.root.setLevel(_LOGGING[1])
 
 
-@app.tool()
+@app.tool(annotations=READ_ONLY)
 def echo(text: str) -> str:
     """Echo the text back."""
     return f"echo: {text}"
 
 
-@app.tool()
+@app.tool(annotations=READ_ONLY)
 def concat(a: str, b: str) -> str:
     """Join two strings."""
     return a + b
 
 
-@app.tool()
+@app.tool(annotations=READ_ONLY)
 def search(query: str) -> str:
     """Search the notes (its name is Wikipedia's Search's: it becomes demo.search)."""
     return f"notes about {query}"
 
 
-@app.tool()
+@app.tool(annotations=READ_ONLY)
 def boom(text: str) -> str:
     """Always raises (the SDK hides the message of an exception that is not a ToolError)."""
     raise ValueError(f"boom on {text!r}")
 
 
-@app.tool()
+@app.tool(annotations=READ_ONLY)
 def refuse(text: str) -> str:
     """Always refuses, saying why."""
     raise ToolError(f"cannot {text}")
 
 
-@app.tool()
+@app.tool(annotations=READ_ONLY)
 async def hang(text: str) -> str:
     """Never answers (an hour); first writes its process id into the file ``text`` names, if
     it names one (a test waits for it to know the call is under way)."""
@@ -74,35 +81,74 @@ async def hang(text: str) -> str:
     return "woke"
 
 
-@app.tool()
+@app.tool(annotations=READ_ONLY)
 def big(size: str) -> str:
     """Return ``size`` characters of words, then END."""
     words = "lorem ipsum dolor sit amet "
     return (words * (int(size) // len(words) + 1))[: int(size)] + " END"
 
 
-@app.tool()
+@app.tool(annotations=READ_ONLY)
 def escape(text: str) -> str:
     """Answer with escape sequences and control characters around the text."""
     return f"\x1b[31m{text}\x1b[0m\x00\x07\u202e done"
 
 
-@app.tool()
+@app.tool(annotations=READ_ONLY)
 def env(names: str) -> str:
     """The values of environment variables (names separated by commas)."""
     return "; ".join(f"{name}={os.environ.get(name, '<unset>')}" for name in names.split(","))
 
 
-@app.tool()
+@app.tool(annotations=READ_ONLY)
 def pid(text: str) -> str:
     """This server's process id."""
     return str(os.getpid())
 
 
-@app.tool()
+@app.tool(annotations=READ_ONLY)
 def die(code: str) -> str:
     """Kill this server's process at once."""
     os._exit(int(code))
+
+
+@app.tool(annotations=READ_ONLY)
+def get_env(text: str) -> str:
+    """This server's whole environment as JSON (the reference "everything" server's get-env)."""
+    return json.dumps(dict(os.environ))
+
+
+@app.tool(annotations=READ_ONLY)
+def reached(text: str, ctx: Context) -> str:
+    """How this server was reached: its command line (stdio), or the request's URL and
+    headers (HTTP)."""
+    if ctx.headers is None:
+        return " ".join(sys.argv)
+    url = str(getattr(ctx.request_context.request, "url", ""))
+    return json.dumps({"url": url, "headers": dict(ctx.headers)})
+
+
+LISTED_SECRET = "sk-listed-in-a-tool-0042"
+
+
+@app.tool(
+    description=f"Opens the vault with the key {LISTED_SECRET} (a listing that leaks).",
+    annotations=READ_ONLY,
+)
+def vault(
+    key: Annotated[str, Field(description=f"not {LISTED_SECRET}")], note: str = ""
+) -> list[Any]:
+    """(The description above is the listing's.)"""
+    leaked = TextResourceContents(uri="file:///vault", text=f"the vault's key: {LISTED_SECRET}")
+    return [EmbeddedResource(type="resource", resource=leaked)]
+
+
+@app.tool()
+def write_note(path: str, text: str) -> str:
+    """Append the text to the file at the path (unmarked: it needs consent)."""
+    with open(path, "a", encoding="utf-8") as note:
+        note.write(text + "\n")
+    return f"wrote {len(text)} characters to {path}"
 
 
 def _serve_stdio(asked: dict[str, Any], fds: list[int]) -> NoReturn:
@@ -117,6 +163,7 @@ def _serve_stdio(asked: dict[str, Any], fds: list[int]) -> NoReturn:
     os.environ.clear()
     os.environ.update(asked["env"])
     os.chdir(asked["cwd"])
+    sys.argv = asked["argv"]
     try:
         app.run()
     finally:

@@ -1,22 +1,26 @@
 """An OTLP/HTTP trace receiver on loopback: what a collector (Phoenix, Langfuse, the OpenTelemetry
 Collector) is sent, decoded with ``opentelemetry-proto``.
 
-``OtlpReceiver`` answers ``POST /v1/traces`` with an empty ``ExportTraceServiceResponse`` and
-keeps every span it decoded (name, ids, parent, attributes), every resource's attributes and
-every request's headers. ``hold`` makes it keep each request unanswered until ``release`` (a
-collector that hangs, then recovers), noting how many requests the fake model had received
-when it got the first one (``FakeOpenAI.requests``: which of them came while an export hung).
+``OtlpReceiver`` answers ``POST …/v1/traces`` (any path before it, any query) with an empty
+``ExportTraceServiceResponse`` and keeps every span it decoded (name, ids, parent,
+attributes), every resource's attributes and every request's headers and path. ``hold`` makes
+it keep each request unanswered until ``release`` (a collector that hangs, then recovers),
+noting how many requests the fake model had received when it got the first one
+(``FakeOpenAI.requests``: which of them came while an export hung).
 """
 
 from __future__ import annotations
 
+import functools
 import gzip
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import urlsplit
 
+from fake_openai import POLL_S
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
@@ -56,6 +60,7 @@ class OtlpReceiver:
     spans: list[ReceivedSpan] = field(default_factory=list)
     resources: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)  # each request's, with its query
     requests: int = 0
     held: threading.Event | None = None  # set: every request waits until it is set
     first_request: threading.Event = field(default_factory=threading.Event)
@@ -72,6 +77,7 @@ class OtlpReceiver:
         self.spans.clear()
         self.resources.clear()
         self.headers.clear()
+        self.paths.clear()
         self.requests = 0
         self.held = None
         self.first_request = threading.Event()
@@ -108,7 +114,8 @@ class OtlpReceiver:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        serve = functools.partial(self._server.serve_forever, poll_interval=POLL_S)
+        threading.Thread(target=serve, daemon=True).start()  # stop() waits a poll at most
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -118,7 +125,8 @@ class OtlpReceiver:
         self._server.server_close()
 
     def _received(self, path: str, headers: dict[str, str], body: bytes) -> None:
-        assert path == "/v1/traces", path
+        self.paths.append(path)
+        assert urlsplit(path).path.endswith("/v1/traces"), path
         if headers.get("Content-Encoding") == "gzip":
             body = gzip.decompress(body)
         request = ExportTraceServiceRequest.FromString(body)

@@ -16,7 +16,7 @@ from react_cli.loop.limits import Limits
 from react_cli.loop.prompts import PromptTemplate
 from react_cli.loop.text.protocol import TextProtocol
 from react_cli.tools.base import ToolResult, ToolSet, ToolSpec
-from react_cli.tools.wikipedia import LOOKUP, SEARCH
+from react_cli.tools.paper import LOOKUP, SEARCH
 
 
 def template(prefix: str) -> PromptTemplate:
@@ -30,6 +30,7 @@ class ScriptedModel:
 
     outputs: list[str]
     tokens_per_call: int = 10
+    chunk: int = 0  # streams each text in pieces of this many characters (0: at once)
     calls: list[tuple[str, list[str]]] = field(default_factory=list)
     requests: list[ModelRequest] = field(default_factory=list)
 
@@ -44,7 +45,8 @@ class ScriptedModel:
         if request.stop == ("\n",):
             text = text.split("\n", 1)[0]
         if on_text is not None:
-            on_text(text)
+            for start in range(0, len(text), self.chunk or len(text) or 1):
+                on_text(text[start : start + (self.chunk or len(text))])
         n = self.tokens_per_call  # 0: like a server that reports no usage
         return Completion(text, Usage(n, n) if n else None, 0.0)
 

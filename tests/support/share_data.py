@@ -95,6 +95,7 @@ def hostile_trace() -> dict[str, Any]:
         1,
         thought=HOSTILE,
         action=HOSTILE_LINE,
+        call={"name": HOSTILE_LINE.partition("[")[0].strip(), "argument": HOSTILE, "id": None},
         observation=HOSTILE,
         raw=HOSTILE,
         followup_raw=HOSTILE,

@@ -20,7 +20,7 @@ from fake_openai import Reply
 from method_fakes import MethodsEndpoint, Script
 
 from react_cli.loop.text.parser import parse_step
-from react_cli.tools.wikipedia import PAPER_TOOLS
+from react_cli.tools.paper import PAPER_TOOLS
 
 
 def tool_call(name: str, **arguments: Any) -> dict[str, Any]:

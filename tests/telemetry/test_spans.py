@@ -19,7 +19,7 @@ import pytest
 from eval_fakes import HOTPOT, rows_of, summary_of
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import ECHO, FakeOpenAI, Reply, scripted
-from inproc import GOOD_RUN, QUESTION, Runner, servers_env, sourceless
+from inproc import GOOD_RUN, QUESTION, Runner, actions, servers_env, sourceless
 from method_fakes import SCRIPTS, MethodsEndpoint
 from otlp_receiver import OtlpReceiver, ReceivedSpan
 
@@ -88,7 +88,7 @@ def test_an_ask_is_an_agent_span_holding_a_span_per_model_and_tool_call(
     tools = [span for span in spans if span.kind == "TOOL"]
     assert [span.attributes["tool.name"] for span in tools] == ["Search", "Search"]
     assert json.loads(tools[0].attributes["input.value"]) == {"entity": "Arthur's Magazine"}
-    assert tools[0].attributes["output.value"] == trace["steps"][0]["observation"]
+    assert tools[0].attributes["output.value"] == trace["steps"][0]["actions"][0]["observation"]
     assert receiver.resources[0]["service.name"] == "react-cli"
     from opentelemetry import trace as global_trace
 
@@ -143,7 +143,7 @@ def test_an_eval_is_a_span_holding_a_span_per_question_from_every_worker(
         sampled = [span for span in under if span.attributes["react_cli.call.kind"] == "sample"]
         assert len(sampled) == 1  # CoT-SC's 21 samples: one request answering n = 21
         react = json.loads((out / row["methods"]["react"]["trace"]).read_text("utf-8"))
-        searched = [step for step in react["steps"] if step["call"]["name"] != "Finish"]
+        searched = [a for a in actions(react) if a["call"]["name"] != "Finish"]
         tools = [span for span in calls if span.kind == "TOOL"]
         assert len([t for t in tools if t.parent == question.span_id]) == len(searched)
         assert question.attributes["output.value"] == (row["methods"]["react"]["answer"] or "")
@@ -182,6 +182,31 @@ def test_no_secret_reaches_any_attribute(
     secrets = forms(KEY) | forms(OTLP_TOKEN) | forms(WIKI_PASSWORD) | forms(MODEL_TOKEN)
     leaked = [(secret, text[:80]) for text in sent for secret in secrets if secret in text]
     assert leaked == []
+
+
+QUERY_TOKEN = "collector-query-token-31337"
+
+
+def test_an_endpoint_s_query_stays_its_query_and_its_token_is_never_shown(
+    cli: Runner, wiki: FakeMediaWiki, receiver: OtlpReceiver
+) -> None:
+    """``/v1/traces`` goes on the endpoint's path, its query (a token) after it; the token is
+    a secret: neither a warning naming the collector nor a span holds it."""
+    base = f"{receiver.url}/collector/?token={QUERY_TOKEN}"
+    with FakeOpenAI(scripted(*GOOD_RUN)) as llm:
+        env = {**servers_env(llm, wiki), **otel_env(receiver)}
+        result = cli(["ask", QUESTION, "-v"], **{**env, "OTEL_EXPORTER_OTLP_ENDPOINT": base})
+        down = f"http://127.0.0.1:{closed_port()}/c?token={QUERY_TOKEN}"
+        cli.config()  # the quick otel_timeout_s: a refused export is not retried for long
+        refused = cli(["ask", QUESTION], **{**env, "OTEL_EXPORTER_OTLP_ENDPOINT": down})
+    assert (result.code, result.stdout) == (0, "Arthur's Magazine\n"), result.stderr
+    assert receiver.paths[0] == f"/collector/v1/traces?token={QUERY_TOKEN}"
+    assert by_kind(receiver.spans) == {"AGENT": 1, "LLM": 3, "TOOL": 2}
+    said = f"warning: cannot send spans to http://127.0.0.1:{down.split(':')[2].split('/')[0]}"
+    assert sourceless(refused.stderr).startswith(f"{said}/c/v1/traces: ")
+    shown = [result.stderr, refused.stderr, *receiver.texts()]
+    shown += [path.read_text() for path in (cli.home / "traces").glob("*.json")]
+    assert not [text for text in shown for form in forms(QUERY_TOKEN) if form in text]
 
 
 def closed_port() -> int:
@@ -331,3 +356,31 @@ def test_a_failed_call_is_an_error_span_in_a_failed_run(
         agent.attributes["react_cli.method"] == "cot"
         and "react_cli.protocol" not in agent.attributes
     )
+
+
+def test_a_call_refused_for_want_of_consent_is_an_error_span_saying_who_refused(
+    cli: Runner, wiki: FakeMediaWiki, receiver: OtlpReceiver, tmp_path: Path
+) -> None:
+    tools = tmp_path / "notes_tools.py"
+    tools.write_text(
+        "from react_cli import tool\n\n@tool(needs_consent=True)\n"
+        "def remember(text: str) -> str:\n    'Write the text down.'\n    return 'kept'\n\n"
+        "@tool\ndef shout(text: str) -> str:\n    'Say it loud.'\n    return text.upper()\n",
+        encoding="utf-8",
+    )
+    script = (
+        " Loud.\nAction 1: Shout[hi]",
+        " Keep.\nAction 2: Remember[hi]",
+        " Done.\nAction 3: Finish[hi]",
+    )
+    with FakeOpenAI(scripted(*script)) as llm:
+        env = {**servers_env(llm, wiki), **otel_env(receiver)}
+        result = cli(["ask", QUESTION, "--tools-from", str(tools)], **env)  # piped: nobody asked
+    assert result.code == 0, result.stderr
+    shout, remember = (span for span in receiver.spans if span.kind == "TOOL")
+    assert (shout.status, shout.attributes["react_cli.tool.needs_consent"]) == (0, False)
+    assert "react_cli.tool.refused" not in shout.attributes
+    assert remember.attributes["react_cli.tool.refused"] == "no_terminal"
+    assert remember.attributes["react_cli.tool.needs_consent"] is True
+    assert (remember.status, remember.message) == (2, "refused: no terminal to ask")
+    assert remember.attributes["output.value"].startswith("The user did not allow Remember")

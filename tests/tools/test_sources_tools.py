@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import pytest
 
+from react_cli.core.records import ToolCall
 from react_cli.core.sources import PageSource, Sentence, SentenceIds, Wiki, WikiKind
-from react_cli.core.trajectory import Step
+from react_cli.core.trajectory import Action, Step
 from react_cli.infra.deadline import NO_DEADLINE, Deadline
 from react_cli.methods.sources import run_sources
-from react_cli.tools.wikipedia import WikiSession
+from react_cli.tools.wikipedia import Wikipedia
 from react_cli.wiki.base import Article, SearchResult
 
 WIKI = Wiki(WikiKind.MEDIAWIKI, host="en.wikipedia.org", language="en")
@@ -55,7 +56,7 @@ def indices(source: PageSource | None) -> list[int]:
 
 
 def test_search_and_lookup_sources_name_the_sentences_they_show() -> None:
-    session = WikiSession(Backend())
+    session = Wikipedia(Backend())
     found = session.search("Page", deadline=NO_DEADLINE)
     assert found.source == PageSource(
         WIKI,
@@ -71,16 +72,16 @@ def test_search_and_lookup_sources_name_the_sentences_they_show() -> None:
 
 def test_only_the_sentences_the_cap_leaves_in_sight_are_shown() -> None:
     limit = len(" ".join(SENTENCES[:2])) + 20  # two sentences and the start of a third
-    session = WikiSession(Backend(), max_observation_chars=limit)
+    session = Wikipedia(Backend(), max_observation_chars=limit)
     result = session.search("Page", deadline=NO_DEADLINE)
     assert result.observation.endswith(" …")
     assert indices(result.source) == [0, 1, 2]
-    tight = WikiSession(Backend(), max_observation_chars=len(SENTENCES[0]) + 1)
+    tight = Wikipedia(Backend(), max_observation_chars=len(SENTENCES[0]) + 1)
     assert indices(tight.search("Page", deadline=NO_DEADLINE).source) == [0]
 
 
 def test_results_that_show_no_page_text_have_no_source() -> None:
-    session = WikiSession(Backend())
+    session = Wikipedia(Backend())
     assert session.search("Nothing", deadline=NO_DEADLINE).source is None  # a miss
     assert session.search("Many", deadline=NO_DEADLINE).source is None  # disambiguation
     assert session.lookup("x", deadline=NO_DEADLINE).source is None  # no page loaded
@@ -89,7 +90,7 @@ def test_results_that_show_no_page_text_have_no_source() -> None:
 
 
 def test_a_page_that_keeps_its_sentences_is_numbered_as_the_page_numbers_them() -> None:
-    session = WikiSession(Backend())
+    session = Wikipedia(Backend())
     found = session.search("Scott Derrickson", deadline=NO_DEADLINE)
     assert found.observation == (
         "Scott Derrickson (born July 16, 1966) is an American director. He lives in Los Angeles."
@@ -97,6 +98,11 @@ def test_a_page_that_keeps_its_sentences_is_numbered_as_the_page_numbers_them() 
     assert found.source is not None and found.source.sentence_ids is SentenceIds.PAGE
     assert indices(found.source) == [0, 2]  # the empty sentence 1 keeps its number
     assert indices(session.lookup("Los Angeles", deadline=NO_DEADLINE).source) == [2]
+
+
+def shown_by(index: int, source: PageSource | None) -> Step:
+    """A step whose one action's observation showed ``source``."""
+    return Step(index, actions=[Action("Search[x]", ToolCall("Search", "x"), source=source)])
 
 
 @pytest.mark.parametrize(
@@ -114,23 +120,23 @@ def test_a_page_that_keeps_its_sentences_is_numbered_as_the_page_numbers_them() 
 def test_a_run_source_supports_the_answer_its_shown_sentences_contain(
     answer: str | None, supports: bool
 ) -> None:
-    session = WikiSession(Backend())
+    session = Wikipedia(Backend())
     first = session.search("Page", deadline=NO_DEADLINE)
     again = session.lookup("number 1", deadline=NO_DEADLINE)
-    steps = [Step(1, source=first.source), Step(2, source=again.source), Step(3)]
+    steps = [shown_by(1, first.source), shown_by(2, again.source), Step(3)]
     (source,) = run_sources(steps, answer)  # one page, shown twice
     assert indices(source.page) == [0, 1, 2, 3, 4] and source.supports is supports
 
 
 def test_punctuation_inside_a_span_does_not_hide_the_answer() -> None:
     shown = PageSource(WIKI, "A", None, 1, (Sentence(0, "Arthur's Magazine (1844-1846) was."),))
-    assert [s.supports for s in run_sources([Step(1, source=shown)], "1844")] == [True]
-    assert [s.supports for s in run_sources([Step(1, source=shown)], "Arthur's")] == [True]
+    assert [s.supports for s in run_sources([shown_by(1, shown)], "1844")] == [True]
+    assert [s.supports for s in run_sources([shown_by(1, shown)], "Arthur's")] == [True]
 
 
 def test_pages_are_kept_in_the_order_first_seen_each_revision_its_own() -> None:
     def at(title: str, revision: int) -> Step:
-        return Step(1, source=PageSource(WIKI, title, None, revision, (Sentence(0, "x y"),)))
+        return shown_by(1, PageSource(WIKI, title, None, revision, (Sentence(0, "x y"),)))
 
     sources = run_sources([at("B", 1), at("A", 1), at("B", 1), at("B", 2)], None)
     assert [(s.page.title, s.page.revision) for s in sources] == [("B", 1), ("A", 1), ("B", 2)]

@@ -1,6 +1,9 @@
-"""The seam for tools, proven: a third tool defined in this module alone, put in every run's
-tool set through ``tools.registry``, runs end to end through ``ask``, the trace, ``replay
---rerun`` (offline, with the tool gone) and ``eval``, with no change under ``react_cli/``."""
+"""The seam for tools, proven with tools defined in this module alone and no change under
+``react_cli/``: a third tool (a one-method ``Toolbox``) given to the session in its registry (a
+value: nothing process-wide is registered) runs end to end through the session ``ask`` opens,
+its trace, ``replay --rerun`` (offline, the tool gone) and ``eval``; and a third Wikipedia tool
+is one method of a subclass of ``Wikipedia``, reading the page Search loaded, listed, turned
+off by ``--no-wiki`` and carried into a follow-up as Search and Lookup are."""
 
 from __future__ import annotations
 
@@ -8,17 +11,30 @@ import ast
 import json
 import operator
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, Reply, scripted
-from inproc import Runner, servers_env
+from inproc import Runner
 
+from react_cli.core.method import Method
+from react_cli.eval.datasets import Selection, load_dataset
+from react_cli.eval.plan import EvalPlan
+from react_cli.eval.runner import claimed, evaluate, shared_limits
 from react_cli.infra.deadline import Deadline
-from react_cli.tools.base import ToolResult, ToolSpec
-from react_cli.tools.registry import register, unregister
+from react_cli.loop.prompts import prompt_set
+from react_cli.session import OpenSession, open_session
+from react_cli.settings.settings import Settings
+from react_cli.tools.base import NOTHING_NEW, ToolResult, ToolSpec
+from react_cli.tools.registry import BUILT_IN, ToolRegistry
+from react_cli.tools.toolbox import Toolbox, tool_method
+from react_cli.tools.wikipedia import PAGE, Wikipedia, page_sentences
+from react_cli.traces.recorder import trace_of
+from react_cli.traces.trace import now_utc
 
 QUESTION = "What is six times seven?"
 PROMPT = (
@@ -41,15 +57,14 @@ def _value(node: ast.AST) -> float:
     raise ValueError("not arithmetic")
 
 
-class Calculate:
-    """Arithmetic on + - * / and numbers; anything else is an observation saying so."""
+class Calculator(Toolbox):
+    """Arithmetic on + - * / and numbers; anything else is an observation saying so. Each
+    box records its calls in ``calls`` (the fixture's subclass gives the list)."""
 
-    spec = ToolSpec("Calculate", "expression", "evaluates an arithmetic expression.")
+    calls: ClassVar[list[str]] = []
 
-    def __init__(self, calls: list[str]) -> None:
-        self.calls = calls
-
-    def call(self, argument: str, *, deadline: Deadline) -> ToolResult:
+    @tool_method(ToolSpec("Calculate", "expression", "evaluates an arithmetic expression."))
+    def calculate(self, argument: str, *, deadline: Deadline) -> ToolResult:
         self.calls.append(argument)
         try:
             value = _value(ast.parse(argument, mode="eval").body)
@@ -58,17 +73,31 @@ class Calculate:
         return ToolResult(f"{value:g}", {"expression": argument})
 
 
+COUNT = ToolSpec("Count", "keyword", "counts the sentences of the current page holding keyword.")
+
+
+class Counting(Wikipedia):
+    """Wikipedia with a third tool: one method, on the page Search and Lookup share."""
+
+    @tool_method(COUNT)
+    def count(self, keyword: str, *, deadline: Deadline) -> ToolResult:
+        page = self._page
+        if page is None:
+            return ToolResult(
+                "No page is loaded yet: use Search[entity] first.", {NOTHING_NEW: True}
+            )
+        hits = [s for s in self._sentences if keyword.lower() in s.text.lower()]
+        said = f"{len(hits)} sentences of {page.title} hold {keyword}."
+        return ToolResult(said, {"resolved_title": page.title, "total": len(hits)})
+
+
 @pytest.fixture
 def calls() -> Iterator[list[str]]:
-    """Every run of this process gets the calculator while a test runs; its calls, in order."""
+    """The calculator's calls while a test runs, in order (a list of the test's own)."""
     made: list[str] = []
-
-    def provider() -> list[Calculate]:
-        return [Calculate(made)]
-
-    register(provider)
+    Calculator.calls = made
     yield made
-    unregister(provider)
+    Calculator.calls = []
 
 
 @pytest.fixture
@@ -78,42 +107,76 @@ def prompt(tmp_path: Path) -> Path:
     return path
 
 
+def settings_for(llm: FakeOpenAI, wiki: FakeMediaWiki, prompt: Path, **more: Any) -> Settings:
+    return Settings(model="m", base_url=llm.url, wiki=wiki.url, prompt=str(prompt), **more)
+
+
+@contextmanager
+def session_of(settings: Settings, registry: ToolRegistry) -> Iterator[OpenSession]:
+    """The session ``ask`` opens with ``settings``, its toolboxes ``registry``'s."""
+    prompts = prompt_set(settings.prompt, [Method.REACT])
+    with open_session(settings, prompts, registry=registry) as opened:
+        yield opened
+
+
+def asked(opened: OpenSession, question: str, trace: Path) -> Any:
+    """``question`` answered as ``ask`` answers it, its trace written to ``trace``."""
+    session = opened.session
+    outcome, run = session.answer(question, Method.REACT)
+    trace_of(session, outcome, run, created=now_utc()).write(trace)
+    return run
+
+
+CALCULATING = ToolRegistry((*BUILT_IN.toolboxes, Calculator))
 CALCULATED = (" I should multiply.\nAction 1: Calculate[6 * 7]", " It is 42.\nAction 2: Finish[42]")
 
 
-def test_ask_runs_the_third_tool_and_the_trace_records_it(
-    cli: Runner, wiki: FakeMediaWiki, calls: list[str], prompt: Path
+def test_a_third_tool_runs_and_the_trace_records_it(
+    wiki: FakeMediaWiki, calls: list[str], prompt: Path, tmp_path: Path
 ) -> None:
-    with FakeOpenAI(scripted(*CALCULATED)) as llm:
-        result = cli.ask(llm, wiki, "--prompt", str(prompt), question=QUESTION)
-    assert (result.code, result.stdout) == (0, "42\n"), result.stderr
-    assert calls == ["6 * 7"]
+    trace = tmp_path / "calc.json"
+    with (
+        FakeOpenAI(scripted(*CALCULATED)) as llm,
+        session_of(settings_for(llm, wiki, prompt), CALCULATING) as opened,
+    ):
+        run = asked(opened, QUESTION, trace)
+    assert run.answer == "42" and calls == ["6 * 7"]
     first, second = (request.json["messages"][0]["content"] for request in llm.requests)
     assert "(3) Calculate[expression], which evaluates an arithmetic expression." in first
     assert "(4) Finish[answer], which returns the answer and finishes the task." in first
     assert second.endswith("Action 1: Calculate[6 * 7]\nObservation 1: 42\nThought 2:")
-    trace = cli.trace()
-    assert [tool["name"] for tool in trace["config"]["tools"]] == [
-        "Search",
-        "Lookup",
-        "Calculate",
-        "Finish",
-    ]
-    assert trace["steps"][0]["call"] == {"name": "Calculate", "argument": "6 * 7", "id": None}
-    assert trace["steps"][0]["details"] == {"expression": "6 * 7"}
+    recorded = json.loads(trace.read_text(encoding="utf-8"))
+    names = [tool["name"] for tool in recorded["config"]["tools"]]
+    assert names == ["Search", "Lookup", "Calculate", "Finish"]
+    (action,) = recorded["steps"][0]["actions"]
+    assert action["call"] == {"name": "Calculate", "argument": "6 * 7", "id": None}
+    assert action["details"] == {"expression": "6 * 7"}
+
+
+def test_the_registry_is_a_value_a_session_is_given(wiki: FakeMediaWiki, prompt: Path) -> None:
+    """Another session, given the built-in registry, has no calculator: nothing leaked."""
+    with FakeOpenAI(scripted(*CALCULATED)) as llm:
+        settings = settings_for(llm, wiki, prompt)
+        with session_of(settings, CALCULATING) as opened:
+            assert [s.name for s in opened.tool_specs()][-2:] == ["Calculate", "Finish"]
+        with session_of(settings, BUILT_IN) as opened:
+            assert [s.name for s in opened.tool_specs()] == ["Search", "Lookup", "Finish"]
 
 
 def test_a_wrong_action_is_told_the_tools_there_are(
-    cli: Runner, wiki: FakeMediaWiki, calls: list[str], prompt: Path
+    wiki: FakeMediaWiki, calls: list[str], prompt: Path, tmp_path: Path
 ) -> None:
     texts = (
         " Hmm.\nAction 1: Multiply[6, 7]",
         " Right.\nAction 2: calculate[6*7]",
         *CALCULATED[1:],
     )
-    with FakeOpenAI(scripted(*texts)) as llm:
-        result = cli.ask(llm, wiki, "--prompt", str(prompt), question=QUESTION)
-    assert result.stdout == "42\n" and calls == ["6*7"]  # names match in any case
+    with (
+        FakeOpenAI(scripted(*texts)) as llm,
+        session_of(settings_for(llm, wiki, prompt), CALCULATING) as opened,
+    ):
+        run = asked(opened, QUESTION, tmp_path / "t.json")
+    assert run.answer == "42" and calls == ["6*7"]  # names match in any case
     told = llm.requests[1].json["messages"][0]["content"]
     assert told.endswith(
         "Observation 1: Invalid action. Valid actions are Search[entity], Lookup[keyword], "
@@ -125,11 +188,11 @@ def test_replay_reruns_the_third_tools_run_offline_without_the_tool(
     cli: Runner, wiki: FakeMediaWiki, calls: list[str], prompt: Path, tmp_path: Path
 ) -> None:
     trace = tmp_path / "calc.json"
-    with FakeOpenAI(scripted(*CALCULATED)) as llm:
-        asked = cli.ask(
-            llm, wiki, "--prompt", str(prompt), "--trace", str(trace), question=QUESTION
-        )
-    assert asked.code == 0
+    with (
+        FakeOpenAI(scripted(*CALCULATED)) as llm,
+        session_of(settings_for(llm, wiki, prompt), CALCULATING) as opened,
+    ):
+        asked(opened, QUESTION, trace)
     calls.clear()
     shown = cli(["replay", str(trace)])
     assert shown.code == 0 and "Action 1: Calculate[6 * 7]" in shown.stdout
@@ -141,7 +204,7 @@ def test_replay_reruns_the_third_tools_run_offline_without_the_tool(
 
 
 def test_eval_runs_every_question_with_its_own_third_tool(
-    cli: Runner, wiki: FakeMediaWiki, calls: list[str], prompt: Path, tmp_path: Path
+    wiki: FakeMediaWiki, calls: list[str], prompt: Path, tmp_path: Path
 ) -> None:
     questions = {"What is six times seven?": "6 * 7", "What is two plus two?": "2 + 2"}
     dataset = tmp_path / "sums.jsonl"
@@ -159,15 +222,73 @@ def test_eval_runs_every_question_with_its_own_third_tool(
 
     out = tmp_path / "run"
     with FakeOpenAI(reply) as llm:
-        result = cli(
-            ["eval", str(dataset), "--prompt", str(prompt), "--out", str(out)],
-            **servers_env(llm, wiki),
+        settings = settings_for(llm, wiki, prompt)
+        data = load_dataset(dataset)
+        plan = EvalPlan(
+            dataset=data,
+            examples=data.examples,
+            selection=Selection(),
+            settings=settings,
+            methods=(Method.REACT,),
+            prompts=prompt_set(settings.prompt, [Method.REACT]),
+            folder=out,
+            concurrency=2,
         )
-    assert result.code == 0, result.stderr
-    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    assert summary["em"] == 1.0
+        shared, used = shared_limits(plan)
+        session = open_session(settings, plan.prompts, shared=shared, registry=CALCULATING)
+        with claimed(plan) as folder, session as opened:
+            result = evaluate(plan, folder, opened, concurrency=used)
+    assert result.summary.figures.em == 1.0
     assert sorted(calls) == ["2 + 2", "6 * 7"]
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     for row in rows:
         trace = json.loads((out / row["trace"]).read_text(encoding="utf-8"))
-        assert trace["steps"][0]["call"]["name"] == "Calculate"
+        assert trace["steps"][0]["actions"][0]["call"]["name"] == "Calculate"
+
+
+COUNTING = ToolRegistry((Counting,))
+COUNTED = (
+    " I need the page.\nAction 1: Search[Chess]",
+    " Count it.\nAction 2: Count[piece]",
+    " Done.\nAction 3: Finish[many]",
+)
+
+
+def test_a_third_wikipedia_tool_is_one_method_on_the_page_search_loaded(
+    wiki: FakeMediaWiki, prompt: Path, tmp_path: Path
+) -> None:
+    trace = tmp_path / "count.json"
+    with (
+        FakeOpenAI(scripted(*COUNTED)) as llm,
+        session_of(settings_for(llm, wiki, prompt), COUNTING) as opened,
+    ):
+        run = asked(opened, "How often does the chess page say piece?", trace)
+        carried = opened.session.tools().carried(run.steps)
+    page = json.loads((Path(__file__).parents[1] / "fixtures/wiki/pages.json").read_text())
+    expected = sum("piece" in s.lower() for s in page_sentences(page["Chess"]))
+    assert expected > 1
+    first = llm.requests[0].json["messages"][0]["content"]
+    assert "(3) Count[keyword], which counts the sentences of the current page" in first
+    assert run.steps[1].actions[0].observation == f"{expected} sentences of Chess hold piece."
+    recorded = json.loads(trace.read_text(encoding="utf-8"))
+    assert [tool["name"] for tool in recorded["config"]["tools"]] == [
+        "Search",
+        "Lookup",
+        "Count",
+        "Finish",
+    ]
+    assert carried == {PAGE: "Chess"}  # the box's page, carried into a follow-up
+
+
+def test_the_third_wikipedia_tool_goes_with_no_wiki_and_reads_no_page_before_search(
+    wiki: FakeMediaWiki, prompt: Path, tmp_path: Path
+) -> None:
+    with FakeOpenAI(scripted(" Hm.\nAction 1: Finish[x]")) as llm:
+        settings = settings_for(llm, wiki, prompt)
+        with session_of(replace(settings, wiki_tools=False), COUNTING) as opened:
+            assert [spec.name for spec in opened.tool_specs()] == ["Finish"]
+        with session_of(settings, COUNTING) as opened:
+            count = opened.session.tools().get("count")
+            assert count is not None
+            early = count.call("board", deadline=Deadline())
+    assert early.nothing_new and early.observation.startswith("No page is loaded yet")

@@ -1,4 +1,4 @@
-"""WikiSession over an in-memory backend: the paper's Search/Lookup observation strings."""
+"""Wikipedia over an in-memory backend: the paper's Search/Lookup observation strings."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 
 from react_cli.core.errors import WikiError
 from react_cli.infra.deadline import NO_DEADLINE, Deadline
-from react_cli.tools.wikipedia import WikiSession, cap, page_sentences
+from react_cli.tools.wikipedia import PAGE, Wikipedia, cap, page_sentences
 from react_cli.wiki.base import Article, SearchResult
 
 COLORADO = Article(
@@ -54,12 +54,12 @@ def backend() -> MemoryBackend:
 
 
 @pytest.fixture
-def session(backend: MemoryBackend) -> WikiSession:
-    return WikiSession(backend)
+def session(backend: MemoryBackend) -> Wikipedia:
+    return Wikipedia(backend)
 
 
 def test_hit_shows_first_five_sentences_skipping_headings_and_short_lines(
-    session: WikiSession,
+    session: Wikipedia,
 ) -> None:
     result = session.search("Colorado orogeny", deadline=NO_DEADLINE)
     assert result.observation == (
@@ -71,7 +71,7 @@ def test_hit_shows_first_five_sentences_skipping_headings_and_short_lines(
     assert result.details == {"resolved_title": "Colorado orogeny", "folded": False}
 
 
-def test_miss_string_is_exact_with_at_most_five_titles(session: WikiSession) -> None:
+def test_miss_string_is_exact_with_at_most_five_titles(session: Wikipedia) -> None:
     result = session.search("Adam Clayton Powell", deadline=NO_DEADLINE)
     assert result.observation == (
         "Could not find [Adam Clayton Powell]. Similar: "
@@ -80,19 +80,19 @@ def test_miss_string_is_exact_with_at_most_five_titles(session: WikiSession) -> 
     assert result.details["similar"] == ["Title 0", "Title 1", "Title 2", "Title 3", "Title 4"]
 
 
-def test_miss_without_suggestions_keeps_the_format(session: WikiSession) -> None:
+def test_miss_without_suggestions_keeps_the_format(session: Wikipedia) -> None:
     assert (
         session.search("qmxjsudek", deadline=NO_DEADLINE).observation
         == "Could not find [qmxjsudek]. Similar: []."
     )
 
 
-def test_miss_keeps_entity_as_written(session: WikiSession) -> None:
+def test_miss_keeps_entity_as_written(session: Wikipedia) -> None:
     observation = session.search('"Wallace and Gromit"', deadline=NO_DEADLINE).observation
     assert observation.startswith('Could not find ["Wallace and Gromit"]. Similar: ')
 
 
-def test_disambiguation_lists_up_to_ten_entries(session: WikiSession) -> None:
+def test_disambiguation_lists_up_to_ten_entries(session: Wikipedia) -> None:
     result = session.search("High Plains", deadline=NO_DEADLINE)
     entries = [f"High Plains {i}" for i in range(10)]
     assert result.observation == f"Could not find [High Plains]. Similar: {entries!r}."
@@ -100,7 +100,7 @@ def test_disambiguation_lists_up_to_ten_entries(session: WikiSession) -> None:
     assert result.details["resolved_title"] == "High Plains"
 
 
-def test_lookup_sequence_numbering_and_end(session: WikiSession) -> None:
+def test_lookup_sequence_numbering_and_end(session: Wikipedia) -> None:
     session.search("Colorado orogeny", deadline=NO_DEADLINE)
     assert session.lookup("eastern sector", deadline=NO_DEADLINE).observation == (
         "(Result 1 / 2) The eastern sector extends into the High Plains and is called the "
@@ -113,7 +113,7 @@ def test_lookup_sequence_numbering_and_end(session: WikiSession) -> None:
     assert session.lookup("eastern sector", deadline=NO_DEADLINE).observation == "No more results."
 
 
-def test_lookup_three_results_and_case_insensitive(session: WikiSession) -> None:
+def test_lookup_three_results_and_case_insensitive(session: Wikipedia) -> None:
     session.search("Colorado orogeny", deadline=NO_DEADLINE)
     first = session.lookup("SENTENCE", deadline=NO_DEADLINE)
     assert first.observation == "(Result 1 / 3) Another sentence here."
@@ -128,7 +128,7 @@ def test_lookup_three_results_and_case_insensitive(session: WikiSession) -> None
     )
 
 
-def test_lookup_keyword_change_restarts(session: WikiSession) -> None:
+def test_lookup_keyword_change_restarts(session: Wikipedia) -> None:
     session.search("Colorado orogeny", deadline=NO_DEADLINE)
     session.lookup("eastern sector", deadline=NO_DEADLINE)
     session.lookup("eastern sector", deadline=NO_DEADLINE)
@@ -138,12 +138,12 @@ def test_lookup_keyword_change_restarts(session: WikiSession) -> None:
     )
 
 
-def test_lookup_without_match(session: WikiSession) -> None:
+def test_lookup_without_match(session: Wikipedia) -> None:
     session.search("Colorado orogeny", deadline=NO_DEADLINE)
     assert session.lookup("volcano", deadline=NO_DEADLINE).observation == "No more results."
 
 
-def test_new_search_resets_lookup(session: WikiSession) -> None:
+def test_new_search_resets_lookup(session: Wikipedia) -> None:
     session.search("Colorado orogeny", deadline=NO_DEADLINE)
     session.lookup("U.S.", deadline=NO_DEADLINE)
     session.search("Milhouse", deadline=NO_DEADLINE)
@@ -155,7 +155,7 @@ def test_new_search_resets_lookup(session: WikiSession) -> None:
     assert session.lookup("U.S.", deadline=NO_DEADLINE).observation.startswith("(Result 1 / 1) ")
 
 
-def test_miss_and_disambiguation_keep_the_old_page(session: WikiSession) -> None:
+def test_miss_and_disambiguation_keep_the_old_page(session: Wikipedia) -> None:
     session.search("Milhouse", deadline=NO_DEADLINE)
     session.search("Nothing here", deadline=NO_DEADLINE)
     session.search("High Plains", deadline=NO_DEADLINE)
@@ -164,13 +164,13 @@ def test_miss_and_disambiguation_keep_the_old_page(session: WikiSession) -> None
     )
 
 
-def test_lookup_before_any_search(session: WikiSession) -> None:
+def test_lookup_before_any_search(session: Wikipedia) -> None:
     assert session.lookup("anything", deadline=NO_DEADLINE).observation == (
         "No page is loaded yet: use Search[entity] first, then Lookup[keyword]."
     )
 
 
-def test_lookup_empty_keyword(session: WikiSession) -> None:
+def test_lookup_empty_keyword(session: Wikipedia) -> None:
     session.search("Milhouse", deadline=NO_DEADLINE)
     assert (
         session.lookup("  ", deadline=NO_DEADLINE).observation
@@ -178,7 +178,7 @@ def test_lookup_empty_keyword(session: WikiSession) -> None:
     )
 
 
-def test_backend_error_becomes_observation(backend: MemoryBackend, session: WikiSession) -> None:
+def test_backend_error_becomes_observation(backend: MemoryBackend, session: Wikipedia) -> None:
     session.search("Milhouse", deadline=NO_DEADLINE)
     backend.error = WikiError("Wikipedia request failed: HTTP 503 from en.wikipedia.org")
     result = session.search("Colorado orogeny", deadline=NO_DEADLINE)
@@ -195,12 +195,12 @@ def test_backend_error_becomes_observation(backend: MemoryBackend, session: Wiki
 def test_observations_are_capped_at_a_word_boundary(backend: MemoryBackend) -> None:
     words = " ".join(f"word{i}" for i in range(400))
     backend.articles["Long"] = Article("Long", f"{words}.")
-    result = WikiSession(backend, max_observation_chars=100).search("Long", deadline=NO_DEADLINE)
+    result = Wikipedia(backend, max_observation_chars=100).search("Long", deadline=NO_DEADLINE)
     assert len(result.observation) <= 100
     assert result.observation.endswith(" word14 …")
 
 
-def test_observations_are_one_line(backend: MemoryBackend, session: WikiSession) -> None:
+def test_observations_are_one_line(backend: MemoryBackend, session: Wikipedia) -> None:
     backend.articles["Spaces"] = Article(
         "Spaces", "A  page\twith   odd\u00a0spacing and more words."
     )
@@ -210,7 +210,7 @@ def test_observations_are_one_line(backend: MemoryBackend, session: WikiSession)
     )
 
 
-def test_empty_page(backend: MemoryBackend, session: WikiSession) -> None:
+def test_empty_page(backend: MemoryBackend, session: Wikipedia) -> None:
     backend.articles["Stub"] = Article("Stub", "== Heading ==\nTwo words")
     assert session.search("Stub", deadline=NO_DEADLINE).observation == "The page Stub has no text."
 
@@ -226,8 +226,8 @@ def test_cap_and_page_sentences_helpers() -> None:
 
 def test_a_carried_page_is_fetched_by_the_first_lookup_that_needs_it_once() -> None:
     backend = MemoryBackend()
-    session = WikiSession(backend)
-    session.resume("Milhouse")
+    session = Wikipedia(backend)
+    session.resume({PAGE: "Milhouse"})
     assert backend.calls == []  # nothing fetched until a Lookup needs it
     found = session.lookup("Nixon", deadline=NO_DEADLINE)
     assert found.observation.startswith("(Result 1 / 1) Milhouse was named after")
@@ -238,17 +238,17 @@ def test_a_carried_page_is_fetched_by_the_first_lookup_that_needs_it_once() -> N
 
 def test_a_search_first_drops_the_carried_page_and_a_carried_page_may_be_gone() -> None:
     backend = MemoryBackend()
-    session = WikiSession(backend)
-    session.resume("Milhouse")
+    session = Wikipedia(backend)
+    session.resume({PAGE: "Milhouse"})
     session.search("Colorado orogeny", deadline=NO_DEADLINE)
     looked = session.lookup("eastern", deadline=NO_DEADLINE)
     assert looked.details["resolved_title"] == "Colorado orogeny"
     assert backend.calls == ["Colorado orogeny"]
-    gone = WikiSession(backend)
-    gone.resume("No such page")
+    gone = Wikipedia(backend)
+    gone.resume({PAGE: "No such page"})
     assert gone.lookup("x", deadline=NO_DEADLINE).observation.startswith("No page is loaded")
-    failing = WikiSession(backend)
-    failing.resume("Milhouse")
+    failing = Wikipedia(backend)
+    failing.resume({PAGE: "Milhouse"})
     backend.error = WikiError("Wikipedia request failed: HTTP 503", retries=2)
     result = failing.lookup("Nixon", deadline=NO_DEADLINE)
     assert result.observation.startswith("Wikipedia is unavailable right now (HTTP 503)")

@@ -27,6 +27,12 @@ HYBRID: dict[str, Any] = json.loads(
 TOOLS: dict[str, Any] = json.loads(
     (EXAMPLES / "arthurs-magazine-tools.json").read_text(encoding="utf-8")
 )
+# Today's version (3): a reply of two native calls as one step, replies and actions.
+NOW: dict[str, Any] = json.loads(
+    (Path(__file__).resolve().parents[1] / "fixtures" / "traces" / "now" / "tools.json").read_text(
+        encoding="utf-8"
+    )
+)
 BOUND_S = 10.0  # a hang detector: each command takes well under a second
 FUZZ = cli_fuzz(15)
 
@@ -59,16 +65,16 @@ def test_any_trace_file_is_shown_or_refused_in_one_line(
 
 
 @cli_fuzz(10)
-@pytest.mark.parametrize("kind", ["hybrid", "tools"])
+@pytest.mark.parametrize("kind", ["hybrid", "tools", "now"])
 @given(data=st.data())
 def test_any_method_or_tools_trace_is_shown_re_run_or_refused_in_one_line(
     cli: Runner, tmp_path_factory: pytest.TempPathFactory, kind: str, data: st.DataObject
 ) -> None:
     path = tmp_path_factory.mktemp("trace") / f"{kind}.json"
-    path.write_bytes(data.draw(mutated(HYBRID if kind == "hybrid" else TOOLS)))
+    path.write_bytes(data.draw(mutated({"hybrid": HYBRID, "tools": TOOLS, "now": NOW}[kind])))
     for mode in ([], ["--json"], ["--rerun"]):
         assert_shown_or_refused(cli, ["replay", *mode, str(path)], path)
-    if kind == "tools":  # the native calls and assistant messages, exported
+    if kind != "hybrid":  # the native calls and assistant messages, exported
         assert_shown_or_refused(cli, ["replay", "--format", "markdown", str(path)], path)
         return
     derived = ["replay", "--rerun", "--method", "react+cot-sc", str(path)]

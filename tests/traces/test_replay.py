@@ -17,7 +17,8 @@ from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, scripted
 from inproc import GOOD_RUN, QUESTION, CliResult, Runner, edit_json
 
-from react_cli.traces.replay import compare, rerun
+from react_cli.traces.diffs import compare
+from react_cli.traces.replay import rerun
 from react_cli.traces.trace import Trace, load_trace
 
 
@@ -34,7 +35,7 @@ def rerun_altered(
 ) -> tuple[Path, CliResult]:
     """Record GOOD_RUN, replace the model output of step ``step`` with ``raw``, re-run it."""
     path = cli.record(wiki, *GOOD_RUN)
-    edit_json(path, lambda d: d["steps"][step - 1].update(raw=raw))
+    edit_json(path, lambda d: d["steps"][step - 1]["replies"][0].update(text=raw))
     return path, cli(["replay", str(path), "--rerun"], **offline)
 
 
@@ -86,9 +87,8 @@ def test_replay_prints_untrusted_text_literally(
     cli: Runner, wiki: FakeMediaWiki, offline: dict[str, str]
 ) -> None:
     path = cli.record(wiki, *GOOD_RUN)
-    edit_json(
-        path, lambda d: d["steps"][0].update(raw=" [bold]x[/bold] \x1b[31mred\nAction 1: S[x]")
-    )
+    hostile = " [bold]x[/bold] \x1b[31mred"
+    edit_json(path, lambda d: d["steps"][0].update(thought=hostile))
     shown = cli(["replay", str(path)], **offline)
     assert "[bold]x[/bold] red" in shown.stdout and "\x1b" not in shown.stdout
 
@@ -97,12 +97,12 @@ def test_json_prints_the_trace_normalised(
     cli: Runner, wiki: FakeMediaWiki, offline: dict[str, str]
 ) -> None:
     path = cli.record(wiki, *GOOD_RUN)
-    edit_json(path, lambda d: [step.pop("details") for step in d["steps"]])
+    edit_json(path, lambda d: [a.pop("details") for step in d["steps"] for a in step["actions"]])
     shown = cli(["replay", str(path), "--json"], **offline)
     data = json.loads(shown.stdout)
-    assert data["answer"] == "Arthur's Magazine" and data["version"] == 2
-    assert all(step["details"] == {} for step in data["steps"])
-    assert data["steps"][0]["action"] == "Search[Arthur's Magazine]"
+    assert data["answer"] == "Arthur's Magazine" and data["version"] == 3
+    assert all(a["details"] == {} for step in data["steps"] for a in step["actions"])
+    assert data["steps"][0]["actions"][0]["action"] == "Search[Arthur's Magazine]"
 
 
 # --- re-runs ------------------------------------------------------------------------------

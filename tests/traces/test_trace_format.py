@@ -1,12 +1,16 @@
 """The trace format does not move: today's records write, and read back, the exact bytes of
-``fixtures/traces/now``, which only add fields to ``fixtures/traces/v2`` (the traces written
-before calls and tool sets were recorded), which in turn read back to their own bytes; the
-version-1 traces the code before methods wrote for the same runs (``fixtures/traces``) load,
-upgraded to the version-2 bytes."""
+``fixtures/traces/now`` (version 3); the version-2 traces the code before steps held replies
+and actions wrote for the same runs (``fixtures/traces/v2-calls``) upgrade to exactly those
+bytes; the older ones, written before calls and tool sets were recorded
+(``fixtures/traces/v2``) and before methods (``fixtures/traces``, version 1), upgrade to the
+same steps but for what they never recorded (the pages the observations showed). The
+examples stay as they were recorded (versions 1 and 2): each upgrades to a trace that reads
+back to its own bytes."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -18,7 +22,7 @@ from react_cli.core.errors import LLMConnectionError, TraceError
 from react_cli.core.method import Method
 from react_cli.core.records import ProtocolName, ToolCall, Usage
 from react_cli.core.sources import PageSource, Sentence, Wiki, WikiKind
-from react_cli.core.trajectory import PARSE_FAILURE, ErrorKind, StepError
+from react_cli.core.trajectory import PARSE_FAILURE, Cue, ErrorKind, Step
 from react_cli.infra.deadline import Deadline
 from react_cli.infra.untrusted import dump_json
 from react_cli.llm.base import Completion, ModelRequest, TextSink
@@ -29,13 +33,17 @@ from react_cli.methods.memo import Sampling
 from react_cli.session import Session, settings_protocols
 from react_cli.settings.settings import Settings
 from react_cli.tools.base import ToolResult, ToolSet
-from react_cli.tools.wikipedia import LOOKUP, SEARCH
+from react_cli.tools.paper import LOOKUP, SEARCH
+from react_cli.traces.diffs import compare, compare_records
 from react_cli.traces.recorder import trace_of
+from react_cli.traces.replay import rerun
 from react_cli.traces.trace import Trace
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
 V2 = FIXTURES / "v2"
+V2_CALLS = FIXTURES / "v2-calls"
 NOW = FIXTURES / "now"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "traces"
 CREATED = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
 BROKEN = "Wikipedia request failed: HTTP 503 from x"
 Reply = str | tuple[str, str] | Exception
@@ -160,7 +168,8 @@ def with_fixed_times(document: dict[str, Any]) -> str:
     """A written trace's bytes, its id and machine times fixed."""
     document.update(id="0123456789ab", duration_s=1.0)
     for step in document["steps"]:
-        step["tool_latency_s"] = 0.0
+        for action in step["actions"]:
+            action["latency_s"] = 0.0
     return dump_json(document, indent=2) + "\n"
 
 
@@ -169,60 +178,68 @@ def test_a_run_writes_the_bytes_it_always_wrote(name: str) -> None:
     assert written(name) == (NOW / f"{name}.json").read_text(encoding="utf-8")
 
 
-def gains_only(old: Any, new: Any) -> bool:
-    """Whether ``new`` holds all of ``old`` (objects may hold more keys), and nothing else
-    changed."""
-    if isinstance(old, dict):
-        return isinstance(new, dict) and all(
-            k in new and gains_only(v, new[k]) for k, v in old.items()
-        )
-    if isinstance(old, list):
-        return isinstance(new, list) and len(old) == len(new) and all(map(gains_only, old, new))
-    return bool(old == new)
+def test_a_trace_reads_back_to_the_same_bytes(tmp_path: Path) -> None:
+    for path in NOW.glob("*.json"):
+        assert dump_json(Trace.read(path).to_json(), indent=2) + "\n" == path.read_text("utf-8")
+    for path in EXAMPLES.glob("*.json"):  # upgraded once, then stable
+        upgraded = dump_json(Trace.read(path).to_json(), indent=2) + "\n"
+        (tmp_path / path.name).write_text(upgraded, encoding="utf-8")
+        again = dump_json(Trace.read(tmp_path / path.name).to_json(), indent=2) + "\n"
+        assert '"version": 3' in upgraded and again == upgraded
 
 
-@pytest.mark.parametrize("name", SCENARIOS)
-def test_todays_traces_only_gain_fields(name: str) -> None:
-    import json
-
-    old = json.loads((V2 / f"{name}.json").read_text(encoding="utf-8"))
-    new = json.loads((NOW / f"{name}.json").read_text(encoding="utf-8"))
-    assert gains_only(old, new) and old != new
-
-
-@pytest.mark.parametrize("folder", [V2, NOW])
-@pytest.mark.parametrize("name", SCENARIOS)
-def test_a_trace_reads_back_to_the_same_bytes(name: str, folder: Path) -> None:
-    path = folder / f"{name}.json"
-    assert dump_json(Trace.read(path).to_json(), indent=2) + "\n" == path.read_text("utf-8")
-
-
-@pytest.mark.parametrize("name", SCENARIOS)
-def test_a_version_1_trace_is_upgraded_to_what_today_writes(name: str) -> None:
-    old = FIXTURES / f"{name}.json"
-    assert '"version": 1' in old.read_text(encoding="utf-8")
+@pytest.mark.parametrize("name", [*SCENARIOS, "tools", "conversation"])
+def test_a_version_2_trace_upgrades_to_what_today_writes(name: str) -> None:
+    old = V2_CALLS / f"{name}.json"
+    assert '"version": 2' in old.read_text(encoding="utf-8")
     upgraded = dump_json(Trace.read(old).to_json(), indent=2) + "\n"
-    assert upgraded == (V2 / f"{name}.json").read_text(encoding="utf-8")
-    assert Trace.read(old).record.method is Method.REACT
+    assert upgraded == (NOW / f"{name}.json").read_text(encoding="utf-8")
 
 
-def test_each_step_error_is_typed_by_kind() -> None:
-    steps = Trace.read(FIXTURES / "every-error.json").run.steps
-    assert [step.error for step in steps] == [
-        StepError(ErrorKind.PARSE, "no valid action"),
-        StepError(ErrorKind.TOOL, BROKEN),
-        None,
-        StepError(ErrorKind.TOOL, BROKEN),
-        None,
+def _without_sources(steps: list[Step]) -> list[Step]:
+    return [
+        replace(step, actions=[replace(action, source=None) for action in step.actions])
+        for step in steps
+    ]
+
+
+@pytest.mark.parametrize("folder", [V2, FIXTURES])
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_older_traces_upgrade_to_todays_steps(name: str, folder: Path) -> None:
+    """Before calls were recorded: each action's call read again from its text."""
+    old = Trace.read(folder / f"{name}.json")
+    assert old.run.steps == _without_sources(Trace.read(NOW / f"{name}.json").run.steps)
+    assert old.record.method is Method.REACT
+
+
+def test_a_version_1_trace_is_upgraded_as_version_2_is() -> None:
+    for name in SCENARIOS:
+        old = FIXTURES / f"{name}.json"
+        assert '"version": 1' in old.read_text(encoding="utf-8")
+        upgraded = dump_json(Trace.read(old).to_json(), indent=2)
+        assert upgraded == dump_json(Trace.read(V2 / f"{name}.json").to_json(), indent=2)
+
+
+@pytest.mark.parametrize("folder", [FIXTURES, NOW])
+def test_each_step_error_is_typed_by_kind(folder: Path) -> None:
+    steps = Trace.read(folder / "every-error.json").run.steps
+    assert [step.error for step in steps] == [PARSE_FAILURE, None, None, None, None]
+    assert [[action.error for action in step.actions] for step in steps] == [
+        [None],
+        [BROKEN],
+        [None],
+        [BROKEN],
+        [None],
     ]
     assert [(step.forced, step.max_tokens_reached) for step in steps][2:] == [
         (False, True),
         (False, False),
         (True, False),
     ]
-    assert all("error" not in step.details for step in steps)  # typed, not a details key
-    failed = Trace.read(FIXTURES / "endpoint-failed.json").run.steps[-1]
+    assert all("error" not in a.details for s in steps for a in s.actions)  # typed, not a detail
+    failed = Trace.read(folder / "endpoint-failed.json").run.steps[-1]
     assert failed.error is not None and failed.error.kind is ErrorKind.MODEL
+    assert failed.replies == [] and failed.actions == [] and failed.calls == 1
 
 
 def test_the_config_is_read_back_once_with_its_stop_rules() -> None:
@@ -241,15 +258,14 @@ def test_a_malformed_config_is_a_trace_error_naming_the_file(tmp_path: Path) -> 
         Trace.read(path)
 
 
-def test_a_method_trace_reads_back_to_the_same_bytes() -> None:
-    path = (
-        Path(__file__).resolve().parents[2]
-        / "examples"
-        / "traces"
-        / "kiss-and-tell-cot-sc-react.json"
-    )
+def test_a_method_trace_keeps_its_method_through_the_upgrade() -> None:
+    path = EXAMPLES / "kiss-and-tell-cot-sc-react.json"
     trace = Trace.read(path)
-    assert dump_json(trace.to_json(), indent=2) + "\n" == path.read_text("utf-8")
+    upgraded = trace.to_json()
+    old = json.loads(path.read_text("utf-8"))
+    assert {key: upgraded[key] for key in old if key not in ("version", "steps")} == {
+        key: value for key, value in old.items() if key not in ("version", "steps")
+    }
     record = trace.record
     assert (record.method, record.branch, record.calls) == (
         Method.COT_SC_REACT,
@@ -311,10 +327,17 @@ def test_a_tools_run_writes_and_reads_back_the_bytes_it_always_wrote() -> None:
     trace = Trace.read(path)
     assert dump_json(trace.to_json(), indent=2) + "\n" == path.read_text("utf-8")
     steps = trace.run.steps
-    assert [step.reply_step for step in steps] == [None, 1, None, None]
-    assert steps[0].call == ToolCall("Search", "Ed Wood", "c1", {"entity": "Ed Wood"})
-    assert steps[2].error == PARSE_FAILURE and steps[3].followup_message is not None
-    assert steps[3].call is not None and steps[3].followup_raw == ""
+    assert [[action.call for action in step.actions] for step in steps] == [
+        [
+            ToolCall("Search", "Ed Wood", "c1", {"entity": "Ed Wood"}),
+            ToolCall("Lookup", "born", "c2", {"keyword": "born"}),
+        ],
+        [None],
+        [ToolCall("Finish", "1994", "c4", {"answer": "1994"})],
+    ]
+    assert steps[1].error == PARSE_FAILURE and steps[2].replies[1].message is not None
+    assert [reply.cue for reply in steps[2].replies] == [Cue.THOUGHT, Cue.ACTION]
+    assert steps[2].replies[1].text == "" and steps[0].label(1) == "1.2"
     assert trace.protocol is ProtocolName.TOOLS and trace.record.calls == 4
 
 
@@ -369,3 +392,22 @@ def test_a_malformed_conversation_is_a_trace_error(tmp_path: Path, conversation:
     path.write_text(json.dumps({**document, "conversation": conversation}), encoding="utf-8")
     with pytest.raises(TraceError, match=rf"^{path}: malformed trace \("):
         Trace.read(path)
+
+
+EVERY_TRACE = sorted(
+    [*EXAMPLES.glob("*.json"), *FIXTURES.glob("*.json"), *FIXTURES.glob("*/*.json")],
+    key=lambda path: str(path.relative_to(FIXTURES.parents[2])),
+)
+
+
+@pytest.mark.parametrize(
+    "path", EVERY_TRACE, ids=lambda path: str(path.relative_to(FIXTURES.parents[2]))
+)
+def test_every_example_and_fixture_trace_re_runs_as_recorded(path: Path) -> None:
+    """Each version's traces re-run offline with today's loop and reproduce: the same actions,
+    observations, answer and stop reason, step by step (a reply of several calls is one step
+    today, as it is once upgraded)."""
+    recorded = Trace.read(path)
+    outcome, now = rerun(recorded)
+    assert compare(recorded.run, now) == []
+    assert compare_records(recorded.record, outcome.record()) == []

@@ -7,7 +7,6 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 from conftest import ROOT
@@ -15,7 +14,6 @@ from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, scripted
 from inproc import GOOD_RUN, QUESTION, CliResult, Runner, edit_json, servers_env
 
-from react_cli.traces import trace as trace_module
 from react_cli.traces.trace import load_trace
 
 EXAMPLES = sorted((ROOT / "examples" / "traces").glob("*.json"))
@@ -45,12 +43,11 @@ def test_fork_continues_live_from_step_k(cli: Runner, wiki: FakeMediaWiki) -> No
     assert len(llm.requests) == 2  # step 1 came from the trace
     prompt = llm.requests[0].json["messages"][0]["content"]
     original = load_trace(path)
-    assert prompt.endswith(
-        GOOD_RUN[0] + f"\nObservation 1: {original['steps'][0]['observation']}\nThought 2:"
-    )
+    seen = original["steps"][0]["actions"][0]["observation"]
+    assert prompt.endswith(GOOD_RUN[0] + f"\nObservation 1: {seen}\nThought 2:")
     forked = load_trace(fork_path)
     assert forked["forked_from"] == {"trace": str(path), "id": original["id"], "step": 2}
-    assert forked["steps"][0]["raw"] == original["steps"][0]["raw"]
+    assert forked["steps"][0]["replies"] == original["steps"][0]["replies"]
     assert forked["steps"][1]["thought"] == "Let me check the other one."
     assert forked["question"] == QUESTION
 
@@ -58,7 +55,8 @@ def test_fork_continues_live_from_step_k(cli: Runner, wiki: FakeMediaWiki) -> No
 def test_fork_restores_the_page_for_a_live_lookup(cli: Runner, wiki: FakeMediaWiki) -> None:
     lookup = (" Check the year.\nAction 2: Lookup[Philadelphia]", GOOD_RUN[2])
     _, fork_path, _, _ = fork_at_step_2(cli, wiki, *lookup)
-    assert load_trace(fork_path)["steps"][1]["observation"].startswith("(Result 1 / ")
+    looked = load_trace(fork_path)["steps"][1]["actions"][0]
+    assert looked["observation"].startswith("(Result 1 / ")
 
 
 @pytest.mark.parametrize(
@@ -86,7 +84,7 @@ BROKEN = {
     "truncated.json": ('{"version": 1, "question": "q", "steps": [', "truncated JSON"),
     "nonjson.json": ("this is not json", "not JSON"),
     "list.json": ("[1, 2]", "top level is not an object"),
-    "future.json": ('{"version": 3, "question": "q"}', "unsupported trace version 3"),
+    "future.json": ('{"version": 4, "question": "q"}', "unsupported trace version 4"),
     "noversion.json": ('{"question": "q"}', "unsupported trace version None"),
     "fields.json": ('{"version": 1, "question": "q"}', "missing stop_reason, steps"),
     "steps.json": (
@@ -194,29 +192,33 @@ def test_traces_lists_newest_first_and_replay_n_picks_older(
 # --- format versions and shipped examples -------------------------------------------------
 
 
-def test_version_1_keeps_loading_when_version_2_arrives(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The loader's upgrade chain: a v1 document is upgraded, a v2 one read as is."""
-
-    def v1_to_v2(document: dict[str, Any]) -> dict[str, Any]:
-        return {**document, "version": 2, "tags": []}
-
-    monkeypatch.setattr(trace_module, "TRACE_VERSION", 2)
-    monkeypatch.setattr(trace_module, "_UPGRADES", {1: v1_to_v2})
-    monkeypatch.setattr(trace_module, "READABLE_VERSIONS", frozenset({1, 2}))
+def test_a_version_1_document_is_upgraded_through_every_version(tmp_path: Path) -> None:
+    """The loader's upgrade chain: version 1 to 2 (the method), 2 to 3 (replies and
+    actions); a version-3 document is read as it is."""
+    step = {"index": 1, "action": "Search[A]", "observation": "o", "raw": " t\nAction 1: Search[A]"}
     old = tmp_path / "old.json"
-    old.write_text(json.dumps({"version": 1, "question": "q", "stop_reason": "x", "steps": []}))
-    assert load_trace(old) == {
-        "version": 2,
-        "question": "q",
-        "stop_reason": "x",
-        "steps": [],
-        "tags": [],
-    }
+    old.write_text(json.dumps({"version": 1, "question": "q", "stop_reason": "x", "steps": [step]}))
+    document = load_trace(old)
+    assert (document["version"], document["method"]) == (3, "react")
+    assert document["steps"] == [
+        {
+            "index": 1,
+            "thought": "",
+            "replies": [{"cue": "thought", "text": " t\nAction 1: Search[A]"}],
+            "actions": [
+                {
+                    "action": "Search[A]",
+                    "call": {"name": "Search", "argument": "A", "id": None},
+                    "observation": "o",
+                    "details": {},
+                }
+            ],
+            "error": None,
+        }
+    ]
     new = tmp_path / "new.json"
-    new.write_text(json.dumps({"version": 2, "question": "q", "stop_reason": "x", "steps": []}))
-    assert load_trace(new)["version"] == 2
+    new.write_text(json.dumps({**document, "steps": []}))
+    assert load_trace(new)["steps"] == [] and load_trace(new)["version"] == 3
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])

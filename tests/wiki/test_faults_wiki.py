@@ -14,7 +14,7 @@ import re
 import pytest
 from fake_mediawiki import FakeMediaWiki, Fault, library_default_agent
 from fake_openai import FakeOpenAI, Reply, scripted
-from inproc import HANG_S, Runner, one_error_line
+from inproc import HANG_S, Runner, actions, one_error_line
 
 RETRIES = 2  # FAST_CONFIG
 SEARCH = " I should search Arthur's Magazine.\nAction 1: Search[Arthur's Magazine]"
@@ -34,8 +34,10 @@ def test_the_default_user_agent_is_never_sent(cli: Runner, wiki: FakeMediaWiki) 
     agent = agents.pop()
     assert not library_default_agent(agent)
     assert re.fullmatch(r"react-cli/\S+ \(ops@example\.org\) requests/\S+", agent)
-    steps = cli.trace()["steps"]  # not the whole trace: its URLs' port numbers may hold "403"
-    assert not any("403" in json.dumps([s["observation"], s["error"], s["details"]]) for s in steps)
+    trace = cli.trace()  # not the whole trace: its URLs' port numbers may hold "403"
+    shown = [[a["observation"], a.get("error"), a["details"]] for a in actions(trace)]
+    assert not any("403" in json.dumps(said) for said in shown)
+    assert not any("403" in json.dumps(s["error"]) for s in trace["steps"])
 
 
 @pytest.mark.parametrize("status", [429, 503])
@@ -47,9 +49,9 @@ def test_retry_after_is_honoured_capped_and_the_search_succeeds(
     with FakeOpenAI(scripted(SEARCH, FINISH_2)) as llm:
         result = cli.ask(llm, wiki)
     assert result.code == 0, result.stderr
-    steps = cli.trace()["steps"]
+    steps = actions(cli.trace())
     assert steps[0]["observation"].startswith("Arthur's Magazine (1844")
-    assert (steps[0]["tool_retries"], steps[1]["tool_retries"]) == (1, 0)
+    assert (steps[0]["retries"], steps[1]["retries"]) == (1, 0)
     assert 0.05 <= cli.elapsed_s < HANG_S  # waited max_retry_after_s, not an hour
 
 
@@ -59,9 +61,9 @@ def test_maxlag_is_retried_and_the_search_succeeds(cli: Runner, wiki: FakeMediaW
         result = cli.ask(llm, wiki)
     assert result.code == 0, result.stderr
     assert wiki.requests[0]["params"]["maxlag"] == "5"
-    step = cli.trace()["steps"][0]
+    step = actions(cli.trace())[0]
     assert step["observation"].startswith("Arthur's Magazine (1844")
-    assert step["tool_retries"] == 1
+    assert step["retries"] == 1
 
 
 @pytest.mark.parametrize(
@@ -86,10 +88,11 @@ def test_a_failed_search_becomes_an_observation_and_the_run_goes_on(
         result = cli.ask(llm, wiki)
     assert result.code == 0, result.stderr
     assert result.stdout == "1844\n"
-    step = cli.trace()["steps"][0]
+    trace = cli.trace()
+    step = actions(trace)[0]
     assert step["observation"].startswith(UNAVAILABLE)
     assert reason.replace("PORT", wiki.url.rsplit(":", 1)[1]) in step["observation"]
-    assert step["error"] is None and "Wikipedia request failed" in step["details"]["error"]
+    assert trace["steps"][0]["error"] is None and "Wikipedia request failed" in step["error"]
     prompt = llm.requests[1].json["messages"][0]["content"]
     assert f"Observation 1: {step['observation']}\nThought 2:" in prompt
     assert cli.elapsed_s < HANG_S
@@ -127,7 +130,7 @@ def test_a_success_resets_the_tool_error_count(cli: Runner, wiki: FakeMediaWiki)
     with FakeOpenAI(model) as llm:
         result = cli.ask(llm, wiki, "--json")
     assert result.code == 0, result.stderr
-    observations = [s["observation"] for s in json.loads(result.stdout)["steps"]]
+    observations = [a["observation"] for a in actions(json.loads(result.stdout))]
     assert observations[0].startswith(UNAVAILABLE) and observations[2].startswith(UNAVAILABLE)
     assert observations[1].startswith("Arthur's Magazine (1844")
 
@@ -144,7 +147,7 @@ def test_a_2_mb_article(cli: Runner) -> None:
     with FakeMediaWiki({"The Big Page": text}) as wiki, FakeOpenAI(scripted(*script)) as llm:
         result = cli.ask(llm, wiki, "--json")
     assert result.code == 0, result.stderr
-    steps = json.loads(result.stdout)["steps"]
+    steps = actions(json.loads(result.stdout))
     assert steps[0]["observation"].startswith("The Big Page is a test article. Sentence number 0")
     assert len(steps[0]["observation"]) <= 2000
     assert steps[1]["observation"] == "(Result 1 / 1) The needle is hidden at the end."
@@ -174,8 +177,12 @@ def test_markup_and_escape_sequences_are_printed_literally(cli: Runner, mode: st
     else:
         summary = json.loads(result.stdout)
         assert summary["answer"] == "[i]Evil[/i] Corp"
-        assert summary["steps"][0]["observation"].startswith("Evil Corp is a [bold red]company[/]")
-        assert "\x1b[31m" in summary["steps"][0]["observation"]  # kept as data, escaped
+        assert summary["steps"][0]["actions"][0]["observation"].startswith(
+            "Evil Corp is a [bold red]company[/]"
+        )
+        assert (
+            "\x1b[31m" in summary["steps"][0]["actions"][0]["observation"]
+        )  # kept as data, escaped
 
 
 def test_debug_logs_wiki_requests_without_credentials(cli: Runner, wiki: FakeMediaWiki) -> None:

@@ -22,7 +22,7 @@ from fake_openai import FakeOpenAI, scripted
 from hostile import cli_fuzz
 from hypothesis import given
 from hypothesis import strategies as st
-from inproc import Runner
+from inproc import Runner, actions
 from zim_fixtures import build_archive
 
 BOUND_S = 10.0
@@ -85,9 +85,8 @@ def test_any_page_is_an_observation(
         pages[TITLE] = html
         archive = build_archive(tmp_path / "fuzz.zim", pages)
     summary = ask(cli, archive)
-    steps = summary["steps"]
-    assert isinstance(steps, list) and summary["answer"] == "done"
-    for step in steps[:2]:
+    assert isinstance(summary["steps"], list) and summary["answer"] == "done"
+    for step in actions(summary)[:2]:
         assert "\n" not in step["observation"] and 0 < len(step["observation"]) <= 2000
 
 
@@ -121,7 +120,7 @@ def ask_damaged(cli: Runner, archive: Path) -> tuple[int, str, str]:
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr
     if result.code != 0:
         return result.code, result.stderr, ""
-    return 0, result.stderr, json.loads(result.stdout)["steps"][0]["observation"]
+    return 0, result.stderr, json.loads(result.stdout)["steps"][0]["actions"][0]["observation"]
 
 
 UNREADABLE = "is not a readable ZIM archive (an entry whose name or message is not UTF-8 text)"

@@ -13,7 +13,7 @@ from react_cli.core.errors import UsageError, WikiError
 from react_cli.infra.deadline import NO_DEADLINE
 from react_cli.infra.http import make_session, user_agent
 from react_cli.infra.retry import RetryPolicy
-from react_cli.tools.wikipedia import WikiSession
+from react_cli.tools.wikipedia import Wikipedia
 from react_cli.wiki import open_backend
 from react_cli.wiki.mediawiki import MAXLAG_RETRIES, MediaWikiBackend, case_variants
 
@@ -133,7 +133,7 @@ def test_disambiguation_entries_in_page_order(wiki: FakeMediaWiki) -> None:
 
 
 def test_session_over_fake_wikipedia(wiki: FakeMediaWiki) -> None:
-    session = WikiSession(backend_for(wiki))
+    session = Wikipedia(backend_for(wiki))
     hit = session.search("milhouse", deadline=NO_DEADLINE)
     assert hit.observation.startswith("Milhouse Mussolini Van Houten is a recurring character")
     assert hit.details == {"resolved_title": "Milhouse", "folded": False}
@@ -263,6 +263,6 @@ def test_a_search_returns_the_retries_it_made_even_when_it_fails(wiki: FakeMedia
     wiki.faults.append(Fault(status=503))
     assert backend_for(wiki).search("Chess", deadline=NO_DEADLINE).retries == 1
     wiki.faults.extend(Fault(status=500) for _ in range(5))
-    failed = WikiSession(backend_for(wiki)).search("Chess", deadline=NO_DEADLINE)
+    failed = Wikipedia(backend_for(wiki)).search("Chess", deadline=NO_DEADLINE)
     assert failed.retries == FAST.retries and failed.error is not None
     assert failed.error.startswith("Wikipedia request failed: HTTP 500 from ")

@@ -8,12 +8,12 @@ from collections.abc import Iterator
 import pytest
 from fake_mediawiki import FIXTURES, FakeMediaWiki
 from fake_openai import FakeOpenAI, scripted
-from inproc import Runner
+from inproc import Runner, actions
 
 from react_cli.infra.deadline import NO_DEADLINE
 from react_cli.infra.http import make_session, user_agent
 from react_cli.infra.retry import RetryPolicy
-from react_cli.tools.wikipedia import WikiSession
+from react_cli.tools.wikipedia import Wikipedia
 from react_cli.wiki.mediawiki import MediaWikiBackend
 from react_cli.wiki.titles import clean_entity
 
@@ -37,10 +37,10 @@ def host() -> Iterator[FakeMediaWiki]:
 
 
 @pytest.fixture
-def session(host: FakeMediaWiki) -> WikiSession:
+def session(host: FakeMediaWiki) -> Wikipedia:
     host.requests.clear()
     backend = MediaWikiBackend(host.url, make_session(user_agent()), 5.0, policy=RetryPolicy(0))
-    return WikiSession(backend)
+    return Wikipedia(backend)
 
 
 @pytest.mark.parametrize(
@@ -53,7 +53,7 @@ def session(host: FakeMediaWiki) -> WikiSession:
     ],
 )
 def test_quoted_titles_recorded_as_misses_now_hit(
-    host: FakeMediaWiki, session: WikiSession, entity: str, title: str
+    host: FakeMediaWiki, session: Wikipedia, entity: str, title: str
 ) -> None:
     result = session.search(entity, deadline=NO_DEADLINE)
     assert result.observation == stand_in_text(title)
@@ -63,7 +63,7 @@ def test_quoted_titles_recorded_as_misses_now_hit(
 
 
 def test_title_written_differently_is_reached_by_folding(
-    host: FakeMediaWiki, session: WikiSession
+    host: FakeMediaWiki, session: Wikipedia
 ) -> None:
     result = session.search(f"{VARIANT}.", deadline=NO_DEADLINE)
     title = "Wallace & Gromit: The Curse of the Were-Rabbit"
@@ -91,7 +91,7 @@ def test_title_written_differently_is_reached_by_folding(
     ],
 )
 def test_true_misses_stay_could_not_find(
-    host: FakeMediaWiki, session: WikiSession, entity: str, nearest: str
+    host: FakeMediaWiki, session: Wikipedia, entity: str, nearest: str
 ) -> None:
     result = session.search(entity, deadline=NO_DEADLINE)
     similar = next(row["similar"][:5] for row in RECORDED if row["argument"] == entity)
@@ -105,14 +105,14 @@ def test_qualified_title_is_not_the_bare_one() -> None:
     pages = {"Creed (band)": stand_in_text("Creed (band)"), "Apollo Creed": "A boxer."}
     with FakeMediaWiki(pages, search_results={"Creed": ["Creed (band)", "Apollo Creed"]}) as fake:
         backend = MediaWikiBackend(fake.url, make_session(user_agent()), 5.0)
-        result = WikiSession(backend).search('"Creed"', deadline=NO_DEADLINE)
+        result = Wikipedia(backend).search('"Creed"', deadline=NO_DEADLINE)
     assert (
         result.observation
         == "Could not find [\"Creed\"]. Similar: ['Creed (band)', 'Apollo Creed']."
     )
 
 
-def test_miss_keeps_the_entity_as_the_model_wrote_it(session: WikiSession) -> None:
+def test_miss_keeps_the_entity_as_the_model_wrote_it(session: Wikipedia) -> None:
     result = session.search('  "Timberwolves"  ', deadline=NO_DEADLINE)
     assert result.observation.startswith('Could not find [ "Timberwolves" ]. Similar: [')
     assert result.details["query"] == "Timberwolves"
@@ -126,7 +126,7 @@ def test_ask_trace_records_the_resolved_title(cli: Runner, host: FakeMediaWiki) 
     with FakeOpenAI(script) as llm:
         result = cli.ask(llm, host, question="Who created Wallace and Gromit?")
     assert result.code == 0, result.stderr
-    step = cli.trace()["steps"][0]
+    step = actions(cli.trace())[0]
     assert step["observation"] == stand_in_text("Wallace and Gromit")
     assert step["details"] == {
         "query": "Wallace and Gromit",

@@ -16,7 +16,7 @@ from react_cli.core.errors import UsageError, WikiError
 from react_cli.core.sources import SentenceIds, Wiki, WikiKind
 from react_cli.infra.deadline import NO_DEADLINE
 from react_cli.infra.http import make_session, user_agent
-from react_cli.tools.wikipedia import WikiSession
+from react_cli.tools.wikipedia import Wikipedia
 from react_cli.wiki.mediawiki import MediaWikiBackend
 from react_cli.wiki.zim import open_zim
 from react_cli.wiki.zimbuild import build_zim
@@ -100,7 +100,7 @@ def hotpot_zim(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_an_archive_built_from_hotpotqa_numbers_sentences_as_hotpotqa(hotpot_zim: Path) -> None:
-    session = WikiSession(open_zim(str(hotpot_zim)))
+    session = Wikipedia(open_zim(str(hotpot_zim)))
     found = session.search("Shirley Temple", deadline=NO_DEADLINE).source
     assert found is not None and found.sentence_ids is SentenceIds.PAGE
     context = json.loads(HOTPOT.read_text(encoding="utf-8"))[1]["context"]
@@ -117,7 +117,7 @@ def test_an_archive_built_from_hotpotqa_numbers_sentences_as_hotpotqa(hotpot_zim
 
 def test_an_archive_page_without_marked_sentences_is_split(tmp_path: Path) -> None:
     archive = build_archive(tmp_path / "plain.zim", {"Plain": "<p>One here. Two there.</p>"})
-    source = WikiSession(open_zim(str(archive))).search("Plain", deadline=NO_DEADLINE).source
+    source = Wikipedia(open_zim(str(archive))).search("Plain", deadline=NO_DEADLINE).source
     assert source is not None and source.sentence_ids is SentenceIds.SPLIT
     assert [s.text for s in source.sentences] == ["One here.", "Two there."]
     assert (source.wiki.uuid is not None, source.wiki.date) == (True, None)  # no Date metadata
@@ -130,7 +130,7 @@ def test_hostile_marked_sentences_stay_text(tmp_path: Path) -> None:
         "<script>alert(1)</script><span data-sentence='-1'>\x1b[31mred.</span></p></div>"
     )
     archive = build_archive(tmp_path / "odd.zim", {"Odd": html})
-    source = WikiSession(open_zim(str(archive))).search("Odd", deadline=NO_DEADLINE).source
+    source = Wikipedia(open_zim(str(archive))).search("Odd", deadline=NO_DEADLINE).source
     assert source is not None
     assert [(s.index, s.text) for s in source.sentences] == [
         (0, "A bold one."),  # numbered by order, whatever the attribute says
@@ -157,7 +157,7 @@ def test_an_archive_built_from_fever_pages_numbers_sentences_as_fever(tmp_path: 
     corpus.write_text("".join(json.dumps(page) + "\n" for page in pages), encoding="utf-8")
     report = build_zim(corpus, tmp_path / "fever.zim")
     assert (report.articles, report.duplicates) == (1, 1)
-    session = WikiSession(open_zim(str(tmp_path / "fever.zim")))
+    session = Wikipedia(open_zim(str(tmp_path / "fever.zim")))
     source = session.search("Soul Food (film)", deadline=NO_DEADLINE).source
     assert source is not None and source.sentence_ids is SentenceIds.PAGE
     assert [(s.index, s.text) for s in source.sentences] == [

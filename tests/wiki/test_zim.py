@@ -12,7 +12,7 @@ from zim_fixtures import zh_archive
 
 from react_cli.core.errors import UsageError
 from react_cli.infra.deadline import NO_DEADLINE
-from react_cli.tools.wikipedia import WikiSession
+from react_cli.tools.wikipedia import Wikipedia
 from react_cli.wiki import open_backend
 from react_cli.wiki.zim import ZimBackend, open_zim
 from react_cli.wiki.zimbuild import article_html, build_zim, read_corpus
@@ -34,8 +34,8 @@ ARTICLES = [
 
 
 @pytest.fixture(scope="module")
-def real() -> WikiSession:
-    return WikiSession(open_zim(str(REAL_ZIM)))
+def real() -> Wikipedia:
+    return Wikipedia(open_zim(str(REAL_ZIM)))
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +49,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def test_real_archive_title_case_and_redirects(real: WikiSession) -> None:
+def test_real_archive_title_case_and_redirects(real: Wikipedia) -> None:
     for entity in ("Ray Charles", "ray charles", "RAY CHARLES", "Ray C. Robinson", "Ray_Charles"):
         result = real.search(entity, deadline=NO_DEADLINE)
         assert result.details["resolved_title"] == "Ray Charles", entity
@@ -59,7 +59,7 @@ def test_real_archive_title_case_and_redirects(real: WikiSession) -> None:
         assert "[2]" not in result.observation
 
 
-def test_real_archive_miss_uses_title_suggestions(real: WikiSession) -> None:
+def test_real_archive_miss_uses_title_suggestions(real: Wikipedia) -> None:
     result = real.search("Ray", deadline=NO_DEADLINE)
     assert result.observation == (
         "Could not find [Ray]. Similar: ['Ray (film)', 'Ray Charles', 'Ray Charles (album)', "
@@ -71,21 +71,21 @@ def test_real_archive_miss_uses_title_suggestions(real: WikiSession) -> None:
     )
 
 
-def test_real_archive_lookup(real: WikiSession) -> None:
+def test_real_archive_lookup(real: Wikipedia) -> None:
     real.search("ray charles", deadline=NO_DEADLINE)
     first = real.lookup("glaucoma", deadline=NO_DEADLINE)
     assert first.observation.startswith("(Result 1 / 1) Charles started to lose his sight")
     assert real.lookup("glaucoma", deadline=NO_DEADLINE).observation == "No more results."
 
 
-def test_real_archive_article_body_only(real: WikiSession) -> None:
+def test_real_archive_article_body_only(real: Wikipedia) -> None:
     observation = real.search("Georgia on My Mind", deadline=NO_DEADLINE).observation
     assert "It became the official state song of the State of Georgia in 1979." in observation
     assert "MB" not in observation and "media help" not in observation
 
 
 def test_built_archive_hit_and_case_insensitive(built: Path) -> None:
-    session = WikiSession(open_zim(str(built)))
+    session = Wikipedia(open_zim(str(built)))
     result = session.search("george W. BUSH", deadline=NO_DEADLINE)
     assert result.details == {"resolved_title": "George W. Bush", "folded": False}
     assert result.observation == (
@@ -104,12 +104,12 @@ def test_built_archive_miss_uses_the_full_text_index(built: Path) -> None:
 
 
 def test_built_archive_folding_reaches_the_title(built: Path) -> None:
-    result = WikiSession(open_zim(str(built))).search("George W Bush", deadline=NO_DEADLINE)
+    result = Wikipedia(open_zim(str(built))).search("George W Bush", deadline=NO_DEADLINE)
     assert result.details == {"resolved_title": "George W. Bush", "folded": True}
 
 
 def test_built_archive_disambiguation(built: Path) -> None:
-    result = WikiSession(open_zim(str(built))).search("bush", deadline=NO_DEADLINE)
+    result = Wikipedia(open_zim(str(built))).search("bush", deadline=NO_DEADLINE)
     assert (
         result.observation == "Could not find [bush]. Similar: ['Bush (plant)', 'George W. Bush']."
     )
@@ -158,7 +158,7 @@ def zh_zim(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_chinese_page_unconverted_mixes_scripts(zh_zim: Path) -> None:
-    result = WikiSession(open_zim(str(zh_zim))).search("貓", deadline=NO_DEADLINE)
+    result = Wikipedia(open_zim(str(zh_zim))).search("貓", deadline=NO_DEADLINE)
     assert result.observation.startswith("貓（英語：Cat）通常指家貓")
     assert "一种家养" in result.observation  # Simplified inside Traditional text
     assert "根據遺傳學及考古學分析" in result.observation
@@ -175,7 +175,7 @@ def test_chinese_variant_is_converted_with_opencc(
     zh_zim: Path, variant: str, start: str, absent: str
 ) -> None:
     pytest.importorskip("opencc")
-    session = WikiSession(open_zim(str(zh_zim), variant))
+    session = Wikipedia(open_zim(str(zh_zim), variant))
     result = session.search(
         "猫", deadline=NO_DEADLINE
     )  # the Simplified title finds the Traditional one
@@ -192,11 +192,11 @@ def test_chinese_variant_lookup_matches_a_keyword_in_the_other_script(
     """The page is shown in the variant's script; a keyword the model copied from the question
     in the other script must still find its sentences."""
     pytest.importorskip("opencc")
-    session = WikiSession(open_zim(str(zh_zim), variant))
+    session = Wikipedia(open_zim(str(zh_zim), variant))
     session.search("貓", deadline=NO_DEADLINE)
     found = session.lookup(keyword, deadline=NO_DEADLINE).observation
     assert found.startswith("(Result 1 / 1) ") and keyword not in found
-    plain = WikiSession(open_zim(str(zh_zim)))
+    plain = Wikipedia(open_zim(str(zh_zim)))
     plain.search("貓", deadline=NO_DEADLINE)
     assert (
         plain.lookup("遗传学", deadline=NO_DEADLINE).observation == "No more results."
@@ -225,7 +225,7 @@ def test_hotpotqa_distractor_corpus_gives_one_article_per_paragraph(tmp_path: Pa
     out = tmp_path / "hotpot.zim"
     report = build_zim(HOTPOT, out)
     assert report.articles + report.duplicates == 20
-    session = WikiSession(open_zim(str(out)))
+    session = Wikipedia(open_zim(str(out)))
     assert session.search("scott derrickson", deadline=NO_DEADLINE).observation.startswith(
         "Scott Derrickson (born"
     )
@@ -285,7 +285,7 @@ def test_build_refuses_a_folder_or_an_existing_file_unless_forced(built: Path) -
     copy.write_bytes(b"old")
     assert build_zim(corpus, copy, force=True).articles == 4
     assert (
-        WikiSession(open_zim(str(copy)))
+        Wikipedia(open_zim(str(copy)))
         .search("Bush (plant)", deadline=NO_DEADLINE)
         .details["resolved_title"]
     )

@@ -17,7 +17,7 @@ from functools import lru_cache
 from react_cli.core.records import ToolCall
 from react_cli.loop.text.cutter import cut_at_observation, strip_think
 from react_cli.tools.base import FINISH, ToolSpec
-from react_cli.tools.wikipedia import PAPER_TOOLS
+from react_cli.tools.paper import PAPER_TOOLS
 
 _NON_SPACE = re.compile(r"\S")
 
@@ -129,6 +129,17 @@ def _first_action_site(text: str, actions: _Actions) -> tuple[int, int] | None:
         if sites:
             return min(sites)
     return None
+
+
+def action_site(text: str, specs: Sequence[ToolSpec] = PAPER_TOOLS) -> tuple[int, bool] | None:
+    """Where the thought ends in ``text`` (read as it is: no ``<think>`` block stripped), and
+    whether its action starts a line (else it follows an inline ``Action:`` label); None
+    when it holds no action site."""
+    site = _first_action_site(text, _for(specs))
+    if site is None:
+        return None
+    start = site[0]
+    return start, start == 0 or text[start - 1] == "\n"
 
 
 def action_line_end(text: str, specs: Sequence[ToolSpec] = PAPER_TOOLS) -> int | None:

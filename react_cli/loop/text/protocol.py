@@ -18,17 +18,23 @@ from dataclasses import replace
 
 from react_cli.core.conversation import Earlier, Turn, tokens
 from react_cli.core.records import ToolCall
-from react_cli.core.trajectory import Step
+from react_cli.core.trajectory import Action, Cue, Reply, Step
 from react_cli.llm.base import CallKind, Completion, ModelRequest
-from react_cli.loop.events import ActionRequested, ModelText, StepStarted
 from react_cli.loop.prompts import QUESTION_MARKER, TOOLS_MARKER, PromptTemplate
 from react_cli.loop.protocol import NO_EARLIER, Exchange, Protocol, Transcript
 from react_cli.loop.text.cutter import ObservationCutter, strip_think
 from react_cli.loop.text.grammar import action_grammar, answer_grammar, step_grammar
-from react_cli.loop.text.parser import first_line, kept_in_prompt, parse_step
+from react_cli.loop.text.parser import (
+    ParsedStep,
+    first_line,
+    ignored_text,
+    kept_in_prompt,
+    parse_step,
+)
+from react_cli.loop.text.shown import ThoughtShown
 from react_cli.tools.base import FINISH, ToolSet, ToolSpec
+from react_cli.tools.paper import PAPER_TOOLS
 from react_cli.tools.schema import ArgumentError, example
-from react_cli.tools.wikipedia import PAPER_TOOLS
 
 # The model must stop before writing the tool's answer; a base model that finished its step
 # often goes on with a whole new few-shot example, so a new Question/Claim line stops it too.
@@ -99,15 +105,21 @@ def prompt_start(
     text = template.prefix(question, earlier=earlier)
     if [(s.name, s.argument) for s in specs] == [(s.name, s.argument) for s in PAPER_TOOLS]:
         return text
-    count = _COUNTS[len(specs)] if len(specs) < len(_COUNTS) else str(len(specs))
+    kinds = f"Action can be {_types(len(specs))}"
     paper = tool_lines(PAPER_TOOLS)
     if paper in text:
         text = text.replace(paper, tool_lines(specs), 1)
-        return text.replace(PAPER_COUNT, f"Action can be {count} types", 1)
+        return text.replace(PAPER_COUNT, kinds, 1)
     head = template.text[: max(0, template.text.find(QUESTION_MARKER))]
     line = head.rfind("\n") + 1
-    listing = f"Action can be {count} types:\n{tool_lines(specs)}\n\n"
+    listing = f"{kinds}:\n{tool_lines(specs)}\n\n"
     return text[:line] + listing + text[line:]
+
+
+def _types(count: int) -> str:
+    """``one type``, ``three types``, ``14 types``: how many kinds of action the run has."""
+    word = _COUNTS[count] if count < len(_COUNTS) else str(count)
+    return f"{word} type" if count == 1 else f"{word} types"
 
 
 def invalid_action_hint(specs: tuple[ToolSpec, ...]) -> str:
@@ -156,11 +168,6 @@ class TextTranscript(Transcript):
         self.specs = specs
         self.thoughts = thoughts
         self.constrain = constrain
-        self._rejection: str | None = None  # why this turn's call does not fit its tool
-
-    @property
-    def invalid_action(self) -> str:
-        return self._rejection or invalid_action_hint(self.specs)
 
     def _request(self, kind: CallKind, step: int, stop: tuple[str, ...]) -> ModelRequest:
         return ModelRequest(
@@ -176,72 +183,73 @@ class TextTranscript(Transcript):
 
     def turn(self, step: Step, exchange: Exchange) -> None:
         k = step.index
-        self._rejection = None
-        exchange.tell(StepStarted(k) if self.thoughts else ActionRequested(k))
+        cue = Cue.THOUGHT if self.thoughts else Cue.ACTION
         self.prompt += f"Thought {k}:" if self.thoughts else f"Action {k}:"
-        completion = exchange.ask(self._request(CallKind.STEP, k, STOP_SEQUENCES), step)
-        step.raw = completion.text
-        parsed = parse_step(step.raw, self.specs)
-        _note_length_stop(completion, parsed.action_text, step)
-        step.thought = parsed.thought if self.thoughts else ""
-        call, action_text = parsed.call, parsed.action_text
-        if action_text is not None:
-            self.prompt += kept_in_prompt(step.raw, self.specs)
+        shown = ThoughtShown(self.specs) if self.thoughts else None
+        request = self._request(CallKind.STEP, k, STOP_SEQUENCES)
+        completion = exchange.ask(request, step, cue, shown)
+        parsed = parse_step(completion.text, self.specs)
+        thought = parsed.thought if self.thoughts else None
+        if parsed.action_text is None and self.thoughts:  # the loop keeps its first line
+            thought = parse_step(first_line(completion.text), self.specs).thought
+        if parsed.action_text is not None:
+            self.prompt += kept_in_prompt(completion.text, self.specs)
         elif not self.thoughts:  # Act: this was the action call; like a failed "Action k:"
-            self.prompt += first_line(step.raw)
+            self.prompt += first_line(completion.text)
         else:
             # As in the paper: keep the thought, then ask for the action alone.
-            self.prompt += f"{first_line(step.raw)}\nAction {k}:"
-            exchange.tell(ActionRequested(k))
-            completion = exchange.ask(self._request(CallKind.FOLLOWUP, k, LINE_END), step)
-            step.followup_raw = completion.text
-            followup = parse_step(step.followup_raw, self.specs)
-            _note_length_stop(completion, followup.action_text, step)
-            call, action_text = followup.call, followup.action_text
-            self.prompt += kept_in_prompt(step.followup_raw, self.specs)
-        step.action = action_text or None
-        step.call = self._fitted(call)
+            exchange.replied(step, self._reply(cue, completion, parsed), thought=thought)
+            self.prompt += f"{first_line(completion.text)}\nAction {k}:"
+            request = self._request(CallKind.FOLLOWUP, k, LINE_END)
+            completion = exchange.ask(request, step, Cue.ACTION)
+            parsed = parse_step(completion.text, self.specs)
+            self.prompt += kept_in_prompt(completion.text, self.specs)
+            cue, thought = Cue.ACTION, None
+        action = self._action(parsed)
+        exchange.replied(step, self._reply(cue, completion, parsed), [action], thought)
 
-    def _fitted(self, call: ToolCall | None) -> ToolCall | None:
-        """The call with the argument its tool runs with (a JSON object's canonical text, for
-        a tool of several arguments); None, the reason kept for the model, when it does not
-        fit (an invalid action, as in the tools protocol)."""
-        spec = next((s for s in self.specs if call is not None and s.name == call.name), None)
-        if call is None or spec is None or spec.parameters is None:
-            return call
+    def _reply(self, cue: Cue, completion: Completion, parsed: ParsedStep) -> Reply:
+        """A reply as read: what of it the loop ignores, whether max_tokens cut it before its
+        action (the command warns: a cut thought costs an extra call and often the action)."""
+        text = completion.text
+        ignored = ignored_text(text, thought_call=cue is Cue.THOUGHT, specs=self.specs)
+        cut = completion.finish_reason == "length" and parsed.action_text is None
+        return Reply(cue, text, ignored=ignored, max_tokens_reached=cut)
+
+    def _action(self, parsed: ParsedStep) -> Action:
+        """The action a reply wrote, with the argument its tool runs with (a JSON object's
+        canonical text, for a tool of several arguments); one that cannot be run tells the
+        model which actions there are, or why it does not fit its tool."""
+        written, call = parsed.action_text or None, parsed.call
+        if call is None:
+            return Action(written, None, invalid_action_hint(self.specs))
+        spec = next((s for s in self.specs if s.name == call.name), None)
+        if spec is None or spec.parameters is None:
+            return Action(written, call)
         try:
-            return ToolCall(call.name, spec.read_argument(call.argument))
+            return Action(written, ToolCall(call.name, spec.read_argument(call.argument)))
         except ArgumentError as exc:
-            self._rejection = f"Invalid action: {exc}."
-            return None
+            return Action(written, None, f"Invalid action: {exc}.")
 
     def observe(self, step: Step) -> None:
-        self.prompt += f"\nObservation {step.index}: {step.observation}\n"
+        for action in step.actions:
+            self.prompt += f"\nObservation {step.index}: {action.observation}\n"
 
     def force_answer(self, step: Step, exchange: Exchange) -> None:
         """The prompt ends with the last observation; ``Action k: Finish[`` is appended and
         the model's continuation up to the end of the line is the answer."""
         k = step.index
-        exchange.tell(ActionRequested(k))
-        exchange.tell(ModelText(FORCED_CUE))
         prompt = f"{self.prompt}Action {k}: {FORCED_CUE}"
         grammar = self._grammar(CallKind.FORCED, k)
         request = ModelRequest(
             CallKind.FORCED, prompt, LINE_END, k, ObservationCutter, grammar=grammar
         )
-        step.raw = exchange.ask(request, step).text
-        call = parse_step(step.raw, self.specs).call  # it may restate "Action k: Finish[x]"
+        completion = exchange.ask(request, step, Cue.ACTION)
+        call = parse_step(completion.text, self.specs).call  # it may restate "Action k: Finish[x]"
         if call is None or call.name != FINISH.name:
-            line = strip_think(step.raw).split("\n")[0]
+            line = strip_think(completion.text).split("\n")[0]
             cued = FORCED_CUE + line + ("" if "]" in line else "]")
             call = parse_step(cued, self.specs).call
-        if call is not None and call.name == FINISH.name and call.argument:
-            step.call = call
-            step.action = str(call)
-
-
-def _note_length_stop(completion: Completion, action_text: str | None, step: Step) -> None:
-    """A reply cut by ``max_tokens`` before its action is recorded on the step (the command
-    warns: a cut thought costs an extra call and often the action)."""
-    if completion.finish_reason == "length" and action_text is None:
-        step.max_tokens_reached = True
+        answered = call is not None and call.name == FINISH.name and bool(call.argument)
+        actions = [Action(str(call), call)] if answered and call is not None else []
+        exchange.replied(step, Reply(Cue.ACTION, completion.text), actions)

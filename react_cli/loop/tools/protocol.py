@@ -8,13 +8,13 @@ Schema of its arguments); the reply's text is the step's thought and its call th
 action, recorded as the paper writes it (``Search[X]``). The call's answer is a ``role: tool``
 message carrying its id and exactly the observation the text protocol would show.
 
-Several calls in one reply are one step each, in order, each answered: the reply (its text,
-message, cost and time) is booked on the first; the others record it as their
-``reply_step`` and make no model call. A ``finish`` among them ends the run after the calls
-before it. A call the run cannot make is a step without a valid action (it counts toward
-``max_parse_errors``) whose answer tells the model what was wrong. A reply without any call
-gets one follow-up request asking for one (``tool_choice: "required"``, where the endpoint
-takes it), as the paper asks for a missing action; Act asks for a call from the start.
+Several calls in one reply are one step's actions, run in order and each answered; a
+``finish`` among them ends the run after the calls before it. A call the run cannot make is
+an action that is not run, whose answer tells the model what was wrong; a step none of whose
+calls can be made has no valid action (it counts toward ``max_parse_errors``). A reply
+without any call gets one follow-up request asking for one (``tool_choice: "required"``,
+where the endpoint takes it), as the paper asks for a missing action; Act asks for a call
+from the start.
 ``--force-answer`` asks for ``finish`` by name. The chat only grows by appending, so servers'
 prefix caches keep hitting.
 
@@ -28,16 +28,14 @@ newest turns kept within the budget (:func:`earlier_messages`).
 from __future__ import annotations
 
 import json
-from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
 from react_cli.core.conversation import Earlier, Turn, TurnStep, tokens
 from react_cli.core.records import ToolCall
-from react_cli.core.trajectory import Step
+from react_cli.core.trajectory import Action, Cue, Reply, Step
 from react_cli.llm.base import AUTO, REQUIRED, CallKind, Completion, ModelRequest, ToolChoice
 from react_cli.llm.toolcalls import assistant_message
-from react_cli.loop.events import ActionChosen, ActionRequested, ThoughtStarted
 from react_cli.loop.prompts import PromptTemplate
 from react_cli.loop.protocol import NO_EARLIER, Exchange, Protocol, Transcript
 from react_cli.loop.tools.calls import (
@@ -54,7 +52,6 @@ from react_cli.tools.base import FINISH, ToolSet, ToolSpec
 
 FOLLOWUP_CUE = "Call one of your tools now."
 FORCED_CUE = "You have no steps left: call finish with your best answer now."
-NOT_RUN = "Not run: the step limit was reached."
 
 
 class ToolsProtocol(Protocol):
@@ -122,7 +119,7 @@ def _turn_messages(
 
 
 class ToolsTranscript(Transcript):
-    """One run's chat so far, the calls of the last reply still to run, and the tools."""
+    """One run's chat so far, the ids the last step's answers carry, and the tools."""
 
     def __init__(
         self, system: str, user: str, specs: tuple[ToolSpec, ...], *, thoughts: bool
@@ -134,13 +131,7 @@ class ToolsTranscript(Transcript):
         self.specs = specs
         self.declarations = tuple(spec.declaration() for spec in specs)
         self.thoughts = thoughts
-        self._pending: deque[tuple[ReadCall, int]] = deque()  # a call, the step of its reply
-        self._answering: str | None = None  # the id the next observation answers
-        self._rejection: str | None = None  # why the last turn's call is not valid
-
-    @property
-    def invalid_action(self) -> str:
-        return self._rejection or no_call_hint(self.specs)
+        self._answering: list[str | None] = []  # each action's call id (None: no call)
 
     def _request(self, kind: CallKind, step: int, choice: ToolChoice) -> ModelRequest:
         return ModelRequest(
@@ -154,34 +145,26 @@ class ToolsTranscript(Transcript):
 
     def turn(self, step: Step, exchange: Exchange) -> None:
         k = step.index
-        if self._pending:  # the next call of an earlier reply: no model call
-            read, reply_step = self._pending.popleft()
-            step.reply_step = reply_step
-            self._take(step, read, exchange)
-            return
-        exchange.tell(ThoughtStarted(k) if self.thoughts else ActionRequested(k))
+        cue = Cue.THOUGHT if self.thoughts else Cue.ACTION
         first = AUTO if self.thoughts else REQUIRED
-        completion = exchange.ask(self._request(CallKind.STEP, k, first), step)
-        step.raw, step.message = completion.text, _message(completion)
+        completion = exchange.ask(self._request(CallKind.STEP, k, first), step, cue)
         calls, text = self._read(completion, k)
-        step.thought = thought_of(text) if self.thoughts else ""
+        thought = thought_of(text) if self.thoughts else None
         if not calls:
-            if completion.finish_reason == "length":
-                step.max_tokens_reached = True
             self._append_text(completion.text)
             self.messages.append({"role": "user", "content": FOLLOWUP_CUE})
-            exchange.tell(ActionRequested(k))
-            completion = exchange.ask(self._request(CallKind.FOLLOWUP, k, REQUIRED), step)
-            step.followup_raw, step.followup_message = completion.text, _message(completion)
+            cut = completion.finish_reason == "length"
+            exchange.replied(step, _reply(cue, completion, cut), thought=thought)
+            request = self._request(CallKind.FOLLOWUP, k, REQUIRED)
+            completion = exchange.ask(request, step, Cue.ACTION)
             calls, _ = self._read(completion, k)
             if not calls:
                 self._append_text(completion.text)
-        if not calls:
-            step.call, step.action = None, None
-            self._answering, self._rejection = None, None
-            return
-        self._pending.extend((read, k) for read in calls[1:])
-        self._take(step, calls[0], exchange)
+            cue, thought = Cue.ACTION, None
+        self._answering = [read.id for read in calls] or [None]
+        actions = [Action(read.action, read.call, read.error or "") for read in calls]
+        no_call = Action(None, None, no_call_hint(self.specs))
+        exchange.replied(step, _reply(cue, completion), actions or [no_call], thought)
 
     def _read(self, completion: Completion, k: int) -> tuple[list[ReadCall], str]:
         """The reply's calls (native, else written into its text), each with a unique id, and
@@ -205,32 +188,21 @@ class ToolsTranscript(Transcript):
         if text.strip():
             self.messages.append(assistant_message(kept_text(text), ()))
 
-    def _take(self, step: Step, read: ReadCall, exchange: Exchange) -> None:
-        step.call, step.action = read.call, read.action
-        self._answering, self._rejection = read.id, read.error
-        exchange.tell(ActionChosen(step.index, read.action))
-
     def observe(self, step: Step) -> None:
-        if self._answering is not None:
-            self.messages.append(
-                {"role": "tool", "tool_call_id": self._answering, "content": step.observation}
-            )
-        else:
-            self.messages.append({"role": "user", "content": step.observation})
-        self._answering = None
+        for action, call_id in zip(step.actions, self._answering, strict=False):
+            if call_id is not None:
+                answer = {"role": "tool", "tool_call_id": call_id, "content": action.observation}
+                self.messages.append(answer)
+            else:
+                self.messages.append({"role": "user", "content": action.observation})
 
     def force_answer(self, step: Step, exchange: Exchange) -> None:
-        """Every call still waiting is answered as not run; then ``finish`` is asked for by
-        name, and its answer taken (no answer without a ``finish`` call)."""
+        """``finish`` is asked for by name, and its answer taken (no answer without a
+        ``finish`` call)."""
         k = step.index
-        while self._pending:
-            read, _ = self._pending.popleft()
-            self.messages.append({"role": "tool", "tool_call_id": read.id, "content": NOT_RUN})
         self.messages.append({"role": "user", "content": FORCED_CUE})
-        exchange.tell(ActionRequested(k))
         choice = ToolChoice.of(FINISH.function_name)
-        completion = exchange.ask(self._request(CallKind.FORCED, k, choice), step)
-        step.raw, step.message = completion.text, _message(completion)
+        completion = exchange.ask(self._request(CallKind.FORCED, k, choice), step, Cue.ACTION)
         finish = next(
             (
                 read.call
@@ -239,11 +211,12 @@ class ToolsTranscript(Transcript):
             ),
             None,
         )
-        if finish is not None and finish.argument:
-            step.call, step.action = finish, str(finish)
-            exchange.tell(ActionChosen(k, step.action))
+        actions = [Action(str(finish), finish)] if finish is not None and finish.argument else []
+        exchange.replied(step, _reply(Cue.ACTION, completion), actions)
 
 
-def _message(completion: Completion) -> dict[str, Any]:
-    """The reply's assistant message as received (a model that gives none: made from it)."""
-    return completion.message or assistant_message(completion.text, completion.tool_calls)
+def _reply(cue: Cue, completion: Completion, cut: bool = False) -> Reply:
+    """A reply as received: its text and assistant message (a model that gives none: one made
+    from them); ``cut``: max_tokens stopped it before any call."""
+    message = completion.message or assistant_message(completion.text, completion.tool_calls)
+    return Reply(cue, completion.text, message, max_tokens_reached=cut)

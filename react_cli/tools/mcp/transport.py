@@ -1,65 +1,71 @@
 """How messages reach an MCP server: newline-delimited JSON-RPC over a process's pipes, or the
-SDK's streamable HTTP client; either way every message the server sends is bounded.
+SDK's streamable HTTP client; either way every message the server sends is bounded, and one
+that cannot be read fails the request it answers at once (``messages``).
 
 The stdio transport is react-cli's own (the SDK's session runs over it unchanged): the SDK's
 reader joins each chunk to what it holds and splits it again, so a 10 MB answer takes seconds
 (quadratic) and a line that never ends fills the memory. This reader keeps one buffer, looks
 for the end of a line only in the bytes just read, and gives up on a message larger than
 ``max_message_bytes`` (the connection then ends, and the server's calls fail saying why). The
-process starts in a session of its own (a Ctrl-C at the terminal does not reach it: react-cli
-stops it) with its stderr read into the last few lines, never onto the user's terminal. It is
-stopped as the MCP specification says, whatever cancels the connection: stdin closed, then
-``SIGTERM`` to its process group after ``stop_wait_s``, ``SIGKILL`` after ``kill_wait_s``.
+process (``process``) starts in a session of its own, dies with react-cli on Linux, has its
+stderr read into the last few lines, never onto the user's terminal, and is stopped with its
+whole process group whatever cancels the connection, within the time the close has left
+(``Link.stop_by``).
 """
 
 from __future__ import annotations
 
-import sys
+import json
+import time
 from collections import deque
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 
 import anyio
 import anyio.abc
 import httpx2
-import mcp_types
 from mcp.client._transport import TransportStreams
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 
 from react_cli.infra.untrusted import plain, size_text
+from react_cli.tools.mcp import messages, process
 
 MAX_MESSAGE_BYTES = 64 << 20  # a result's text is written twice (content, structured)
 STOP_WAIT_S = 1.0  # after stdin closes, before SIGTERM
 KILL_WAIT_S = 1.0  # after SIGTERM, before SIGKILL
-REAP_WAIT_S = 1.0  # after SIGKILL, for the event loop to see it
-_POLL_S = 0.01
+ENDED_WAIT_S = 0.2  # for the exit of a process whose pipes closed, before stopping it
 STDERR_KEPT = 4096  # bytes of a server's stderr kept for an error message
 
 
 @dataclass
 class Link:
     """What a connection learns of its transport: why it broke (a message too large, the
-    process gone) and, for a process, its exit status and the end of its stderr."""
+    process gone), for a process its exit status and the end of its stderr; the requests
+    waiting for an answer, what its messages told (``heard``: notes on what a listing left
+    out); and when its close must be done by (``stop_by``, in ``time.monotonic()`` time;
+    None: no hurry)."""
 
     broken: str | None = None
     returncode: int | None = None
+    ended: bool = False  # the process exited before it was stopped
     pid: int | None = None
     stderr: deque[bytes] = field(default_factory=lambda: deque(maxlen=64))
+    asked: dict[int | str, str] = field(default_factory=dict)
+    heard: messages.Heard = field(default_factory=messages.Heard)
+    stop_by: float | None = None
 
-    def last_words(self) -> str:
-        """The last line the process wrote to stderr, cleaned and cut (or nothing)."""
+    def last_words(self, redact: Callable[[str], str] = str) -> str:
+        """The last line the process wrote to stderr, redacted (before it is cut: a server
+        may print the token its environment gave it), cleaned and cut (or nothing)."""
         tail = b"".join(self.stderr)[-STDERR_KEPT:].decode("utf-8", "replace")
-        lines = [line.strip() for line in plain(tail).splitlines() if line.strip()]
+        lines = [line.strip() for line in redact(plain(redact(tail))).splitlines() if line.strip()]
         return lines[-1][:300] if lines else ""
 
-
-def _message(line: bytes) -> SessionMessage | Exception:
-    try:
-        return SessionMessage(mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False))
-    except ValueError as exc:  # the session hears of it and goes on
-        return exc
+    def stop_left(self) -> float | None:
+        """The seconds the close has left (None: no limit)."""
+        return None if self.stop_by is None else self.stop_by - time.monotonic()
 
 
 @asynccontextmanager
@@ -75,19 +81,17 @@ async def stdio_streams(
 ) -> AsyncIterator[TransportStreams]:
     """The streams of a session with the server ``argv`` starts (OSError when it cannot be
     started); the process is stopped when the block ends, however it ends."""
-    process = await anyio.open_process(
-        list(argv), env=dict(env), cwd=cwd, stderr=-1, start_new_session=True
-    )
-    link.pid = process.pid
+    server = await process.start(argv, env, cwd)
+    link.pid = server.pid
     read_in, read_out = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_in, write_out = anyio.create_memory_object_stream[SessionMessage](0)
 
     async def reader() -> None:
-        assert process.stdout is not None
+        assert server.stdout is not None
         buffer = bytearray()
         with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             async with read_in:
-                async for chunk in process.stdout:
+                async for chunk in server.stdout:
                     seen = len(buffer)
                     buffer += chunk
                     start = 0
@@ -95,7 +99,7 @@ async def stdio_streams(
                     while end >= 0:
                         line = bytes(buffer[start:end])
                         if line.strip():
-                            await read_in.send(_message(line))
+                            await read_in.send(messages.read(line, link.asked, link.heard))
                         start = end + 1
                         end = buffer.find(b"\n", start)
                     del buffer[:start]
@@ -108,20 +112,21 @@ async def stdio_streams(
             link.broken = "it closed its output"
 
     async def writer() -> None:
-        assert process.stdin is not None
+        assert server.stdin is not None
         try:
             async with write_out:
                 async for message in write_out:
+                    messages.sent(message, link.asked)
                     text = message.message.model_dump_json(by_alias=True, exclude_unset=True)
-                    await process.stdin.send(text.encode("utf-8") + b"\n")
+                    await server.stdin.send(text.encode("utf-8") + b"\n")
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             link.broken = link.broken or "it stopped reading its input"
             await read_in.aclose()
 
     async def errors() -> None:
-        assert process.stderr is not None
+        assert server.stderr is not None
         with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-            async for chunk in process.stderr:
+            async for chunk in server.stderr:
                 link.stderr.append(chunk[-STDERR_KEPT:])
 
     async with anyio.create_task_group() as group:
@@ -132,29 +137,16 @@ async def stdio_streams(
             yield read_out, write_in
         finally:
             with anyio.CancelScope(shield=True):  # the process stops, whatever cancels us
-                await _stop(process, stop_wait_s, kill_wait_s)
-                link.returncode = process.returncode
+                if link.broken is not None:  # its pipes closed: most likely it exited
+                    await process.exited(server, ENDED_WAIT_S)
+                link.ended = server.returncode is not None
+                await process.stop(server, stop_wait_s, kill_wait_s, link.stop_left())
+                link.returncode = server.returncode
                 group.cancel_scope.cancel()
-                for stream in (process.stdout, process.stderr):
+                for stream in (server.stdout, server.stderr):
                     with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                         await stream.aclose() if stream is not None else None
-                _close_transport(process)
-
-
-async def _stop(process: anyio.abc.Process, stop_wait_s: float, kill_wait_s: float) -> None:
-    """Close its stdin, wait, then end its process group (``SIGTERM``, then ``SIGKILL``)."""
-    with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-        assert process.stdin is not None
-        await process.stdin.aclose()
-    if await _exited(process, stop_wait_s):
-        return
-    if sys.platform != "win32":
-        from mcp.os.posix.utilities import terminate_posix_process_tree
-
-        await terminate_posix_process_tree(process, kill_wait_s)
-    else:  # pragma: no cover - no Windows here
-        process.kill()
-    await _exited(process, REAP_WAIT_S)
+                _close_transport(server)
 
 
 def _close_transport(process: anyio.abc.Process) -> None:
@@ -165,15 +157,6 @@ def _close_transport(process: anyio.abc.Process) -> None:
     if callable(close):
         with suppress(PermissionError):  # 3.10-3.12 may signal a setuid child again
             close()
-
-
-async def _exited(process: anyio.abc.Process, wait_s: float) -> bool:
-    """Whether the process ended within ``wait_s`` (by its return code: ``wait()`` would
-    also wait for its pipes, which a child it started may hold)."""
-    with anyio.move_on_after(wait_s):
-        while process.returncode is None:
-            await anyio.sleep(_POLL_S)
-    return process.returncode is not None
 
 
 @asynccontextmanager
@@ -200,8 +183,9 @@ async def http_streams(
 
 
 class _Bounded(httpx2.AsyncBaseTransport):
-    """A transport whose JSON answers stop at a size (server-sent events are bounded by the
-    SDK, one event at a time)."""
+    """A transport whose answers to requests are bounded and read as ``messages`` reads them:
+    a JSON body at most ``limit`` bytes, a stream's events each (the SDK bounds the events of
+    the stream a server opens of its own)."""
 
     def __init__(self, inner: httpx2.AsyncBaseTransport, limit: int, link: Link) -> None:
         self.inner, self.limit, self.link = inner, limit, link
@@ -209,13 +193,21 @@ class _Bounded(httpx2.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         response = await self.inner.handle_async_request(request)
         stream = response.stream
-        json = response.headers.get("content-type", "").startswith("application/json")
-        if not json or not isinstance(stream, httpx2.AsyncByteStream):
+        kind = response.headers.get("content-type", "").lower()
+        if not isinstance(stream, httpx2.AsyncByteStream):
             return response
+        asked = _asked(request)
+        if kind.startswith("application/json"):
+            bounded: httpx2.AsyncByteStream = _BoundedBody(stream, self.limit, self.link, asked)
+        elif kind.startswith("text/event-stream") and asked:
+            bounded = _MendedEvents(stream, self.limit, self.link, asked)
+        else:
+            return response
+        headers = [(k, v) for k, v in response.headers.multi_items() if k != "content-length"]
         return httpx2.Response(
             response.status_code,
-            headers=response.headers,
-            stream=_BoundedStream(stream, self.limit, self.link),
+            headers=headers,
+            stream=bounded,
             extensions=response.extensions,
             request=request,
         )
@@ -224,18 +216,61 @@ class _Bounded(httpx2.AsyncBaseTransport):
         await self.inner.aclose()
 
 
-class _BoundedStream(httpx2.AsyncByteStream):
-    def __init__(self, inner: httpx2.AsyncByteStream, limit: int, link: Link) -> None:
-        self.inner, self.limit, self.link = inner, limit, link
+def _asked(request: httpx2.Request) -> dict[int | str, str]:
+    """The JSON-RPC request a POST carries (its id and method), which its answer answers."""
+    if request.method != "POST":
+        return {}
+    try:
+        sent = json.loads(request.content)
+    except (ValueError, httpx2.RequestNotRead):
+        return {}
+    if not isinstance(sent, dict) or not isinstance(sent.get("method"), str):
+        return {}
+    request_id = sent.get("id")
+    return {request_id: sent["method"]} if isinstance(request_id, int | str) else {}
+
+
+class _BoundedBody(httpx2.AsyncByteStream):
+    """A JSON body read whole, at most ``limit`` bytes, mended when it cannot be read."""
+
+    def __init__(
+        self, inner: httpx2.AsyncByteStream, limit: int, link: Link, asked: dict[int | str, str]
+    ) -> None:
+        self.inner, self.limit, self.link, self.asked = inner, limit, link, asked
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        size = 0
+        body = bytearray()
         async for chunk in self.inner:
-            size += len(chunk)
-            if size > self.limit:
+            body += chunk
+            if len(body) > self.limit:
                 self.link.broken = f"it sent an answer larger than {size_text(self.limit)}"
                 raise httpx2.ReadError(self.link.broken)
-            yield chunk
+        raw = bytes(body)
+        yield messages.mended_body(raw, self.asked, self.link.heard) if self.asked else raw
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class _MendedEvents(httpx2.AsyncByteStream):
+    """The event stream answering a request, each event at most ``limit`` bytes and its
+    message mended when it cannot be read."""
+
+    def __init__(
+        self, inner: httpx2.AsyncByteStream, limit: int, link: Link, asked: dict[int | str, str]
+    ) -> None:
+        self.inner, self.limit, self.link, self.asked = inner, limit, link, asked
+
+    def _mend(self, raw: bytes) -> bytes:
+        return messages.mended_body(raw, self.asked, self.link.heard)
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in messages.mended_events(aiter(self.inner), self._mend, self.limit):
+                yield chunk
+        except messages.MessageTooLarge:
+            self.link.broken = f"it sent a message larger than {size_text(self.limit)}"
+            raise httpx2.ReadError(self.link.broken) from None
 
     async def aclose(self) -> None:
         await self.inner.aclose()

@@ -1,7 +1,8 @@
 """Tools from real MCP servers (``support/mcp_server.py``, written with the SDK), through the
 real CLI: over stdio (a process each run starts and stops) and over streamable HTTP (one
 server in a thread for the module), in both protocols; a tool that raises, refuses, hangs past
-``tool_timeout_s``, answers 10 MB or escape sequences, kills its server; a server that never
+``tool_timeout_s``, answers 10 MB or escape sequences, kills its server (started again once,
+then stopped for good); a server that never
 answers ``initialize``; the environment a stdio server sees; ``eval`` sharing one server;
 Ctrl-C and ``--timeout`` stopping the servers; ``replay --rerun`` offline. Then the room's
 parts on hostile input, without the SDK's server: settings that name servers, the environment a
@@ -36,11 +37,12 @@ from fake_openai import FakeOpenAI, Reply, scripted
 from hostile import cli_fuzz
 from hypothesis import given
 from hypothesis import strategies as st
-from inproc import FAST_CONFIG, Runner, one_error_line, servers_env, toml_value
+from inproc import FAST_CONFIG, Runner, actions, one_error_line, servers_env, toml_value
 from mcp_fixtures import Servers
 from tool_fakes import tool_call
 
 from react_cli.core.errors import UsageError
+from react_cli.infra.redaction import Redactor
 from react_cli.settings.mcp import McpServer, mcp_servers
 from react_cli.tools.mcp.environment import server_environment
 from react_cli.tools.mcp.tools import declaration, listed, result_text, tool_name
@@ -112,11 +114,11 @@ def test_a_stdio_server_in_the_text_protocol_until_ctrl_c(
     watcher.join()
     assert result.code == 130 and "interrupted" in result.stderr, result.stderr
     prompt = llm.requests[0].json["messages"][0]["content"]
-    assert "Action can be 14 types" in prompt and "(3) echo[text]: Echo the text" in prompt
+    assert "Action can be 18 types" in prompt and "(3) echo[text]: Echo the text" in prompt
     assert "(5) notes.search[query]: Search the notes" in prompt  # Search is Wikipedia's
     trace = cli.trace()
     assert trace["stop_reason"] == "interrupted"
-    shown = [step["observation"] for step in trace["steps"]]
+    shown = [action["observation"] for action in actions(trace)]
     assert shown[:4] == [
         "echo: hi",
         "notes about Paris",
@@ -128,7 +130,7 @@ def test_a_stdio_server_in_the_text_protocol_until_ctrl_c(
     assert shown[5] == (
         "OPENAI_API_KEY=<unset>; COPY_OF_KEY=<unset>; NOTES_HOME=/tmp/notes; EXTRA=1"
     )
-    assert trace["steps"][2]["details"]["error"] == "Error executing tool boom"
+    assert trace["steps"][2]["actions"][0]["error"] == "Error executing tool boom"
     notes = [spec for spec in trace["config"]["tools"] if spec["name"] == "notes.search"]
     assert notes[0]["origin"] == {
         "kind": "mcp",
@@ -142,7 +144,7 @@ def test_a_stdio_server_in_the_text_protocol_until_ctrl_c(
     assert KEY not in json.dumps(trace)
 
 
-def test_a_stdio_server_in_the_tools_protocol_that_dies(
+def test_a_stdio_server_in_the_tools_protocol_that_dies_is_started_again_once(
     cli: Runner, wiki: FakeMediaWiki, servers: Servers, tmp_path: Path
 ) -> None:
     config(cli)
@@ -151,28 +153,48 @@ def test_a_stdio_server_in_the_tools_protocol_that_dies(
         tool_call("refuse", text="fly"),
         tool_call("pid", text="x"),
         tool_call("die", code="3"),
+        tool_call("pid", text="again"),
+        tool_call("die", code="3"),
         tool_call("echo", text="anyone?"),
     ]
     replies = [Reply(text="", tool_calls=[call]) for call in calls]
     trace_path = tmp_path / "died.json"
     with FakeOpenAI(replies) as llm:
         args = ["--protocol", "tools", "--mcp", servers.command, "--trace", str(trace_path)]
+        started = servers.started()
         result = cli.ask(llm, wiki, *args, question=QUESTION)
     assert result.code == 1, result.stderr
-    assert one_error_line(result.stderr) == (
+    warning, error = result.stderr.splitlines()
+    assert warning == (
+        "warning: MCP server demo stopped (it closed its output); started again (once: if it "
+        "stops again, the calls to it fail)"
+    )
+    assert error == (
         "Error: no answer: the MCP server stopped (it closed its output) "
         "(2 failed tool calls in a row)"
     )
+    assert servers.started() == started + 2  # once, then once again: no more
     declared = [tool["function"]["name"] for tool in llm.requests[0].json["tools"]]
     assert declared[:4] == ["search", "lookup", "echo", "concat"] and "demo_search" in declared
     trace = json.loads(trace_path.read_text(encoding="utf-8"))
-    shown = [step["observation"] for step in trace["steps"]]
+    shown = [action["observation"] for action in actions(trace)]
     assert shown[:2] == ["xy", "refuse failed: Error executing tool refuse: cannot fly"]
-    assert shown[3:] == [
-        "die failed: the MCP server stopped (it closed its output)",
-        "echo failed: the MCP server stopped (it closed its output)",
+    stopped = "the MCP server stopped (it closed its output)"
+    assert shown[3] == f"die failed: {stopped}" and shown[5:] == [
+        f"die failed: {stopped}",
+        f"echo failed: {stopped}",
     ]
-    assert gone(int(shown[2])) and no_bridge_left()
+    assert shown[4] != shown[2]  # another process answered
+    assert [bool(action["details"].get("unavailable")) for action in actions(trace)] == [
+        False,
+        False,
+        False,
+        True,
+        False,
+        True,
+        True,
+    ]
+    assert gone(int(shown[2])) and gone(int(shown[4])) and no_bridge_left()
 
     started = servers.started()
     rerun = cli(["replay", "--rerun", str(trace_path)])  # offline: the recording answers
@@ -201,7 +223,7 @@ def test_an_eval_shares_one_stdio_server(
     assert result.code == 0, result.stderr
     rows_read = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     traces = [json.loads((out / row["trace"]).read_text(encoding="utf-8")) for row in rows_read]
-    pids = {trace["steps"][0]["observation"] for trace in traces}
+    pids = {trace["steps"][0]["actions"][0]["observation"] for trace in traces}
     assert len(traces) == 2 and len(pids) == 1  # both questions called one server
     assert servers.started() == started + 1
     assert gone(int(pids.pop())) and no_bridge_left()
@@ -225,7 +247,7 @@ def test_a_chat_starts_its_server_once_for_every_question_and_stops_it(
         result = cli(["chat", "--mcp", servers.command], stdin, **servers_env(llm, wiki))
     assert (result.code, result.stdout) == (0, "x\nx\n"), result.stderr
     traces = [json.loads(p.read_text(encoding="utf-8")) for p in (cli.home / "traces").iterdir()]
-    pids = {trace["steps"][0]["observation"] for trace in traces}
+    pids = {trace["steps"][0]["actions"][0]["observation"] for trace in traces}
     assert len(traces) == 2 and len(pids) == 1  # both questions called one server
     assert servers.started() == started + 1
     assert gone(int(pids.pop())) and no_bridge_left()  # stopped when the chat ended
@@ -251,7 +273,7 @@ def test_a_streamable_http_server_in_the_text_protocol(
     again = cli(live, **servers_env(llm, wiki))  # the server called again, named again
     assert (again.code, again.stdout) == (0, "xy\n"), again.stderr
     trace = cli.trace()
-    assert [step["observation"] for step in trace["steps"][:4]] == [
+    assert [action["observation"] for action in actions(trace)[:4]] == [
         "hang failed: no answer within 0.2 s",
         "echo: hi",
         "boom failed: Error executing tool boom",
@@ -285,7 +307,7 @@ def test_a_streamable_http_server_in_the_tools_protocol_within_the_run_s_time(
     assert result.code == 1 and "the time limit (0.5 s) was reached" in result.stderr
     concat = next(t for t in llm.requests[0].json["tools"] if t["function"]["name"] == "concat")
     assert concat["function"]["parameters"]["required"] == ["a", "b"]
-    steps = cli.trace()["steps"]
+    steps = actions(cli.trace())
     assert steps[0]["observation"] == "xy"
     assert steps[1]["observation"].startswith("hang failed: no answer within 0.")  # the run's
     assert no_bridge_left()
@@ -303,11 +325,15 @@ def test_tools_lists_a_server_s_tools(cli: Runner, servers: Servers) -> None:
         "MCP",
         "server",
         "docs",
+        "no",
+        "consent",  # marked read-only
         "Echo",
         "the",
         "text",
         "back.",
     ]
+    note = next(line for line in lines if line.startswith("write_note["))
+    assert "MCP server docs  needs consent  Append the text" in note  # unmarked
     assert lines[-3].startswith("Finish[answer]") and "docs.search[query]" in shown.stdout
     assert lines[-1] == f"MCP server docs: {servers.url}; demo 1.2.3"
     listed = json.loads(cli(["tools", "--json", "--no-wiki"]).stdout)
@@ -393,6 +419,7 @@ def test_a_wrong_mcp_table_is_one_error_line(cli: Runner, kind: str) -> None:
 
 
 ORIGIN = ToolOrigin(OriginKind.MCP, server="notes")
+NO_SECRET = Redactor()
 
 
 def test_a_command_line_is_recorded_without_what_looks_like_a_credential() -> None:
@@ -401,8 +428,9 @@ def test_a_command_line_is_recorded_without_what_looks_like_a_credential() -> No
         ["notes-server --token abc123 --api-key=xyz987 --dir ~/notes https://u:pw@h/x?k=1"],
         "config.toml",
     )
+    notes = os.path.expanduser("~/notes")  # a word starting with ~, as a shell would
     assert server.reached() == (
-        "notes-server --token '***' '--api-key=***' --dir '~/notes' https://h/x"
+        f"notes-server --token '***' '--api-key=***' --dir {shlex.quote(notes)} https://h/x"
     )
     assert server.name is None and server.transport == "stdio"
 
@@ -444,24 +472,32 @@ def test_listed_names_become_names_the_model_can_write() -> None:
     assert tool_name("123abc") == "t123abc" and tool_name("[]") is None
     assert tool_name("x" * 100) == "x" * 64
     tools = [tool("a b", {}), tool("a_b", {}), tool("", {}), tool("ok", {})]
-    assert [name for name, _ in listed(tools)] == ["a_b", "ok"]  # each name once
+    notes: list[str] = []
+    assert [name for name, _ in listed(tools, NO_SECRET, notes.append)] == ["a_b", "ok"]  # once
+    assert notes == [
+        "its tool 'a_b' has the name of another of its tools: left out",
+        "its tool '' has no name a model can write: left out",
+    ]
 
 
 def test_a_listing_becomes_a_declaration_or_is_left_out() -> None:
     one = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
-    spec = declaration(tool("find", one, "Find\x1b[31m it.\nNow."), "find", ORIGIN)
+    spec = declaration(tool("find", one, "Find\x1b[31m it.\nNow."), "find", ORIGIN, NO_SECRET)
     assert spec is not None and spec.parameters is None and spec.argument == "q"
     assert spec.description == "Find it. Now."
     number = {"type": "object", "properties": {"n": {"type": "integer"}}}
-    made = declaration(tool("count", number, None), "count", ORIGIN)
+    made = declaration(tool("count", number, None), "count", ORIGIN, NO_SECRET)
     assert made is not None and made.parameters == {**number, "required": []}
     assert made.description == "calls count on the MCP server notes."
     assert made.arguments('{"n": 3}') == {"n": 3}
     huge = {"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(5000)}}
-    assert declaration(tool("huge", huge), "huge", ORIGIN) is None
-    assert declaration(tool("odd", {"type": "object", "properties": []}), "odd", ORIGIN) is None
+    assert declaration(tool("huge", huge), "huge", ORIGIN, NO_SECRET) is None
+    assert (
+        declaration(tool("odd", {"type": "object", "properties": []}), "odd", ORIGIN, NO_SECRET)
+        is None
+    )
     bad = {"type": "object", "properties": {"a": {}}, "required": "a"}
-    assert declaration(tool("bad", bad), "bad", ORIGIN) is None
+    assert declaration(tool("bad", bad), "bad", ORIGIN, NO_SECRET) is None
 
 
 JSON = st.recursive(
@@ -477,7 +513,7 @@ SCHEMA_KEYS = st.sampled_from(["properties", "required", "additionalProperties",
 @cli_fuzz(40)
 @given(st.dictionaries(SCHEMA_KEYS, JSON, max_size=4))
 def test_any_schema_makes_a_declaration_or_none(schema: dict[str, Any]) -> None:
-    made = declaration(tool("t", {"type": "object", **schema}), "t", ORIGIN)
+    made = declaration(tool("t", {"type": "object", **schema}), "t", ORIGIN, NO_SECRET)
     assert made is None or isinstance(made.schema, dict)
 
 
