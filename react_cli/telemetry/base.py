@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, Protocol
 
 from react_cli.loop.events import Event, Ignore, Observer
@@ -12,6 +13,13 @@ from react_cli.loop.events import Event, Ignore, Observer
 Facts = Mapping[str, str | int | float | bool | None]
 """What a command tells its spans beside the events (the method, the protocol, a dataset)."""
 Warn = Callable[[str], None]
+
+
+class OtlpProtocol(StrEnum):
+    """How the spans travel, as OpenTelemetry's ``OTEL_EXPORTER_OTLP_PROTOCOL`` names it."""
+
+    HTTP = "http/protobuf"
+    GRPC = "grpc"
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from react_cli.infra.http import failure_reason
-from react_cli.telemetry.setup import OtlpProtocol
+from react_cli.telemetry.base import OtlpProtocol
 
 GRPC_LOGGER = "opentelemetry.exporter.otlp.proto.grpc"
 

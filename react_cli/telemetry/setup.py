@@ -24,7 +24,6 @@ from __future__ import annotations
 import importlib.util
 import os
 from collections.abc import Mapping
-from enum import StrEnum
 from urllib.parse import urlsplit, urlunsplit
 
 from react_cli.core.errors import UsageError
@@ -35,7 +34,7 @@ from react_cli.loop.protocol import Protocol
 from react_cli.settings.environment import CAPTURE_CONTENT_ENV, OTLP_ENDPOINT_ENV
 from react_cli.settings.secrets import known_secrets
 from react_cli.settings.settings import Settings
-from react_cli.telemetry.base import NoSpans, Spans, Warn
+from react_cli.telemetry.base import NoSpans, OtlpProtocol, Spans, Warn
 
 TRACES_PATH = "/v1/traces"
 DEFAULT_ENDPOINT = "http://localhost:4318" + TRACES_PATH
@@ -46,13 +45,6 @@ its API)."""
 GRPC_MODULE = "opentelemetry.exporter.otlp.proto.grpc"
 """What the ``otel-grpc`` extra adds."""
 PROTOCOL_ENV = ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
-
-
-class OtlpProtocol(StrEnum):
-    """How the spans travel, as OpenTelemetry's ``OTEL_EXPORTER_OTLP_PROTOCOL`` names it."""
-
-    HTTP = "http/protobuf"
-    GRPC = "grpc"
 
 
 _CAPTURING = frozenset({"1", "true", "yes", "on", "span_only", "span_and_event"})

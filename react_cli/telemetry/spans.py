@@ -50,9 +50,8 @@ from react_cli.loop.events import Event, ModelCalled, Observer, ToolCalled, Tool
 from react_cli.methods.events import MethodFinished, SamplingFinished, SamplingStarted
 from react_cli.methods.results import SampleSet
 from react_cli.settings.settings import Settings
-from react_cli.telemetry.base import EvalSpans, Facts, Scored, Warn
+from react_cli.telemetry.base import EvalSpans, Facts, OtlpProtocol, Scored, Warn
 from react_cli.telemetry.export import Exporter, exporter, forget_grpc_status, quiet
-from react_cli.telemetry.setup import OtlpProtocol
 from react_cli.tools.base import ToolSpec
 from react_cli.tools.calls import call_arguments
 

@@ -373,8 +373,9 @@ _WITHOUT_EXTRA = """
 import sys
 from importlib.abc import MetaPathFinder
 class NoOtel(MetaPathFinder):
+    hidden = "opentelemetry.exporter.otlp.proto.grpc"
     def find_spec(self, name, path=None, target=None):
-        if name.startswith("opentelemetry"):
+        if name.startswith(self.hidden):
             raise ModuleNotFoundError(name)
 from react_cli.settings.settings import Settings
 from react_cli.telemetry.setup import open_spans
@@ -382,6 +383,11 @@ warnings = []
 open_spans(Settings(), warnings.append, {})  # off: nothing to import
 print(sorted(m for m in sys.modules if m.startswith(("opentelemetry", "react_cli.telemetry.s"))))
 sys.meta_path.insert(0, NoOtel())
+try:
+    open_spans(Settings(otel=True), warnings.append, {"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"})
+except Exception as exc:
+    print(type(exc).__name__, exc)
+NoOtel.hidden = "opentelemetry"
 open_spans(Settings(), warnings.append, {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://h:4318"})
 print(*warnings)
 try:
@@ -396,8 +402,10 @@ def test_spans_off_import_nothing_and_a_missing_extra_is_said() -> None:
         [sys.executable, "-c", _WITHOUT_EXTRA], capture_output=True, text=True, check=True
     ).stdout.splitlines()
     needs = "spans need the 'otel' extra (pip install 'react-cli[otel]')"
+    grpc = "spans over gRPC need the 'otel-grpc' extra (pip install 'react-cli[otel-grpc]')"
     assert out == [
         "['react_cli.telemetry.setup']",
+        f"UsageError --otel: {grpc}",
         f"OTEL_EXPORTER_OTLP_ENDPOINT is set, but {needs}: no spans are sent",
         f"UsageError --otel: {needs}",
     ]
