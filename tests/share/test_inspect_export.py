@@ -339,6 +339,24 @@ def test_the_viewer_shows_a_trajectory_hostile_text_as_plain_text(
     visit.context.close()
 
 
+def test_the_viewer_s_transcript_tab_shows_the_run(browser: Browser, viewer: str) -> None:
+    """The Transcript tab (the viewer's default) shows the events, not "Transcript events
+    were removed": the method's solver, its model calls, the Search with its argument and
+    observation, the scores."""
+    visit = Visit(browser, viewer)
+    log = next(name for name, task in listed(viewer).items() if task.startswith("hotpotqa"))
+    name = urllib.parse.quote(log, safe="")
+    page = visit.page  # question 1: a Search, then Finish
+    page.goto(f"{viewer}/#/logs/{name}/samples/sample/1/1/transcript")
+    page.get_by_text("SOLVER: REACT").first.wait_for()
+    page.get_by_text("TOOL: SEARCH").first.wait_for()
+    text = page.inner_text("body")
+    assert text.count("MODEL CALL: OPENAI/M") == 2 and 'entity: "Kiss and Tell"' in text
+    assert "Could not find [Kiss and Tell]" in text and "were removed" not in text
+    assert visit.problems == []
+    visit.context.close()
+
+
 def test_a_reply_of_several_native_calls_is_one_message_inspect_reads(
     cli: Runner, eval_a: Path, tmp_path: Path, read_eval_log: Reader
 ) -> None:
