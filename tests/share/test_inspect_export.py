@@ -199,6 +199,9 @@ def test_a_hostile_folder_gives_a_strict_plain_log_inspect_reads(
     call = said[2].tool_calls[0]
     assert call.function.startswith("<script>") and call.function.endswith("`code`")
     assert said[3].tool_call_id == call.id
+    (tool,) = (e for e in samples[0].events if e.event == "tool")  # the transcript, as hostile
+    assert (tool.function, tool.id, tool.result) == (call.function, call.id, said[3].text)
+    assert [e.event for e in samples[20].events].count("model") == 0  # no trace: no call
     assert samples[20].error.message == "HTTP 401 from the endpoint"  # a failed question
     assert samples[20].metadata["trajectory"] == "no trace available for this question"
     assert samples[21].metadata["trajectory"] == "no trace available for this question"
