@@ -1,5 +1,7 @@
-"""Re-make ``docs/inspect-view.png``: a question of a small real eval exported with ``eval
-export --format inspect``, its trajectory as Inspect AI's viewer shows it.
+"""Re-make ``docs/inspect-view.png`` and ``docs/inspect-transcript.png``: a question of a small
+real eval exported with ``eval export --format inspect``, its trajectory as Inspect AI's viewer
+shows it (the Messages tab), and its transcript's events (the Transcript tab, at the Search
+call: the model call, the tool event with its argument and observation, the next model call).
 
 The run is the test suite's scripted run A over the first six HotpotQA dev questions (``react-cli
 eval`` in-process against the fake model and MediaWiki servers of ``tests/``); the viewer is
@@ -8,7 +10,7 @@ browser is Debian's ``chromium`` driven by Playwright. Fails if the page fetched
 the local viewer. The image is reduced to 64 colours to stay small. Needs a development
 install (``pip install -e '.[test]'``).
 
-    python scripts/inspect_view_screenshot.py [OUT.png]
+    python scripts/inspect_view_screenshot.py [OUT.png [TRANSCRIPT.png]]
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "docs" / "inspect-view.png"
+    events = Path(sys.argv[2]) if len(sys.argv) > 2 else out.with_name("inspect-transcript.png")
     with tempfile.TemporaryDirectory() as tmp:
         folder = run_eval(Path(tmp) / "run", PerQuestion(A_SCRIPTS), HOTPOT, "-m", "scripted-demo")
         logs = Path(tmp) / "logs"
@@ -74,14 +77,21 @@ def main() -> None:
                 page.get_by_text("Chief of Protocol of the United States").last.wait_for()
                 page.locator("[data-message-id]").last.scroll_into_view_if_needed()
                 page.screenshot(path=out)
+                page.goto(f"{base}/#/logs/{name}/samples/sample/1/1/transcript")
+                page.get_by_text("TOOL: SEARCH").first.wait_for(timeout=30_000)
+                page.get_by_text("TOOL: SEARCH").first.scroll_into_view_if_needed()
+                page.mouse.wheel(0, -330)  # the model call before it in view
+                time.sleep(0.5)  # the scroll is smooth
+                page.screenshot(path=events)
                 browser.close()
             if elsewhere:
                 raise SystemExit(f"the viewer fetched {elsewhere}")
         finally:
             server.terminate()
             server.wait()
-    Image.open(out).convert("RGB").quantize(64).save(out, optimize=True)
-    print(out, out.stat().st_size, "bytes")
+    for shot in (out, events):
+        Image.open(shot).convert("RGB").quantize(64).save(shot, optimize=True)
+        print(shot, shot.stat().st_size, "bytes")
 
 
 def _wait(url: str) -> None:

@@ -50,7 +50,7 @@ _FLAGS = {
     "run_timeout_s": "--timeout",
     "contact": "contact (no flag): who Wikipedia should email",
     "otel": "--otel/--no-otel",
-    "otel_capture_content": "otel_capture_content (no flag): prompts and replies in spans",
+    "otel_capture_content": "otel_capture_content (no flag): prompts, replies, tool calls in spans",
     "otel_timeout_s": "otel_timeout_s (no flag): the longest wait to send the last spans",
     "wiki_tools": "--no-wiki (0: Search and Lookup off)",
     "tool_timeout_s": "--tool-timeout",

@@ -34,6 +34,7 @@ from react_cli.eval.files import RESULTS
 from react_cli.eval.plan import EvalPlan, ran_files
 from react_cli.eval.question import Answered, answer_question, describe
 from react_cli.eval.rows import Row
+from react_cli.eval.spanned import method_figures, scored
 from react_cli.eval.stop import Stop, StopAwareModel
 from react_cli.eval.store import ResultsStore, claim_folder
 from react_cli.eval.summary import EvalStatus, Summary
@@ -182,9 +183,13 @@ class _Workers:
         def run() -> Answered | None:
             with self.watch(example) as observer:
                 cancel = self.stop.cancel
-                return answer_question(
+                answered = answer_question(
                     self.plan, example, session, methods, earlier, observer, cancel
                 )
+                if answered is not None:  # the question's span: its gold, answers, scores
+                    for event in scored(example, answered.row, self.plan.dataset.format):
+                        observer.notify(event)
+                return answered
 
         try:
             answered = self.stop.wait_for(run)
@@ -253,7 +258,8 @@ def evaluate(
     result = _run(plan, opened, lock, spans, observer or EvalObserver(), warn, concurrency)
     figures = result.summary.figures
     scores = {metric: figures.score(metric) for metric in figures.kind.metrics}
-    spans.finish({"status": result.status.value, "answered": figures.n, **scores})
+    facts = {"status": result.status.value, "answered": figures.n, **scores}
+    spans.finish(facts, method_figures(result.summary))
     return result
 
 

@@ -52,7 +52,7 @@ class Settings:
     price_input: float | None = None  # per million prompt tokens (no built-in price list)
     price_output: float | None = None  # per million completion tokens
     otel: bool | None = None  # spans over OTLP; None: on when an OTLP endpoint variable is set
-    otel_capture_content: bool | None = None  # prompts and replies in the spans; None: as
+    otel_capture_content: bool | None = None  # prompts, replies, tool calls in spans; None: as
     # OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT says
     otel_timeout_s: float = 0.5  # the longest an export may take (the last one ends the
     # command): under 0.8 s, OTLP's exporter never waits to retry a refused connection

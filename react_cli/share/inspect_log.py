@@ -2,10 +2,13 @@
 
 Inspect AI's viewer (``inspect view``) shows a log's samples with their transcripts and scores.
 The log is Inspect's JSON format (version 2), written here with the one JSON writer
-(``infra.untrusted.dump_json``); Inspect AI is never imported. Each sample is one question: its
-input and target, the trajectory as chat messages (``share.inspect_messages``), the answer as
-the output, the row's scores (``em`` and ``f1``, or ``accuracy``), usage and time, and
-react-cli's stop reason in its metadata. The results are the figures of ``summary.json``.
+(``infra.untrusted.dump_json``); Inspect AI is never imported. The task is named after the
+dataset, the method and (for a method that runs the loop) its protocol, and its arguments say
+which method, protocol, prompt and tools ran. Each sample is one question: its input and
+target, the trajectory as chat messages (``share.inspect_messages``) and as the transcript's
+events (``share.inspect_events``), the answer as the output, the row's scores (``em`` and
+``f1``, or ``accuracy``), usage and time, and react-cli's stop reason in its metadata. The
+results are the figures of ``summary.json``.
 
 The folder is read as untrusted input (``share.evaldir``, ``traces.trace``): every text is
 cleaned of control characters and clipped (``share.text.shown``), never escaped (JSON needs no
@@ -21,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -35,7 +38,9 @@ from react_cli.infra.redaction import redact_url
 from react_cli.infra.untrusted import dump_json
 from react_cli.share.evaldir import latest_rows
 from react_cli.share.export import write_output
-from react_cli.share.inspect_messages import trajectory_messages
+from react_cli.share.inspect_events import SampleEvents
+from react_cli.share.inspect_messages import trajectory
+from react_cli.share.inspect_task import method_prompts, task_args, task_protocol
 from react_cli.share.text import one_line, shown
 from react_cli.traces.trace import slug
 
@@ -116,14 +121,16 @@ def _log(
     config, dataset = summary.config, summary.dataset
     name = one_line(method, 60)
     stem = one_line(Path(dataset.path).stem, 60) or "dataset"
-    task = f"{stem}-{name}"
+    protocol = task_protocol(config, method)
+    task = "-".join([stem, name, *([protocol] if protocol else [])])
     created = _moment(summary.created) or datetime.now(timezone.utc)
     run_id = _id("run", summary.created, dataset.path)
     task_id = _id("task", run_id, method)
     model = f"openai/{one_line(config.model, 100)}"
     results = [(row, row.results()[method]) for row in rows if method in row.results()]
-    samples = _samples(directory, summary.figures.kind, model, results)
     run = config.run
+    made = _Made(directory, summary.figures.kind, model, task_id, created, _picked(run, _GENERATE))
+    samples = _samples(made, name, results)
     document: Json = {
         "version": LOG_VERSION,
         "status": _STATUS[summary.status],
@@ -134,6 +141,7 @@ def _log(
             "task": task,
             "task_id": task_id,
             "task_version": 0,
+            "task_args": task_args(config, name, protocol, made.tools),
             "dataset": {
                 "name": stem,
                 "location": one_line(Path(dataset.path).name),
@@ -223,10 +231,7 @@ def _eval_facts(summary: Summary, method: str, skipped: int) -> Json:
     facts: Json = {
         "method": method,
         "methods": [one_line(name, 60) for name in config.methods],
-        "prompt": {
-            "name": one_line(config.prompt_name),
-            "sha256": None if config.prompt_sha256 is None else one_line(config.prompt_sha256),
-        },
+        "prompt": method_prompts(config, method)[0],
         **_picked({**config.run, "wiki": wiki}, (*_FACTS, "wiki")),
         "concurrency": config.concurrency,
         "status": summary.status.value,
@@ -273,16 +278,28 @@ def _results(summary: Summary, method: str, count: int) -> Json:
     }
 
 
-def _samples(
-    directory: Path, kind: ScoreKind, model: str, results: list[tuple[Row, MethodResult]]
-) -> list[Json]:
+@dataclass
+class _Made:
+    """What every sample of a log is made with, and the tools its traces' model was told of
+    (the first trace's that names any)."""
+
+    directory: Path
+    kind: ScoreKind
+    model: str
+    task_id: str
+    created: datetime
+    config: Json
+    tools: list[str] = field(default_factory=list)
+
+
+def _samples(made: _Made, method: str, results: list[tuple[Row, MethodResult]]) -> list[Json]:
     """The samples, each with the dataset's id of its question where every question has one
     of its own (cleaned, at most :data:`MAX_ID_CHARS`), else with its dataset index."""
     named = [found for row, _ in results if (found := _sample_id(row.id)) is not None]
     unique = len(named) == len(results) and len(set(named)) == len(named)
     ids = named if unique else [row.index for row, _ in results]
     return [
-        _sample(directory, kind, model, row, result, sample_id)
+        _sample(made, method, row, result, sample_id)
         for (row, result), sample_id in zip(results, ids, strict=True)
     ]
 
@@ -294,18 +311,19 @@ def _sample_id(value: str | int | None) -> str | int | None:
     return value
 
 
-def _sample(
-    directory: Path,
-    kind: ScoreKind,
-    model: str,
-    row: Row,
-    result: MethodResult,
-    sample_id: str | int,
-) -> Json:
+def _sample(made: _Made, method: str, row: Row, result: MethodResult, sample_id: str | int) -> Json:
+    """One question's sample: its messages, and its transcript's events (from the trace's
+    start, or the eval's), their message pool the messages (``events_data``)."""
+    model = made.model
     answer = "" if result.answer is None else shown(result.answer)
     golds = [shown(gold) for gold in row.golds]
     usage = _usage(_row_usage(result))
-    messages, notes = trajectory_messages(directory, row.question, result.trace)
+    ran = trajectory(made.directory, row.question, result.trace)
+    messages = ran.messages
+    if not made.tools and ran.tools:
+        made.tools = [one_line(spec.name, 100) for spec in ran.tools]
+    started = (_moment(ran.created) if ran.created else None) or made.created
+    scores = _scores(made.kind, result, answer, golds)
     sample: Json = {
         "id": sample_id,
         "epoch": 1,
@@ -320,12 +338,15 @@ def _sample(
             "completion": answer,
             "usage": usage,
         },
-        "scores": _scores(kind, result, answer, golds),
-        "metadata": _sample_facts(row, result, notes),
+        "scores": scores,
+        "metadata": _sample_facts(row, result, ran.notes),
         "model_usage": {model: usage},
         "total_time": result.latency_s,
         "working_time": result.latency_s,
     }
+    events = SampleEvents(_id("events", made.task_id, str(sample_id)), started, model, made.config)
+    sample["events"] = events.run(sample, method, ran, scores)
+    sample["events_data"] = {"messages": messages, "calls": []}
     if result.failed:
         message = shown(result.error or result.stop_reason.value)
         sample["error"] = {"message": message, "traceback": "", "traceback_ansi": ""}

@@ -4,13 +4,34 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
-from typing import Protocol
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Protocol
 
-from react_cli.loop.events import Ignore, Observer
+from react_cli.loop.events import Event, Ignore, Observer
 
 Facts = Mapping[str, str | int | float | bool | None]
 """What a command tells its spans beside the events (the method, the protocol, a dataset)."""
 Warn = Callable[[str], None]
+
+
+class OtlpProtocol(StrEnum):
+    """How the spans travel, as OpenTelemetry's ``OTEL_EXPORTER_OTLP_PROTOCOL`` names it."""
+
+    HTTP = "http/protobuf"
+    GRPC = "grpc"
+
+
+@dataclass(frozen=True)
+class Scored(Event):
+    """A method's answer to an eval's question, scored: told to the question's span after the
+    method finished (``eval``), so the span holds the gold answers, the prediction and its
+    scores (``em`` and ``f1``, or FEVER's ``accuracy``)."""
+
+    method: str
+    answer: str | None
+    golds: tuple[str, ...]
+    scores: Mapping[str, float]
 
 
 class EvalSpans(Protocol):
@@ -19,8 +40,9 @@ class EvalSpans(Protocol):
 
     def question(self, question: str, facts: Facts) -> AbstractContextManager[Observer]: ...
 
-    def finish(self, facts: Facts) -> None:
-        """End the eval's span with what it ended with."""
+    def finish(self, facts: Facts, figures: Mapping[str, Any]) -> None:
+        """End the eval's span with what it ended with: ``facts`` (its status, the first
+        method's scores) and ``figures``, the summary's figures of each method."""
 
 
 class Spans(Protocol):
@@ -45,7 +67,7 @@ class NoEvalSpans:
     def question(self, question: str, facts: Facts) -> AbstractContextManager[Observer]:
         return _ignored()
 
-    def finish(self, facts: Facts) -> None:
+    def finish(self, facts: Facts, figures: Mapping[str, Any]) -> None:
         """Nothing to record."""
 
 

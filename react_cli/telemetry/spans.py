@@ -2,39 +2,42 @@
 
 Each run is an ``AGENT`` span (``ask``'s is the trace's root; an eval's questions are children
 of the eval's ``CHAIN`` span) holding an ``LLM`` span per model call and a ``TOOL`` span per
-tool call (Finish runs no tool; a call refused for want of consent is an error span saying
-who refused it, in ``react_cli.tool.refused``). A model span carries the model, token counts
-and the call's time (its start is its end less the call's latency); the prompt and the reply
-only when content capture is on. A sampling request gives one span, however many completions it
-returned (``SamplingFinished``: the first request gave ``len(samples) - calls + 1`` of them,
-each later one a single completion). Parents are always passed explicitly, never through the
-current context, so spans made on an eval's worker threads land under their question.
+tool call (Finish runs no tool; a call refused for want of consent is an error span saying who
+refused it, in ``react_cli.tool.refused``). A model span carries the model, token counts and
+the call's time (its start is its end less the call's latency); the prompt and the reply only
+when content capture is on, as a tool span's arguments (named as the tool's schema names them)
+and result. Every span that did not fail ends ``OK``. An eval's root holds what it ran as its
+input and each method's figures as its output; each question's span, the question, the gold
+answers (``react_cli.gold``), the prediction and its scores (``Scored``). A sampling request
+gives one span, however many completions it returned (``SamplingFinished``: the first request
+gave ``len(samples) - calls + 1`` of them, each later one a single completion). Parents are
+always passed explicitly, never through the current context, so spans made on an eval's worker
+threads land under their question.
 
 The provider is this module's own, never the process's global one (the MCP SDK makes spans of
 its own with the global tracer): only react-cli's spans are sent. They leave in batches from
 the SDK's worker thread, so no model or tool request ever waits for the collector; the first
 export that fails (refused, timed out, refused by the collector) is the last one tried, the
-rest are dropped and counted, and the command ends with one warning saying so. Every text is
-made valid UTF-8 and passed through a redactor that knows the run's secrets (the API key, URL
-credentials, the exporter's headers) before it becomes an attribute. Nothing here may end a
-run: an observer that fails stops making spans and says so in the same warning.
+rest are dropped and counted, and the command ends with one warning saying so and why
+(``telemetry.export``). Every text is made valid UTF-8 and passed through a redactor that knows
+the run's secrets (the API key, URL credentials, the exporter's headers) before it becomes an
+attribute. Nothing here may end a run: an observer that fails stops making spans and says so in
+the same warning.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 from opentelemetry import trace
-from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import ReadableSpan, SpanLimits, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace import SpanLimits, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.trace import Span, Status, StatusCode
 
 from react_cli import __version__
@@ -47,8 +50,10 @@ from react_cli.loop.events import Event, ModelCalled, Observer, ToolCalled, Tool
 from react_cli.methods.events import MethodFinished, SamplingFinished, SamplingStarted
 from react_cli.methods.results import SampleSet
 from react_cli.settings.settings import Settings
-from react_cli.telemetry.base import EvalSpans, Facts, Warn
+from react_cli.telemetry.base import EvalSpans, Facts, OtlpProtocol, Scored, Warn
+from react_cli.telemetry.export import Exporter, exporter, forget_grpc_status, quiet
 from react_cli.tools.base import ToolSpec
+from react_cli.tools.calls import call_arguments
 
 MAX_ATTRIBUTE_CHARS = 64_000
 """A longer text attribute is cut (a prompt grows by each observation: a run's last is ~20 K)."""
@@ -56,44 +61,7 @@ MAX_MESSAGES = 50
 """Completions listed on one sampling span at most (an attribute per field each)."""
 KIND = "openinference.span.kind"
 _FAILED = frozenset({StopReason.LLM_ERROR, StopReason.ERROR})
-Attributes = dict[str, str | int | float | bool]
-
-
-class _Exporter(SpanExporter):
-    """OTLP's exporter, tried until its first failure; then every batch is dropped at once
-    (and counted), so a dead collector costs one attempt, bounded by the exporter's timeout."""
-
-    def __init__(self, inner: SpanExporter) -> None:
-        self._inner = inner
-        self.failed = False
-        self.dropped = 0
-
-    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        if not self.failed:
-            try:
-                result = self._inner.export(spans)
-            except Exception:  # a bug of the exporter's is a failed export, never a crash
-                result = SpanExportResult.FAILURE
-            if result is SpanExportResult.SUCCESS:
-                return result
-            self.failed = True
-        self.dropped += len(spans)
-        return SpanExportResult.FAILURE
-
-    def shutdown(self) -> None:
-        self._inner.shutdown()
-
-    def force_flush(self, timeout_millis: int = 30_000) -> bool:
-        return True
-
-
-def _quiet() -> None:
-    """OpenTelemetry logs each failed batch (to stderr, with no logging configured): react-cli
-    says it once instead."""
-    log = logging.getLogger("opentelemetry")
-    if not log.handlers:
-        log.addHandler(logging.NullHandler())
-    log.propagate = False
+Attributes = dict[str, str | int | float | bool | list[str]]
 
 
 class OtelSpans:
@@ -104,18 +72,17 @@ class OtelSpans:
         settings: Settings,
         endpoint: str,
         *,
+        protocol: OtlpProtocol,
         capture: bool,
         secrets: Iterable[str | None],
         warn: Warn,
     ) -> None:
-        _quiet()
+        quiet()
         self.settings, self.capture, self._warn = settings, capture, warn
         self.endpoint = redact_url(endpoint)
         self.redactor = Redactor(secrets)
         self.failure: str | None = None  # an observer's own failure: it made no more spans
-        self._exporter = _Exporter(
-            OTLPSpanExporter(endpoint=endpoint, timeout=settings.otel_timeout_s)
-        )
+        self._exporter = Exporter(*exporter(protocol, endpoint, settings.otel_timeout_s))
         self._provider = TracerProvider(
             resource=Resource.create({"service.name": "react-cli", "service.version": __version__}),
             span_limits=SpanLimits(max_attribute_length=MAX_ATTRIBUTE_CHARS),
@@ -132,8 +99,17 @@ class OtelSpans:
         return self.agent("react-cli ask", question, facts, None)
 
     def eval(self, facts: Facts) -> EvalSpans:
-        attributes: Attributes = {KIND: "CHAIN", **self.facts(facts)}
+        attributes: Attributes = {
+            KIND: "CHAIN",
+            "input.value": self.json(facts),
+            "input.mime_type": "application/json",
+            **self.facts(facts),
+        }
         return _EvalSpans(self, self.tracer.start_span("react-cli eval", attributes=attributes))
+
+    def json(self, value: object) -> str:
+        """``value`` as a JSON attribute's text (OpenInference's ``application/json``)."""
+        return self.text(json.dumps(value, ensure_ascii=False, default=str))
 
     @contextmanager
     def agent(
@@ -170,11 +146,13 @@ class OtelSpans:
 
     def close(self) -> None:
         self._provider.shutdown()
+        forget_grpc_status()
         if self.failure is not None:
             self._warn(f"spans stopped after an internal error ({self.text(self.failure)})")
         if self._exporter.failed:
             spans = f"{self._exporter.dropped} span{'s' * (self._exporter.dropped != 1)}"
-            self._warn(f"cannot send spans to {self.endpoint}: {spans} dropped")
+            why = self.text(self._exporter.reason or "the exporter gave no reason")
+            self._warn(f"cannot send spans to {self.endpoint} ({why}): {spans} dropped")
 
 
 class _EvalSpans:
@@ -184,8 +162,18 @@ class _EvalSpans:
     def question(self, question: str, facts: Facts) -> AbstractContextManager[Observer]:
         return self.spans.agent("react-cli question", question, facts, self.span)
 
-    def finish(self, facts: Facts) -> None:
-        self.span.set_attributes(self.spans.facts(facts))
+    def finish(self, facts: Facts, figures: Mapping[str, Any]) -> None:
+        self.span.set_attributes(
+            {
+                "output.value": self.spans.json(figures),
+                "output.mime_type": "application/json",
+                **self.spans.facts(facts),
+            }
+        )
+        finished = facts.get("status") == "finished"
+        self.span.set_status(
+            Status(StatusCode.OK) if finished else Status(StatusCode.ERROR, str(facts["status"]))
+        )
         self.span.end()
 
 
@@ -200,6 +188,7 @@ class _RunSpans:
         self.tools: dict[str, ToolSpec] = {}
         self.sampling: SamplingStarted | None = None
         self.answered: list[MethodFinished] = []
+        self.scored: list[Scored] = []  # an eval's question: each method's scores
         self.lock = threading.Lock()  # events come on the run's thread; the end may not
 
     def notify(self, event: Event) -> None:
@@ -225,6 +214,8 @@ class _RunSpans:
                 self._sampled(result)
             case MethodFinished():
                 self.answered.append(event)
+            case Scored():
+                self.scored.append(event)
 
     def _child(self, name: str, attributes: Attributes, seconds: float, error: str | None) -> None:
         end = time.time_ns()  # a call's span never starts before its run's (a clock's step)
@@ -232,8 +223,11 @@ class _RunSpans:
         span = self.spans.tracer.start_span(
             name, context=self.context, attributes=attributes, start_time=start
         )
-        if error is not None:
-            span.set_status(Status(StatusCode.ERROR, self.spans.text(error)))
+        span.set_status(
+            Status(StatusCode.OK)
+            if error is None
+            else Status(StatusCode.ERROR, self.spans.text(error))
+        )
         span.end(end_time=end)
 
     def _model_called(self, event: ModelCalled) -> None:
@@ -313,20 +307,23 @@ class _RunSpans:
     def _tool_called(self, event: ToolCalled) -> None:
         call, result, text = event.call, event.result, self.spans.text
         spec = self.tools.get(call.name.casefold())
-        argument = spec.argument if spec is not None else "argument"
         attributes: Attributes = {
             KIND: "TOOL",
             "tool.name": text(call.name),
-            "input.value": text(json.dumps({argument: call.argument}, ensure_ascii=False)),
-            "input.mime_type": "application/json",
-            "output.value": text(result.observation),
-            "output.mime_type": "text/plain",
             "react_cli.retries": result.retries,
         }
+        if self.spans.capture:  # what went to the tool and came back, as the prompts
+            attributes.update(
+                {
+                    "input.value": self.spans.json(call_arguments(call, spec)),
+                    "input.mime_type": "application/json",
+                    "output.value": text(result.observation),
+                    "output.mime_type": "text/plain",
+                }
+            )
         if spec is not None:
             attributes["tool.description"] = text(spec.description)
-            schema = {"type": "object", "properties": {spec.argument: {"type": "string"}}}
-            attributes["tool.parameters"] = text(json.dumps(schema))
+            attributes["tool.parameters"] = self.spans.json(spec.schema)
             attributes["react_cli.tool.needs_consent"] = spec.needs_consent
         if call.id is not None:
             attributes["tool.id"] = text(call.id)
@@ -350,7 +347,7 @@ class _RunSpans:
         if not self.answered:
             return
         text, first = self.spans.text, self.answered[0]
-        results = {
+        results: dict[str, dict[str, Any]] = {
             str(done.outcome.method): {
                 "answer": done.run.answer,
                 "stop_reason": str(done.run.stop_reason),
@@ -361,18 +358,26 @@ class _RunSpans:
             }
             for done in self.answered
         }
+        for done in self.scored:
+            if done.method in results:
+                results[done.method].update(done.scores)
         attributes: Attributes = {
             "output.value": text(first.run.answer or ""),
             "output.mime_type": "text/plain",
-            "metadata": text(json.dumps(results, ensure_ascii=False)),
+            "metadata": self.spans.json(results),
             "react_cli.stop_reason": text(str(first.run.stop_reason)),
             "react_cli.steps": len(first.run.steps),
             "react_cli.calls": first.outcome.calls,
         }
         if first.outcome.branch is not None:
             attributes["react_cli.branch"] = str(first.outcome.branch)
+        if self.scored:  # an eval's question: its gold answers, the first method's scores
+            attributes["react_cli.gold"] = [text(gold) for gold in self.scored[0].golds]
+            attributes.update({f"react_cli.{k}": v for k, v in self.scored[0].scores.items()})
         self.span.set_attributes(attributes)
         failed = [done for done in self.answered if done.run.stop_reason in _FAILED]
         if failed:
             reason = failed[0].run.error or str(failed[0].run.stop_reason)
             self.span.set_status(Status(StatusCode.ERROR, text(reason)))
+        else:
+            self.span.set_status(Status(StatusCode.OK))

@@ -31,6 +31,7 @@ from eval_fakes import HOTPOT, PerQuestion, Q, rows_of, summary_of
 from fake_openai import Reply
 from inproc import Runner, one_error_line
 from share_data import ESCAPES, hostile_trace, write_json
+from tool_fakes import tool_call
 
 from react_cli.infra.untrusted import parse_json
 from react_cli.share.inspect_log import export_inspect
@@ -66,7 +67,7 @@ def test_an_eval_reads_back_with_inspects_reader_sample_by_sample(
     rows, summary = rows_of(eval_a), summary_of(eval_a)
     assert (log.status, log.eval.task, log.eval.model) == (
         "success",
-        "hotpotqa_dev_first6-react",
+        "hotpotqa_dev_first6-react-text",
         "openai/m",
     )
     assert len(log.samples) == summary["n"] == 6 and log.eval.dataset.samples == 6
@@ -116,8 +117,9 @@ def test_an_eval_of_several_methods_gives_one_log_each_named_for_the_viewer(
     react, voted = (read_eval_log(str(path)) for path in written)
     summary, rows = summary_of(eval_methods), rows_of(eval_methods)
     assert react.eval.run_id == voted.eval.run_id and react.eval.task_id != voted.eval.task_id
-    for log, method in ((react, "react"), (voted, "cot-sc")):
-        assert log.eval.task == f"hotpotqa_dev_first6-{method}"
+    for log, task in ((react, "react-text"), (voted, "cot-sc")):  # CoT-SC runs no loop
+        method = task.removesuffix("-text")
+        assert log.eval.task == f"hotpotqa_dev_first6-{task}"
         assert [s.scores["em"].value for s in log.samples] == [
             row["methods"][method]["em"] for row in rows
         ]
@@ -197,6 +199,9 @@ def test_a_hostile_folder_gives_a_strict_plain_log_inspect_reads(
     call = said[2].tool_calls[0]
     assert call.function.startswith("<script>") and call.function.endswith("`code`")
     assert said[3].tool_call_id == call.id
+    (tool,) = (e for e in samples[0].events if e.event == "tool")  # the transcript, as hostile
+    assert (tool.function, tool.id, tool.result) == (call.function, call.id, said[3].text)
+    assert [e.event for e in samples[20].events].count("model") == 0  # no trace: no call
     assert samples[20].error.message == "HTTP 401 from the endpoint"  # a failed question
     assert samples[20].metadata["trajectory"] == "no trace available for this question"
     assert samples[21].metadata["trajectory"] == "no trace available for this question"
@@ -282,7 +287,7 @@ def listed(viewer: str) -> dict[str, str]:
 
 def test_the_viewer_lists_each_log_by_its_name(viewer: str) -> None:
     names = listed(viewer)
-    assert sorted(names.values()) == ["hostile-react", "hotpotqa-dev-first6-react"]
+    assert sorted(names.values()) == ["hostile-react-text", "hotpotqa-dev-first6-react-text"]
     assert all(LISTED.match(name) for name in names)
 
 
@@ -322,7 +327,7 @@ def test_the_viewer_shows_a_trajectory_hostile_text_as_plain_text(
     browser: Browser, viewer: str
 ) -> None:
     visit = Visit(browser, viewer)
-    log = next(name for name, task in listed(viewer).items() if task == "hostile-react")
+    log = next(name for name, task in listed(viewer).items() if task == "hostile-react-text")
     name = urllib.parse.quote(log, safe="")
     page = visit.page  # the question whose Search reads the evil page, three times
     page.goto(f"{viewer}/#/logs/{name}/samples/sample/1/1/messages")
@@ -333,6 +338,24 @@ def test_the_viewer_shows_a_trajectory_hostile_text_as_plain_text(
     # a log trusting its content renders each message as .markdown-content (<strong>, links)
     rendered = "strong, .markdown-content, img[src='x'], a[href*='evil.example'], a[href^='java']"
     assert page.locator("[data-message-id]").locator(rendered).count() == 0
+    assert visit.problems == []
+    visit.context.close()
+
+
+def test_the_viewer_s_transcript_tab_shows_the_run(browser: Browser, viewer: str) -> None:
+    """The Transcript tab (the viewer's default) shows the events, not "Transcript events
+    were removed": the method's solver, its model calls, the Search with its argument and
+    observation, the scores."""
+    visit = Visit(browser, viewer)
+    log = next(name for name, task in listed(viewer).items() if task.startswith("hotpotqa"))
+    name = urllib.parse.quote(log, safe="")
+    page = visit.page  # question 1: a Search, then Finish
+    page.goto(f"{viewer}/#/logs/{name}/samples/sample/1/1/transcript")
+    page.get_by_text("SOLVER: REACT").first.wait_for()
+    page.get_by_text("TOOL: SEARCH").first.wait_for()
+    text = page.inner_text("body")
+    assert text.count("MODEL CALL: OPENAI/M") == 2 and 'entity: "Kiss and Tell"' in text
+    assert "Could not find [Kiss and Tell]" in text and "were removed" not in text
     assert visit.problems == []
     visit.context.close()
 
@@ -363,3 +386,84 @@ def test_a_reply_of_several_native_calls_is_one_message_inspect_reads(
     assert [(c.id, c.function) for c in said[2].tool_calls] == [("c1", "Search"), ("c2", "Lookup")]
     assert [m.tool_call_id for m in said[3:5]] == ["c1", "c2"]
     assert said[6].text.startswith("Invalid call: search needs") and said[5].text == "Oops."
+
+
+# --- the transcript's events, the task's name and arguments ----------------------------------
+
+
+def test_a_sample_s_transcript_holds_its_model_tool_and_score_events(
+    cli: Runner, eval_a: Path, tmp_path: Path, read_eval_log: Reader
+) -> None:
+    """The events Inspect's Transcript tab shows, as Inspect's reader reads them back: the
+    model calls with their input (the messages before each reply, resolved from the pool)
+    and output, the tool calls with their arguments and results, the scores."""
+    (path,) = export(cli, eval_a, tmp_path / "a.json")
+    searched = read_eval_log(str(path)).samples[1]  # Search, its observation, then Finish
+    assert [e.event for e in searched.events] == [
+        *("span_begin", "sample_init", "span_end"),  # init
+        *("span_begin", "span_begin", "model", "tool", "model", "span_end", "span_end"),
+        *("span_begin", "span_begin", "score", "span_end", "span_begin", "score", "span_end"),
+        "span_end",
+    ]
+    (init,) = (e for e in searched.events if e.event == "sample_init")
+    assert (init.sample.input, init.sample.target) == (searched.input, searched.target)
+    solver = next(e for e in searched.events if e.event == "span_begin" and e.type == "solver")
+    assert solver.name == "react"
+    models = [e for e in searched.events if e.event == "model"]
+    assert all(e.span_id == solver.id for e in models)
+    messages = searched.messages
+    assert (
+        [[m.text for m in e.input] for e in models]
+        == [
+            [m.text for m in messages[:2]],  # the prompt and the question
+            [m.text for m in messages[:4]],  # and the Search with its observation
+        ]
+    )
+    assert [e.output.message.tool_calls[0].function for e in models] == ["Search", "Finish"]
+    assert [e.output.choices[0].stop_reason for e in models] == ["tool_calls", "tool_calls"]
+    trace = json.loads((eval_a / rows_of(eval_a)[1]["trace"]).read_text(encoding="utf-8"))
+    assert [e.output.usage.input_tokens for e in models] == [
+        step["usage"]["prompt_tokens"] for step in trace["steps"]
+    ]
+    (tool,) = (e for e in searched.events if e.event == "tool")
+    assert (tool.function, tool.arguments) == ("Search", {"entity": "Kiss and Tell"})
+    assert tool.result == messages[3].text and tool.id == messages[3].tool_call_id
+    scores = [e for e in searched.events if e.event == "score"]
+    assert [(e.scorer, e.score.value) for e in scores] == [
+        (name, score.value) for name, score in searched.scores.items()
+    ]
+    times = [e.timestamp for e in searched.events]
+    assert times == sorted(times)
+
+
+TOOLS_REPLIES = [
+    Reply(text="I search.", tool_calls=[tool_call("search", entity="Kiss and Tell")]),
+    Reply(text="Done.", tool_calls=[tool_call("finish", answer="Shirley Temple")]),
+]
+
+
+def test_a_tools_eval_s_task_is_named_and_its_arguments_say_what_ran(
+    cli: Runner, eval_a: Path, tmp_path: Path, read_eval_log: Reader
+) -> None:
+    """A text eval and a tools eval of one dataset are two tasks; each log's arguments name
+    its protocol, the prompt its loop was sent (the tools protocol's own) and the tools."""
+    from share_evals import run_eval  # the plugin pytest loaded (imported here: not rewritten)
+
+    folder = run_eval(
+        tmp_path / "tools", TOOLS_REPLIES, HOTPOT, "--limit", "1", "--protocol", "tools"
+    )
+    (tools_log,) = (read_eval_log(str(p)) for p in export(cli, folder, tmp_path / "t.json"))
+    (text_log,) = (read_eval_log(str(p)) for p in export(cli, eval_a, tmp_path / "a.json"))
+    assert (tools_log.eval.task, text_log.eval.task) == (
+        "hotpotqa_dev_first6-react-tools",
+        "hotpotqa_dev_first6-react-text",
+    )
+    ran = tools_log.eval.task_args
+    assert (ran["method"], ran["protocol"], ran["prompt"]) == ("react", "tools", "hotpotqa-tools")
+    assert ran["tools"] == ["Search", "Lookup", "Finish"] and ran["wiki_tools"] is True
+    assert tools_log.eval.metadata["react_cli"]["prompt"]["name"] == "hotpotqa-tools"
+    said = text_log.eval.task_args
+    assert (said["protocol"], said["prompt"]) == ("text", "hotpotqa")
+    (sample,) = tools_log.samples
+    (tool,) = (e for e in sample.events if e.event == "tool")
+    assert (tool.function, tool.arguments) == ("Search", {"entity": "Kiss and Tell"})

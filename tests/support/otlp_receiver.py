@@ -6,7 +6,9 @@ Collector) is sent, decoded with ``opentelemetry-proto``.
 attributes), every resource's attributes and every request's headers and path. ``hold`` makes
 it keep each request unanswered until ``release`` (a collector that hangs, then recovers),
 noting how many requests the fake model had received when it got the first one
-(``FakeOpenAI.requests``: which of them came while an export hung).
+(``FakeOpenAI.requests``: which of them came while an export hung); ``status`` is the HTTP
+status it answers with (401: a collector refusing the key). ``GrpcReceiver`` is the same
+collector over OTLP/gRPC (``grpcio``'s server, the service ``opentelemetry-proto`` defines).
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ class OtlpReceiver:
     first_request: threading.Event = field(default_factory=threading.Event)
     model_requests_then: int | None = None
     model_requests: Callable[[], int] = lambda: 0
+    status: int = 200
     _server: ThreadingHTTPServer | None = None
 
     @property
@@ -79,6 +82,7 @@ class OtlpReceiver:
         self.headers.clear()
         self.paths.clear()
         self.requests = 0
+        self.status = 200
         self.held = None
         self.first_request = threading.Event()
         self.model_requests_then = None
@@ -103,7 +107,7 @@ class OtlpReceiver:
                 if held is not None and not held.wait(timeout=30):
                     return  # never released: the exporter gave up long ago
                 out = ExportTraceServiceResponse().SerializeToString()
-                self.send_response(200)
+                self.send_response(receiver.status)
                 self.send_header("Content-Type", "application/x-protobuf")
                 self.send_header("Content-Length", str(len(out)))
                 self.end_headers()
@@ -129,7 +133,10 @@ class OtlpReceiver:
         assert urlsplit(path).path.endswith("/v1/traces"), path
         if headers.get("Content-Encoding") == "gzip":
             body = gzip.decompress(body)
-        request = ExportTraceServiceRequest.FromString(body)
+        self.decoded(ExportTraceServiceRequest.FromString(body), headers)
+
+    def decoded(self, request: ExportTraceServiceRequest, headers: dict[str, str]) -> None:
+        """Keep what one export request carried."""
         self.requests += 1
         self.headers.append(headers)
         if not self.first_request.is_set():
@@ -166,3 +173,38 @@ def _span(span: Any) -> ReceivedSpan:
         start_ns=span.start_time_unix_nano,
         end_ns=span.end_time_unix_nano,
     )
+
+
+class GrpcReceiver(OtlpReceiver):
+    """The collector over OTLP/gRPC on ``127.0.0.1`` (``url``: ``http://127.0.0.1:PORT``, as
+    OpenTelemetry's gRPC exporter takes an insecure endpoint)."""
+
+    _grpc: Any = None
+    _port: int = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._port}"
+
+    def __enter__(self) -> GrpcReceiver:
+        from concurrent.futures import ThreadPoolExecutor
+
+        import grpc
+        from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc as service
+
+        receiver = self
+
+        class Servicer(service.TraceServiceServicer):  # type: ignore[misc]
+            def Export(self, request: Any, context: Any) -> ExportTraceServiceResponse:
+                metadata = {key: str(value) for key, value in context.invocation_metadata()}
+                receiver.decoded(request, metadata)
+                return ExportTraceServiceResponse()
+
+        self._grpc = grpc.server(ThreadPoolExecutor(max_workers=2))
+        service.add_TraceServiceServicer_to_server(Servicer(), self._grpc)
+        self._port = self._grpc.add_insecure_port("127.0.0.1:0")
+        self._grpc.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._grpc.stop(grace=None)

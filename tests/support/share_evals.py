@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from eval_fakes import FEVER, HOTPOT, PerQuestion
 from fake_mediawiki import FakeMediaWiki
-from fake_openai import FakeOpenAI
+from fake_openai import FakeOpenAI, Reply
 from method_fakes import SCRIPTS, MethodsEndpoint
 from share_data import (
     A_SCRIPTS,
@@ -32,7 +32,9 @@ from react_cli.cli import main
 from react_cli.share.report import eval_report
 
 
-def run_eval(out: Path, model: PerQuestion | MethodsEndpoint, dataset: Path, *args: str) -> Path:
+def run_eval(
+    out: Path, model: PerQuestion | MethodsEndpoint | list[Reply], dataset: Path, *args: str
+) -> Path:
     """``react-cli eval DATASET --out OUT`` in-process; the fake servers live for the call."""
     pages = {"Evil page": HOSTILE.replace("\ud800", "")}
     home = out.parent / f"{out.name}-home"

@@ -22,6 +22,9 @@ from fake_openai import ECHO, FakeOpenAI, Reply, scripted
 from inproc import GOOD_RUN, QUESTION, Runner, actions, servers_env, sourceless
 from method_fakes import SCRIPTS, MethodsEndpoint
 from otlp_receiver import OtlpReceiver, ReceivedSpan
+from tool_fakes import tool_call
+
+OK, ERROR = 1, 2  # OTLP's status codes
 
 KEY = "sk-otel-test-secret-0123456789"
 OTLP_TOKEN = "otlp-header-secret-9876543210"
@@ -87,8 +90,13 @@ def test_an_ask_is_an_agent_span_holding_a_span_per_model_and_tool_call(
         assert "input.value" not in span.attributes  # the prompt only on request
     tools = [span for span in spans if span.kind == "TOOL"]
     assert [span.attributes["tool.name"] for span in tools] == ["Search", "Search"]
-    assert json.loads(tools[0].attributes["input.value"]) == {"entity": "Arthur's Magazine"}
-    assert tools[0].attributes["output.value"] == trace["steps"][0]["actions"][0]["observation"]
+    assert json.loads(tools[0].attributes["tool.parameters"]) == {
+        "type": "object",
+        "properties": {"entity": {"type": "string"}},
+        "required": ["entity"],
+    }
+    assert not [s for s in tools if {"input.value", "output.value"} & set(s.attributes)]
+    assert {(span.status, span.message) for span in spans} == {(OK, "")}  # none is left Unset
     assert receiver.resources[0]["service.name"] == "react-cli"
     from opentelemetry import trace as global_trace
 
@@ -96,22 +104,70 @@ def test_an_ask_is_an_agent_span_holding_a_span_per_model_and_tool_call(
     assert type(global_trace.get_tracer_provider()).__name__ == "ProxyTracerProvider"
 
 
-def test_prompts_and_replies_only_when_content_capture_is_asked_for(
-    cli: Runner, wiki: FakeMediaWiki, receiver: OtlpReceiver
+def test_prompts_replies_and_tools_content_only_when_content_capture_is_asked_for(
+    cli: Runner, wiki: FakeMediaWiki, receiver: OtlpReceiver, tmp_path: Path
 ) -> None:
+    """One opt-in covers every content: the prompts and replies of the model spans, the
+    arguments and results of the tool spans."""
     capture = {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"}
-    with FakeOpenAI(scripted(*GOOD_RUN)) as llm:
+    trace_path = tmp_path / "run.json"
+    with FakeOpenAI(scripted(*GOOD_RUN, *GOOD_RUN)) as llm:
         env = {**servers_env(llm, wiki), **otel_env(receiver, **capture)}
-        assert cli(["ask", QUESTION], **env).code == 0
+        assert cli(["ask", QUESTION, "--trace", str(trace_path)], **env).code == 0
         first = next(span for span in receiver.spans if span.kind == "LLM")
         sent = llm.requests[0].json
         assert sent is not None
         assert first.attributes["input.value"] == sent["messages"][0]["content"]
         assert first.attributes["llm.input_messages.0.message.content"].endswith("Thought 1:")
         assert first.attributes["output.value"] == GOOD_RUN[0]
+        tool = next(span for span in receiver.spans if span.kind == "TOOL")
+        assert json.loads(tool.attributes["input.value"]) == {"entity": "Arthur's Magazine"}
+        assert tool.attributes["input.mime_type"] == "application/json"
+        observed = json.loads(trace_path.read_text("utf-8"))["steps"][0]["actions"][0]
+        assert tool.attributes["output.value"] == observed["observation"]
         receiver.clear()
         assert cli(["ask", QUESTION], **env, REACT_CLI_OTEL_CAPTURE_CONTENT="0").code == 0
-    assert not any("input.value" in s.attributes for s in receiver.spans if s.kind == "LLM")
+    calls = [span for span in receiver.spans if span.kind in ("LLM", "TOOL")]
+    assert len(calls) == 5
+    assert not [s for s in calls if {"input.value", "output.value"} & set(s.attributes)]
+
+
+CONCAT_TOOLS = (
+    "from react_cli import tool\n\n@tool\n"
+    "def concat(a: str, b: str) -> str:\n    'Join a and b.'\n    return a + b\n"
+)
+
+
+@pytest.mark.parametrize("protocol", ["text", "tools"])
+def test_a_tool_span_names_each_argument_as_the_tools_schema_does(
+    cli: Runner, wiki: FakeMediaWiki, receiver: OtlpReceiver, tmp_path: Path, protocol: str
+) -> None:
+    """A tool of two arguments: its span's input is the object the call passed, keyed by the
+    schema's names (no made-up ``"a, b"`` holding a string of JSON), in both protocols."""
+    tools = tmp_path / "concat_tools.py"
+    tools.write_text(CONCAT_TOOLS, encoding="utf-8")
+    if protocol == "text":
+        replies = [
+            Reply(text=' Join.\nAction 1: Concat[{"a": "x", "b": "y"}]'),
+            Reply(text=" Done.\nAction 2: Finish[xy]"),
+        ]
+    else:
+        replies = [
+            Reply(text="Join.", tool_calls=[tool_call("concat", a="x", b="y")]),
+            Reply(text="Done.", tool_calls=[tool_call("finish", answer="xy")]),
+        ]
+    with FakeOpenAI(replies) as llm:
+        env = {**servers_env(llm, wiki), **otel_env(receiver, REACT_CLI_OTEL_CAPTURE_CONTENT="1")}
+        args = ["ask", QUESTION, "--tools-from", str(tools), "--protocol", protocol]
+        result = cli(args, **env)
+    assert (result.code, result.stdout) == (0, "xy\n"), result.stderr
+    (concat,) = (span for span in receiver.spans if span.kind == "TOOL")
+    assert concat.attributes["tool.name"] == "Concat"
+    assert json.loads(concat.attributes["input.value"]) == {"a": "x", "b": "y"}
+    assert concat.attributes["output.value"] == "xy"
+    schema = json.loads(concat.attributes["tool.parameters"])
+    assert sorted(schema["properties"]) == ["a", "b"]
+    assert concat.status == OK
 
 
 def test_an_eval_is_a_span_holding_a_span_per_question_from_every_worker(
@@ -125,8 +181,15 @@ def test_an_eval_is_a_span_holding_a_span_per_question_from_every_worker(
     assert result.code == 0, result.stderr
     spans, rows, summary = receiver.spans, rows_of(out), summary_of(out)
     (root,) = (span for span in spans if span.parent is None)
-    assert (root.name, root.kind) == ("react-cli eval", "CHAIN")
+    assert (root.name, root.kind, root.status) == ("react-cli eval", "CHAIN", OK)
     assert root.attributes["react_cli.em"] == summary["em"]
+    ran = json.loads(root.attributes["input.value"])
+    assert (ran["dataset"], ran["methods"], ran["questions"]) == (HOTPOT.name, "react,cot-sc", 6)
+    assert root.attributes["output.mime_type"] == "application/json"
+    ended = json.loads(root.attributes["output.value"])
+    assert {m: (f["em"], f["f1"], f["n"]) for m, f in ended.items()} == {
+        m: (f["em"], f["f1"], f["n"]) for m, f in summary["methods"].items()
+    }
     questions = {span.span_id: span for span in spans if span.kind == "AGENT"}
     assert {span.parent for span in questions.values()} == {root.span_id}
     by_index = {span.attributes["react_cli.index"]: span for span in questions.values()}
@@ -146,11 +209,24 @@ def test_an_eval_is_a_span_holding_a_span_per_question_from_every_worker(
         searched = [a for a in actions(react) if a["call"]["name"] != "Finish"]
         tools = [span for span in calls if span.kind == "TOOL"]
         assert len([t for t in tools if t.parent == question.span_id]) == len(searched)
+        assert question.attributes["input.value"] == row["question"]
         assert question.attributes["output.value"] == (row["methods"]["react"]["answer"] or "")
-        assert (
-            json.loads(question.attributes["metadata"])["cot-sc"]["stop_reason"]
-            == (row["methods"]["cot-sc"]["stop_reason"])
+        gold = row["gold"]
+        assert question.attributes["react_cli.gold"] == ([gold] if isinstance(gold, str) else gold)
+        react = row["methods"]["react"]
+        assert (question.attributes["react_cli.em"], question.attributes["react_cli.f1"]) == (
+            react["em"],
+            react["f1"],
         )
+        assert question.status == OK
+        said = json.loads(question.attributes["metadata"])
+        for method in ("react", "cot-sc"):
+            done = row["methods"][method]
+            assert (said[method]["stop_reason"], said[method]["em"], said[method]["f1"]) == (
+                done["stop_reason"],
+                done["em"],
+                done["f1"],
+            )
 
 
 def forms(secret: str) -> set[str]:
@@ -203,7 +279,7 @@ def test_an_endpoint_s_query_stays_its_query_and_its_token_is_never_shown(
     assert receiver.paths[0] == f"/collector/v1/traces?token={QUERY_TOKEN}"
     assert by_kind(receiver.spans) == {"AGENT": 1, "LLM": 3, "TOOL": 2}
     said = f"warning: cannot send spans to http://127.0.0.1:{down.split(':')[2].split('/')[0]}"
-    assert sourceless(refused.stderr).startswith(f"{said}/c/v1/traces: ")
+    assert sourceless(refused.stderr).startswith(f"{said}/c/v1/traces (connection refused): ")
     shown = [result.stderr, refused.stderr, *receiver.texts()]
     shown += [path.read_text() for path in (cli.home / "traces").glob("*.json")]
     assert not [text for text in shown for form in forms(QUERY_TOKEN) if form in text]
@@ -225,9 +301,8 @@ def test_a_refused_collector_changes_nothing_but_one_warning(
         result = cli(["ask", QUESTION], **env)
     assert (result.code, result.stdout) == (0, "Arthur's Magazine\n")
     endpoint = f"http://127.0.0.1:{port}/v1/traces"
-    assert (
-        sourceless(result.stderr) == f"warning: cannot send spans to {endpoint}: 6 spans dropped\n"
-    )
+    said = f"warning: cannot send spans to {endpoint} (connection refused): 6 spans dropped\n"
+    assert sourceless(result.stderr) == said
 
 
 def test_a_collector_holding_an_export_holds_no_request_of_the_run(
@@ -271,7 +346,8 @@ def test_a_hanging_collector_ends_the_command_with_one_warning(
         env = {**servers_env(llm, wiki), "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}
         result = cli(["ask", QUESTION], **env)
     assert (result.code, result.stdout) == (0, "Arthur's Magazine\n")
-    dropped = f"warning: cannot send spans to {endpoint}/v1/traces: 6 spans dropped\n"
+    why = "timed out waiting for the answer"
+    dropped = f"warning: cannot send spans to {endpoint}/v1/traces ({why}): 6 spans dropped\n"
     assert sourceless(result.stderr) == dropped
 
 
@@ -297,8 +373,9 @@ _WITHOUT_EXTRA = """
 import sys
 from importlib.abc import MetaPathFinder
 class NoOtel(MetaPathFinder):
+    hidden = "opentelemetry.exporter.otlp.proto.grpc"
     def find_spec(self, name, path=None, target=None):
-        if name.startswith("opentelemetry"):
+        if name.startswith(self.hidden):
             raise ModuleNotFoundError(name)
 from react_cli.settings.settings import Settings
 from react_cli.telemetry.setup import open_spans
@@ -306,6 +383,11 @@ warnings = []
 open_spans(Settings(), warnings.append, {})  # off: nothing to import
 print(sorted(m for m in sys.modules if m.startswith(("opentelemetry", "react_cli.telemetry.s"))))
 sys.meta_path.insert(0, NoOtel())
+try:
+    open_spans(Settings(otel=True), warnings.append, {"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"})
+except Exception as exc:
+    print(type(exc).__name__, exc)
+NoOtel.hidden = "opentelemetry"
 open_spans(Settings(), warnings.append, {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://h:4318"})
 print(*warnings)
 try:
@@ -320,8 +402,10 @@ def test_spans_off_import_nothing_and_a_missing_extra_is_said() -> None:
         [sys.executable, "-c", _WITHOUT_EXTRA], capture_output=True, text=True, check=True
     ).stdout.splitlines()
     needs = "spans need the 'otel' extra (pip install 'react-cli[otel]')"
+    grpc = "spans over gRPC need the 'otel-grpc' extra (pip install 'react-cli[otel-grpc]')"
     assert out == [
         "['react_cli.telemetry.setup']",
+        f"UsageError --otel: {grpc}",
         f"OTEL_EXPORTER_OTLP_ENDPOINT is set, but {needs}: no spans are sent",
         f"UsageError --otel: {needs}",
     ]
@@ -332,7 +416,7 @@ def test_text_no_encoder_takes_is_cleaned_for_the_spans(
 ) -> None:
     """A lone surrogate (JSON may carry one) would make the whole batch unencodable."""
     with FakeOpenAI(scripted(" Go.\nAction 1: Search[a\ud800b]", GOOD_RUN[2])) as llm:
-        env = {**servers_env(llm, wiki), **otel_env(receiver)}
+        env = {**servers_env(llm, wiki), **otel_env(receiver, REACT_CLI_OTEL_CAPTURE_CONTENT="1")}
         result = cli(["ask", QUESTION], **env)
     assert (result.code, sourceless(result.stderr)) == (0, "")
     assert by_kind(receiver.spans) == {"AGENT": 1, "LLM": 2, "TOOL": 1}
@@ -378,9 +462,9 @@ def test_a_call_refused_for_want_of_consent_is_an_error_span_saying_who_refused(
         result = cli(["ask", QUESTION, "--tools-from", str(tools)], **env)  # piped: nobody asked
     assert result.code == 0, result.stderr
     shout, remember = (span for span in receiver.spans if span.kind == "TOOL")
-    assert (shout.status, shout.attributes["react_cli.tool.needs_consent"]) == (0, False)
+    assert (shout.status, shout.attributes["react_cli.tool.needs_consent"]) == (OK, False)
     assert "react_cli.tool.refused" not in shout.attributes
     assert remember.attributes["react_cli.tool.refused"] == "no_terminal"
     assert remember.attributes["react_cli.tool.needs_consent"] is True
-    assert (remember.status, remember.message) == (2, "refused: no terminal to ask")
-    assert remember.attributes["output.value"].startswith("The user did not allow Remember")
+    assert (remember.status, remember.message) == (ERROR, "refused: no terminal to ask")
+    assert "output.value" not in remember.attributes  # content: only with capture on
