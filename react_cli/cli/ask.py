@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer

@@ -258,8 +258,8 @@ class Renderer:
             return
         lines = body.wrap(self.console, width)
         self.console.print(Text.assemble((label, style), lines[0]))
-        for line in lines[1:]:
-            self.console.print(Text.assemble(" " * len(label), line))
+        for wrapped in lines[1:]:
+            self.console.print(Text.assemble(" " * len(label), wrapped))
 
     def _sampling_started(self, kind: Method, n: int, temperature: float) -> None:
         """CoT-SC's samples are listed by their answers; one call's text streams as a step's."""
