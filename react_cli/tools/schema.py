@@ -224,6 +224,9 @@ def _required(schema: Mapping[str, Any]) -> list[str]:
 
 
 def _placeholder(prop: Mapping[str, Any]) -> Any:
+    allowed = prop.get("enum")
+    if isinstance(allowed, list) and allowed:  # the first allowed value, as a call writes it
+        return allowed[0]
     kind = prop.get("type")
     return {"number": 0, "integer": 0, "boolean": True, "array": [], "object": {}}.get(
         kind if isinstance(kind, str) else "", "..."
