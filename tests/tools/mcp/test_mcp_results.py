@@ -11,6 +11,7 @@ description; JSON arguments holding ``]``; a tool that needs MCP tasks left out 
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -65,7 +66,7 @@ def test_the_text_protocol_shows_a_result_s_lines_under_its_observation(
     config(cli, servers, max_result_chars=200)
     script = [
         " I read the notes.\nAction 1: read_file[notes.txt]",
-        ' A big one.\nAction 2: read_file[big.txt]',
+        " A big one.\nAction 2: read_file[big.txt]",
         ' Ten miles.\nAction 3: convert[{"amount": "10", "unit": "mi"}]',
         ' A bracket.\nAction 4: convert[{"amount": 1, "unit": "k]m"}]',
         " Done.\nAction 5: Finish[print]",
@@ -84,7 +85,7 @@ def test_the_text_protocol_shows_a_result_s_lines_under_its_observation(
     assert "long_job" not in first and "Action can be" not in first
     assert "(1) read_file[path]: Read a file of the server's: notes.txt or big.txt." in first
     assert LISTED in first and "(3) Finish[answer]" in first
-    for before, after in zip(sent, sent[1:], strict=False):  # byte-stable: only appended to
+    for before, after in itertools.pairwise(sent):  # byte-stable: only appended to
         assert after.startswith(before)
     indented = "\n".join(f"  {line}" if line else "" for line in NOTES_SHOWN.split("\n"))
     assert f"\nObservation 1:\n{indented}\nThought 2:" in sent[1]
@@ -152,7 +153,8 @@ def test_tools_call_prints_one_result(cli: Runner, servers: Servers) -> None:
     assert note == f"… [{len(NOTES_SHOWN) + 2 - len(head)} more characters]"  # \r and \n too
     converted = cli(["tools", "call", "--no-wiki", "convert", '{"amount": 5, "unit": "km"}'])
     assert (converted.code, converted.stdout) == (0, "8.05 km\n"), converted.stderr
-    as_json = cli(["tools", "call", "--no-wiki", "--json", "convert", '{"amount": 1, "unit": "mi"}'])
+    mile = '{"amount": 1, "unit": "mi"}'
+    as_json = cli(["tools", "call", "--no-wiki", "--json", "convert", mile])
     assert as_json.code == 0, as_json.stderr
     said = json.loads(as_json.stdout)
     assert said == {
