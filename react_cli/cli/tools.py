@@ -38,8 +38,9 @@ def tools(
 ) -> None:
     """List the tools 'ask' and 'eval' would give the model with these options and the config
     file ('tools call NAME ARGS_JSON' calls one): Wikipedia's Search and Lookup (unless
-    --no-wiki), those of --tools-from files, of installed packages (entry point group react_cli.tools) and of MCP servers (--mcp and the
-    config file's [mcp] table: each is started, asked for its tools, and stopped), and Finish.
+    --no-wiki), those of --tools-from files, of installed packages (entry point group
+    react_cli.tools) and of MCP servers (--mcp and the config file's [mcp] table: each is
+    started, asked for its tools, and stopped), and Finish.
 
     The third column says each tool's consent: 'no consent' (it runs freely), 'needs consent'
     (asked on a terminal, refused elsewhere), 'allowed (PATTERN)' by --allow-tool or [tools]

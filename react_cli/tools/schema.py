@@ -70,7 +70,8 @@ def checked(function: str, schema: Mapping[str, Any], arguments: Any) -> dict[st
         if isinstance(wanted, str) and wanted in _TYPES and not _fits(wanted, value):
             converted = _converted(wanted, value)
             if converted is _UNFIT:
-                raise ArgumentError(f"{function}'s {_quoted(name)} must be a {wanted}: {how}")
+                kind = f"an {wanted}" if wanted[0] in "aeiou" else f"a {wanted}"
+                raise ArgumentError(f"{function}'s {_quoted(name)} must be {kind}: {how}")
             fitted[name] = value = converted
         allowed = prop.get("enum")
         if isinstance(allowed, list) and allowed and not any(_same(value, a) for a in allowed):
@@ -149,6 +150,7 @@ def parameter_notes(schema: Mapping[str, Any]) -> str:
                 facts.append("default " + _value(prop["default"]))
         said = " ".join(plain(str(prop.get("description") or "")[:MAX_PARAMETER_READ]).split())
         said = said if len(said) <= MAX_PARAMETER_CHARS else said[: MAX_PARAMETER_CHARS - 1] + "…"
+        said = said[:-1] if said.endswith(".") and not said.endswith("..") else said
         telling = telling or bool(said) or facts != ["string"]
         notes.append(f"{_name(name)} ({', '.join(facts)})" + (f": {said}" if said else ""))
     if len(properties) > MAX_PARAMETERS:
@@ -224,6 +226,8 @@ def _required(schema: Mapping[str, Any]) -> list[str]:
 
 
 def _placeholder(prop: Mapping[str, Any]) -> Any:
+    if prop.get("default") is not None:  # what it is when the call leaves it out
+        return prop["default"]
     allowed = prop.get("enum")
     if isinstance(allowed, list) and allowed:  # the first allowed value, as a call writes it
         return allowed[0]

@@ -46,8 +46,10 @@ def property_schema(parameter: inspect.Parameter, description: str = "") -> dict
     if parameter.default is not parameter.empty:
         default = parameter.default
         if not (default is None and optional) and not _fits(prop, default):
+            kind = prop["type"]
+            said = f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
             raise SignatureError(
-                f"argument {parameter.name}'s default {default!r:.60} is not a {prop['type']}"
+                f"argument {parameter.name}'s default {default!r:.60} is not {said}"
             )
         try:
             json.dumps(default)

@@ -34,7 +34,7 @@ NOTES_SHOWN = (
     "\tend of notes"
 )  # as the server wrote it, its \r\n and its last line break gone
 LISTED = (
-    '(2) convert[{"amount": 0, "unit": "km", "digits": 0}]: Convert a distance between '
+    '(2) convert[{"amount": 0, "unit": "km", "digits": 2}]: Convert a distance between '
     "kilometres and miles. Parameters: amount (number): the distance to convert; unit (one of "
     '"km", "mi"): the unit to convert to; digits (integer, optional, default 2): digits after '
     "the point."
