@@ -17,7 +17,7 @@ from fake_openai import FakeOpenAI, Reply, scripted
 from hostile import cli_fuzz
 from hypothesis import given
 from hypothesis import strategies as st
-from inproc import Runner, actions, one_error_line
+from inproc import Runner, actions, one_error_line, servers_env
 from tool_fakes import tool_call
 
 from react_cli.infra.redaction import Redactor
@@ -51,6 +51,12 @@ def repeat(
     return (", " if sep == "comma" else "\\n").join([said] * times)
 
 
+@tool(needs_consent=True)
+def erase(path: str) -> str:
+    """Erase a file (it needs consent)."""
+    return "erased"
+
+
 @tool(max_result_chars=60)
 def report(title: str) -> str:
     """Write a report of many lines."""
@@ -76,8 +82,9 @@ def test_typed_arguments_and_lines_in_the_text_protocol(
         " Done.\nAction 5: Finish[hi]",
     ]
     with FakeOpenAI(scripted(*script)) as llm:
-        result = cli.ask(llm, wiki, "--no-wiki", "--tools-from", str(tools_file))
+        result = cli.ask(llm, wiki, "-v", "--no-wiki", "--tools-from", str(tools_file))
     assert (result.code, result.stdout) == (0, "hi\n"), result.stderr
+    assert "Observation 1:\n  hi\n  hi\n  hi\n" in result.stderr  # -v shows the lines as sent
     sent = [request.json["messages"][0]["content"] for request in llm.requests]
     assert (
         '(1) Repeat[{"word": "...", "times": 2, "upper": false, "sep": "line"}]: Repeat a word. '
@@ -86,7 +93,7 @@ def test_typed_arguments_and_lines_in_the_text_protocol(
         'shout it; sep (one of "comma", "line", optional, default "line"): what goes between '
         "the words." in sent[0]
     )
-    assert "(2) Report[title]: Write a report of many lines." in sent[0]
+    assert "(3) Report[title]: Write a report of many lines." in sent[0]
     assert "Search[" not in sent[0]  # the general prompt
     assert "\nObservation 1:\n  hi\n  hi\n  hi\nThought 2:" in sent[1]
     shown = [action["observation"] for action in actions(cli.trace())]
@@ -123,6 +130,15 @@ def test_typed_arguments_in_the_tools_protocol(
     assert "must be an integer" in answers[1]
 
 
+def test_tools_call_runs_search_as_wiki_search_does(
+    cli: Runner, wiki: FakeMediaWiki, llm: FakeOpenAI
+) -> None:
+    called = cli(["tools", "call", "Search", "Arthur's Magazine"], **servers_env(llm, wiki))
+    assert called.code == 0, called.stderr
+    assert called.stdout.startswith("Arthur's Magazine (1844-1846) was an American literary")
+    assert "\n" not in called.stdout.rstrip("\n")  # the paper's one line
+
+
 def test_tools_call_runs_a_python_tool(cli: Runner, tools_file: Path) -> None:
     args = ["tools", "call", "--no-wiki", "--tools-from", str(tools_file)]
     called = cli([*args, "repeat", '{"word": "yo", "times": 2, "sep": "comma"}'])
@@ -130,6 +146,9 @@ def test_tools_call_runs_a_python_tool(cli: Runner, tools_file: Path) -> None:
     text = cli([*args, "report", "Z"])
     assert text.code == 0 and text.stdout.startswith("Z line 0\nZ line 1\n")
     assert text.stdout.rstrip().split("\n")[-1].endswith(" more characters]")
+    refused = cli([*args, "erase", "/tmp/x"])  # no terminal to ask: refused, nothing ran
+    assert (refused.code, refused.stdout) == (1, ""), refused.stderr
+    assert "Error: The user did not allow Erase" in one_error_line(refused.stderr)
     bad = cli([*args, "repeat", '{"word": "yo", "times": "x"}'])
     assert bad.code == 2 and 'repeat\'s "times" must be an integer' in one_error_line(bad.stderr)
 
