@@ -8,10 +8,12 @@ the parameters' notes, the action parser given JSON that holds brackets)."""
 from __future__ import annotations
 
 import inspect
+import json
 from pathlib import Path
 from typing import Literal
 
 import pytest
+from eval_fakes import PerQuestion
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, Reply, scripted
 from hostile import cli_fuzz
@@ -298,3 +300,34 @@ def test_json_arguments_holding_brackets_are_read() -> None:
     assert step.call is not None and step.call.argument == '{"old": "a]", "new": "[b\\"]"}'
     unbalanced = parse_step('Action 1: edit[{"old": "a]', specs)  # the line's last ]
     assert unbalanced.call is not None and unbalanced.call.argument == '{"old": "a'
+
+
+def test_an_eval_without_wikipedia_sends_the_general_prompt_and_resumes_with_it(
+    cli: Runner, wiki: FakeMediaWiki, tools_file: Path, tmp_path: Path
+) -> None:
+    dataset = tmp_path / "two.jsonl"
+    rows = [{"question": f"Say {word} three times.", "answer": word} for word in ("a", "b")]
+    dataset.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    script = PerQuestion(
+        {
+            row["question"]: [
+                f' Repeat.\nAction 1: repeat[{{"word": "{row["answer"]}", "times": 3}}]',
+                f" Done.\nAction 2: Finish[{row['answer']}]",
+            ]
+            for row in rows
+        }
+    )
+    out = tmp_path / "eval"
+    with FakeOpenAI(script) as llm:
+        args = ["eval", str(dataset), "--out", str(out), "--limit", "1", "--no-wiki"]
+        first = cli([*args, "--tools-from", str(tools_file)], **servers_env(llm, wiki))
+        assert first.code == 0, first.stderr
+        summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+        assert summary["config"]["prompt"]["name"] == "general"
+        sent = llm.requests[0].json["messages"][0]["content"]
+        assert "Search[" not in sent and "(1) Repeat[" in sent
+        resumed = ["eval", "--resume", str(out), "--limit", "2", "--tools-from", str(tools_file)]
+        again = cli(resumed, **servers_env(llm, wiki))
+        assert again.code == 0, again.stderr
+        last = llm.requests[-1].json["messages"][0]["content"]
+        assert "Search[" not in last and "(1) Repeat[" in last and "Say b three times." in last
