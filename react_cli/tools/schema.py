@@ -226,7 +226,7 @@ def _required(schema: Mapping[str, Any]) -> list[str]:
 
 
 def _placeholder(prop: Mapping[str, Any]) -> Any:
-    if prop.get("default") is not None:  # what it is when the call leaves it out
+    if prop.get("default") not in (None, ""):  # what it is when the call leaves it out
         return prop["default"]
     allowed = prop.get("enum")
     if isinstance(allowed, list) and allowed:  # the first allowed value, as a call writes it

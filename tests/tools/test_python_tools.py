@@ -331,7 +331,10 @@ def test_the_text_protocol_takes_a_json_object_for_several_arguments(
     assert (result.code, result.stdout) == (0, "xy\n"), result.stderr
     prompt = llm.requests[0].json["messages"][0]["content"]
     assert "Action can be seven types" in prompt
-    assert '(3) Concat[{"a": "...", "b": "..."}]: Join two texts.' in prompt
+    assert (
+        '(3) Concat[{"a": "...", "b": "..."}]: Join two texts. Parameters: a (string); '
+        'b (string, optional, default "").'
+    ) in prompt
     trace = cli.trace()
     steps = actions(trace)
     observation = steps[0]["observation"]
