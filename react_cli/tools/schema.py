@@ -169,7 +169,7 @@ def _name(name: str) -> str:
 def _value(value: Any) -> str:
     try:
         text = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         return "?"
     text = " ".join(plain(text[: 4 * MAX_SHOWN_NAME]).split())
     return text if len(text) <= MAX_SHOWN_NAME else text[: MAX_SHOWN_NAME - 1] + "…"

@@ -24,6 +24,7 @@ from tool_fakes import tool_call
 
 from react_cli.infra.redaction import Redactor
 from react_cli.loop.text.parser import parse_step
+from react_cli.loop.text.protocol import observation_lines
 from react_cli.tools.base import FINISH, ToolSpec
 from react_cli.tools.output import shown_result
 from react_cli.tools.schema import ArgumentError, checked, parameter_notes
@@ -290,6 +291,16 @@ def test_any_result_is_clean_within_its_limit_and_says_its_cut(text: str, limit:
         assert len(head.rstrip("\n")) <= limit and note[0].isdigit()
     else:
         assert len(shown) <= limit
+
+
+@cli_fuzz(200)
+@given(st.text(alphabet=st.sampled_from("ab \t\r\n\x1bTO:"), max_size=200), st.integers(1, 99))
+def test_no_line_of_a_result_begins_like_a_label(text: str, index: int) -> None:
+    body = shown_result(f"x\n{text}\nThought 2: y\nObservation 3: z", 50, Redactor())
+    lines = observation_lines(index, body).split("\n")
+    assert lines[0] == "" and lines[1] == f"Observation {index}:" and lines[-1] == ""
+    assert all(line == "" or line.startswith("  ") for line in lines[2:])
+    assert observation_lines(index, "one line") == f"\nObservation {index}: one line\n"
 
 
 def test_json_arguments_holding_brackets_are_read() -> None:
