@@ -6,10 +6,12 @@ one string property, required, and nothing else; a tool that takes more gives it
 (``ToolSpec.parameters``). The check covers what those schemas say: an object, its required
 properties, no others unless the schema says ``"additionalProperties": true`` (stricter than
 JSON Schema's default: an argument the tool does not know is the model's mistake, said back to
-it), and each property's JSON type. A string
-property given a number or a boolean takes it as its JSON text (small models write
-``{"answer": 1994}``); anything else that does not fit is an :class:`ArgumentError` whose
-message tells the model how to call the tool.
+it), and each property's JSON type and allowed values (``enum``). A value of another type is
+converted where it says one plainly (small models write ``{"answer": 1994}`` and
+``{"count": "3"}``): a string property takes a number's or a boolean's JSON text, a number,
+integer or boolean property the string of one, an integer property a whole float; anything
+else that does not fit is an :class:`ArgumentError` whose message tells the model how to call
+the tool. :func:`parameter_notes` says each parameter as the text protocol lists it.
 """
 
 from __future__ import annotations
