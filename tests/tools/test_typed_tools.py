@@ -81,7 +81,7 @@ def test_typed_arguments_and_lines_in_the_text_protocol(
         ' Three.\nAction 1: repeat[{"word": "hi", "times": "3"}]',
         ' Shout.\nAction 2: repeat[{"word": "a]b", "upper": true, "sep": "comma"}]',
         ' Wrong.\nAction 3: repeat[{"word": "x", "sep": "tab"}]',
-        " Report.\nAction 4: report[Q1]",
+        ' Report.\nAction 4: report[{"title": "Q1"}]',  # a one-text call written as JSON
         " Done.\nAction 5: Finish[hi]",
     ]
     with FakeOpenAI(scripted(*script)) as llm:

@@ -244,7 +244,7 @@ class TextTranscript(Transcript):
         if call is None:
             return Action(written, None, invalid_action_hint(self.specs))
         spec = next((s for s in self.specs if s.name == call.name), None)
-        if spec is None or spec.parameters is None:
+        if spec is None:
             return Action(written, call)
         try:
             return Action(written, ToolCall(call.name, spec.read_argument(call.argument)))
