@@ -39,7 +39,8 @@ from react_cli.loop.text import cutter, parser, shown  # noqa: E402
 from react_cli.methods import scoring  # noqa: E402
 from react_cli.methods.answers import read_answer as answer_of  # noqa: E402
 from react_cli.methods.vote import vote  # noqa: E402
-from react_cli.tools import wikipedia  # noqa: E402
+from react_cli.tools import output, wikipedia  # noqa: E402
+from react_cli.tools.base import FINISH, ToolSpec  # noqa: E402
 from react_cli.tools.consent import matches  # noqa: E402
 from react_cli.tools.paper import PAPER_TOOLS  # noqa: E402
 from react_cli.wiki import html, html_body, sentences, titles, zim, zimbuild  # noqa: E402
@@ -115,6 +116,23 @@ def many_pages(size: int) -> dict[str, object]:
     return {"pages": [{"title": f"T{i}", "extract": "x" * 200} for i in range(size // 220)]}
 
 
+JSON_TOOLS = (ToolSpec("edit", "old, new", "Edit.", {"type": "object", "properties": {}}), FINISH)
+
+
+def json_action(unit: str) -> Callable[[int], str]:
+    """An action whose JSON argument is ``unit`` repeated: strings holding brackets, a string
+    that never ends, brackets that never close."""
+    return lambda size: "Action 1: edit[{" + repeat(unit, size) + "]"
+
+
+def json_step(text: str) -> object:
+    return parser.parse_step(text, JSON_TOOLS)
+
+
+def tool_result(text: str) -> str:
+    return output.shown_result(text, 2000, Redactor())
+
+
 def near_miss_rule(name: str) -> bool:
     """A rule whose parts nearly match everywhere (a tool's name is short: this is the bound)."""
     return matches("*a?" + "a" * 60 + "b*a*", name)
@@ -127,6 +145,10 @@ CASES = [
     Case("strip_think: unclosed tags", lambda n: repeat("<think>", n), cutter.strip_think),
     Case("parse_step: emphasis lines, labels", lambda n: lines_then_labels(n), parser.parse_step),
     Case("parse_step: '[' runs", lambda n: "Finish" + repeat("[", n), parser.parse_step),
+    Case("parse_step: JSON strings holding ']'", json_action('"a]",'), json_step),
+    Case("parse_step: JSON string never ended", json_action('"'), json_step),
+    Case("parse_step: JSON brackets never closed", json_action("{["), json_step),
+    Case("tool result: lines, returns, blanks", lambda n: repeat(" \r\n\n\x1b[0m", n), tool_result),
     Case("thought shown: 'Act' words", lambda n: chunks(repeat(" Act", n), 16), thought_shown),
     Case("thought shown: lines, labels", lambda n: chunks(lines_then_labels(n), 16), thought_shown),
     Case("thought shown: one endless word", lambda n: chunks("S" * n, 16), thought_shown),

@@ -16,7 +16,12 @@ HEAVY = (
     *("prompt_toolkit", "mcp", "anyio", "httpx2"),
 )
 """What start-up and --help never import (the extras' modules are imported only when used)."""
-SHIPPED = (*(f"{task}{kind}" for task in ("hotpotqa", "fever") for kind in KINDS), "hotpotqa-zh")
+GENERAL = ("general", "general-act", "general-tools", "general-act-tools")
+SHIPPED = (
+    *(f"{task}{kind}" for task in ("hotpotqa", "fever") for kind in KINDS),
+    "hotpotqa-zh",
+    *GENERAL,
+)
 
 
 @pytest.fixture(scope="module")

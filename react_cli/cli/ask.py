@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from react_cli.core.conversation import Earlier
     from react_cli.loop.prompts import PromptSet
     from react_cli.session import Session
+    from react_cli.settings.resolve import Origin
     from react_cli.settings.settings import Settings
     from react_cli.traces.fork import Fork
     from react_cli.traces.trace import Trace
@@ -110,18 +112,18 @@ def ask(
     configuration error (no model, no key, rejected key, unknown model); 130 interrupted
     (Ctrl-C), 143 by SIGTERM, 129 by SIGHUP: servers stopped, the trace written.
     """
-    from react_cli.settings.resolve import absolute_path, home_dir, resolve
+    from react_cli.settings.resolve import absolute_path, home_dir, resolve_with_origins
 
     if trace is not None and no_trace:
         raise UsageError("--trace and --no-trace contradict each other")
     # absolute, so a tool that changes the working directory moves no trace
     trace = None if trace is None else absolute_path(trace)
     from_trace = None if from_trace is None else absolute_path(from_trace)
-    settings = resolve({**options.flags(), **conversing.flags()})
+    settings, origins = resolve_with_origins({**options.flags(), **conversing.flags()})
     fork = _fork(from_trace, from_step, options, conversing, bool(question))
     if fork is not None:
         settings = fork.settings(settings, options.protocol)
-    prompts = _prompts(settings, fork if options.prompt is None else None)
+    prompts = _prompts(settings, fork if options.prompt is None else None, named(origins))
     text = fork.trace.run.question if fork else read_question(question or None)
     created = datetime.now(timezone.utc)
     extra = fork.trace_extra() if fork else None
@@ -307,14 +309,25 @@ def _print_sources(traced: Trace) -> None:
         print(line, file=sys.stderr)
 
 
-def _prompts(settings: Settings, fork: Fork | None) -> PromptSet:
-    """The prompts of the settings' method, or a fork's recorded prompt (without --prompt)."""
-    from react_cli.loop.prompts import PromptSet, prompt_set
+def _prompts(settings: Settings, fork: Fork | None, named: bool) -> PromptSet:
+    """The prompts of the settings' method (the general ones for a run without Wikipedia's
+    tools whose prompt was not ``named``), or a fork's recorded prompt (without --prompt)."""
+    from react_cli.loop.prompts import PromptSet, prompt_set, wants_general
 
     if fork is not None:
         template = fork.trace.template()
         return PromptSet(template, {Method(settings.method): template})
-    return prompt_set(settings.prompt, [Method(settings.method)], ProtocolName(settings.protocol))
+    general = wants_general(settings.wiki_tools, named)
+    protocol = ProtocolName(settings.protocol)
+    return prompt_set(settings.prompt, [Method(settings.method)], protocol, general=general)
+
+
+def named(origins: Mapping[str, Origin]) -> bool:
+    """Whether the prompt was named (a flag, the environment or the config file), not left
+    to its default."""
+    from react_cli.settings.resolve import Source
+
+    return origins["prompt"].source is not Source.DEFAULT
 
 
 def _interrupted_before_the_run(stopped: Trace, path: Path | None) -> NoReturn:

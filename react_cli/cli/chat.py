@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from react_cli.cli.app import app, print_error, print_json, print_warning
-from react_cli.cli.ask import _finish, _prompts, conversation_context, keep_turn
+from react_cli.cli.ask import _finish, _prompts, conversation_context, keep_turn, named
 from react_cli.cli.help import Panel, examples
 from react_cli.cli.options import DebugOpt, JsonOpt, NoTraceOpt, VerboseOpt
 from react_cli.cli.question import question_text
@@ -93,12 +93,12 @@ def chat(
     configuration error (no model, rejected key, ...); 130 interrupted; 143 and 129: ended by
     SIGTERM or SIGHUP (the running question's trace kept).
     """
-    from react_cli.settings.resolve import home_dir, resolve
+    from react_cli.settings.resolve import home_dir, resolve_with_origins
 
     if verbose and quiet:
         raise UsageError("-v and --quiet contradict each other")
-    settings = resolve({**options.flags(), **conversing.flags()})
-    prompts = _prompts(settings, None)
+    settings, origins = resolve_with_origins({**options.flags(), **conversing.flags()})
+    prompts = _prompts(settings, None, named(origins))
     interactive = _on_a_terminal()
     home = home_dir()
     created = datetime.now(timezone.utc)

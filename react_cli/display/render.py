@@ -44,6 +44,7 @@ MAX_HELD_ESCAPE = 256
 
 
 MIN_WRAP_WIDTH = 20
+INDENT = "  "  # of each line of an observation of several lines
 MAX_PRINTED_LINES = 20  # of what a tool printed, shown with -v
 
 
@@ -238,16 +239,27 @@ class Renderer:
 
     def _labelled(self, label: str, style: str, text: str) -> None:
         """``label`` and untrusted text; on a terminal wrapped at word boundaries with a
-        hanging indent under the label (piped output stays one line)."""
-        body = Text(plain(text))
+        hanging indent under the label (piped output stays one line). Text of several lines
+        (a tool's result) goes under the label, each line indented, as the text protocol's
+        prompt has it."""
+        cleaned = plain(text)
+        if "\n" in cleaned:
+            self.console.print(Text(label.rstrip(), style=style))
+            for line in cleaned.split("\n"):
+                if line:
+                    self._labelled(INDENT, "", line)
+                else:
+                    self.console.print()
+            return
+        body = Text(cleaned)
         width = self.console.width - len(label)
         if not self.console.is_terminal or width < MIN_WRAP_WIDTH:
             self.console.print(Text.assemble((label, style), body))
             return
         lines = body.wrap(self.console, width)
         self.console.print(Text.assemble((label, style), lines[0]))
-        for line in lines[1:]:
-            self.console.print(Text.assemble(" " * len(label), line))
+        for wrapped in lines[1:]:
+            self.console.print(Text.assemble(" " * len(label), wrapped))
 
     def _sampling_started(self, kind: Method, n: int, temperature: float) -> None:
         """CoT-SC's samples are listed by their answers; one call's text streams as a step's."""

@@ -25,7 +25,7 @@ from react_cli.eval.files import SUMMARY, read_summary
 from react_cli.eval.store import check_same_eval, resume_command
 from react_cli.eval.summary import DatasetRef, Summary
 from react_cli.infra.redaction import redact_url
-from react_cli.loop.prompts import PromptSet, prompt_set
+from react_cli.loop.prompts import PromptSet, prompt_set, wants_general
 from react_cli.settings.resolve import (
     Source,
     absolute_path,
@@ -162,7 +162,12 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
     if "prompt" not in flags and data.format is Format.FEVER and earlier is None:
         flags["prompt"] = "fever"
     folder = request.resume or request.out or _new_folder(path)
-    settings = resolve(flags) if config is None else _resumed_settings(flags, config, folder)
+    general = False  # a resumed eval's prompt is the one it recorded
+    if config is None:
+        settings, origins = resolve_with_origins(flags)
+        general = wants_general(settings.wiki_tools, origins["prompt"].source != Source.DEFAULT)
+    else:
+        settings = _resumed_settings(flags, config, folder)
     methods = _methods(request, settings, config)
     plan = EvalPlan(
         dataset=data,
@@ -170,7 +175,9 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
         selection=selection,
         settings=settings,
         methods=methods,
-        prompts=prompt_set(settings.prompt, methods, ProtocolName(settings.protocol)),
+        prompts=prompt_set(
+            settings.prompt, methods, ProtocolName(settings.protocol), general=general
+        ),
         folder=folder,
         resuming=request.resume is not None,
         concurrency=concurrency,

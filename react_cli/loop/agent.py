@@ -285,7 +285,7 @@ class _Running(Exchange):
         action.latency_s = max(0.0, self.clock() - started - result.asked_s)
         action.retries = result.retries
         self.tell(ToolCalled(call, result, action.latency_s))
-        action.observation = " ".join(result.observation.split())
+        action.observation = result.observation.strip()  # lines kept (a file's, a diff's)
         action.details.update(result.details)
         action.source = result.source
         action.refused = result.refused  # it needed consent: nothing ran (not a tool's failure)

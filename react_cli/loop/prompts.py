@@ -188,20 +188,50 @@ class PromptSet:
         return self.templates[Method.REACT if Method.REACT in kinds else kinds[0]]
 
 
+GENERAL = "general"
+"""The shipped prompts for tools that are not Wikipedia's: ``general`` (ReAct), ``general-act``
+and their ``-tools`` forms, one worked example using no Wikipedia tool, the run's tools
+listed (``{tools}``) with their parameters."""
+
+
+def general_name(kind: Method, protocol: ProtocolName = ProtocolName.TEXT) -> str:
+    """The general prompt of a loop's ``kind``: ``general``, ``general-act``,
+    ``general-tools``, ``general-act-tools``."""
+    name = GENERAL if kind is Method.REACT else f"{GENERAL}-{kind}"
+    return name if protocol is ProtocolName.TEXT else f"{name}-{protocol}"
+
+
 def prompt_set(
-    setting: str, methods: Iterable[Method], protocol: ProtocolName = ProtocolName.TEXT
+    setting: str,
+    methods: Iterable[Method],
+    protocol: ProtocolName = ProtocolName.TEXT,
+    *,
+    general: bool = False,
 ) -> PromptSet:
     """The prompts ``methods`` use when the prompt setting is ``setting``, their loops speaking
     ``protocol`` (Standard's and CoT's calls are text whatever the protocol).
 
-    A task's own name (``hotpotqa``, ``fever``) stands for its shipped prompt of each method.
-    Any other prompt serves the method it is written for (UsageError if none of ``methods``
-    uses one, or if it is written for another protocol), and the others get the shipped
-    prompts of its task.
+    A task's own name (``hotpotqa``, ``fever``) stands for its shipped prompt of each method;
+    with ``general`` (the run has no Wikipedia tool and no prompt was named:
+    :func:`wants_general`) its loops get the general prompts instead (:data:`GENERAL`). Any
+    other prompt serves the method it is written for (UsageError if none of ``methods`` uses
+    one, or if it is written for another protocol), and the others get the shipped prompts of
+    its task.
     """
     named, asked = load_prompt(setting), tuple(methods)
     kinds = list(dict.fromkeys(kind for method in asked for kind in method.prompts))
     whole_task = setting == str(named.task) and named.name == setting
+    if general and whole_task and any(kind.loop for kind in kinds):
+        templates = {
+            kind: load_prompt(
+                general_name(kind, protocol)
+                if kind.loop
+                else shipped_name(named.task, kind, ProtocolName.TEXT)
+            )
+            for kind in kinds
+        }
+        first = next(kind for kind in kinds if kind.loop)
+        return PromptSet(templates[first], templates)
     if not whole_task and named.method not in kinds:
         wanted = " or ".join(str(kind) for kind in kinds)
         raise UsageError(
@@ -226,3 +256,10 @@ def prompt_set(
         for kind in kinds
     }
     return PromptSet(named, templates)
+
+
+def wants_general(wiki_tools: bool, named: bool) -> bool:
+    """Whether a run gets the general prompts: it has no Wikipedia tool (``--no-wiki``) and
+    its prompt was not named (by a flag, the environment, the config file or a dataset), so
+    the paper's Wikipedia examples would show tools it does not have."""
+    return not wiki_tools and not named

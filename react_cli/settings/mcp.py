@@ -5,6 +5,7 @@ config file's ``[mcp]`` table of named servers::
     command = "python ~/notes/server.py"      # or a list: ["python", "server.py"]
     env = { NOTES_DIR = "~/notes" }           # set in its environment
     pass_env = ["GITHUB_TOKEN"]               # secrets it may see after all
+    max_result_chars = 20000                  # its results cut here (max_observation_chars)
     # cwd = "~/notes"; enabled = false (on only with --mcp notes)
 
     [mcp.docs]
@@ -46,7 +47,8 @@ from react_cli.settings.urls import check_url
 MCP_TABLE = "mcp"
 SERVER_NAME = re.compile(r"[A-Za-z0-9_-]{1,40}")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
-_KEYS = ("command", "url", "env", "pass_env", "headers", "cwd", "enabled")
+_KEYS = ("command", "url", "env", "pass_env", "headers", "cwd", "enabled", "max_result_chars")
+MIN_RESULT_CHARS, MAX_RESULT_CHARS = 50, 1_000_000  # max_observation_chars's bounds
 
 
 @dataclass(frozen=True, repr=False)
@@ -62,6 +64,7 @@ class McpServer:
     pass_env: tuple[str, ...] = ()
     headers: tuple[tuple[str, str], ...] = ()
     cwd: str | None = None
+    max_result_chars: int | None = None  # its tools' results cut here, not max_observation_chars
 
     @property
     def transport(self) -> str:
@@ -256,6 +259,16 @@ def _server(name: str, entry: dict[str, Any], where: str) -> tuple[McpServer, bo
     ):
         raise UsageError(f"{where}: pass_env is a list of environment variable names")
     env = _pairs(entry.get("env"), f"{where}: env", names=True)
+    limit = entry.get("max_result_chars")
+    if limit is not None and (
+        isinstance(limit, bool)
+        or not isinstance(limit, int)
+        or not MIN_RESULT_CHARS <= limit <= MAX_RESULT_CHARS
+    ):
+        raise UsageError(
+            f"{where}: max_result_chars is a whole number from {MIN_RESULT_CHARS} to "
+            f"{MAX_RESULT_CHARS:,}"
+        )
     server = McpServer(
         name,
         command=argv,
@@ -264,6 +277,7 @@ def _server(name: str, entry: dict[str, Any], where: str) -> tuple[McpServer, bo
         pass_env=tuple(pass_env),
         headers=_pairs(entry.get("headers"), f"{where}: headers", names=False),
         cwd=None if cwd is None else _folder(cwd),
+        max_result_chars=limit,
     )
     if server.headers and server.url is None:
         raise UsageError(f"{where}: headers go with a url (a stdio server gets env)")

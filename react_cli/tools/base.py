@@ -90,12 +90,26 @@ class ToolSpec:
         return checked(self.name, self.schema, value)
 
     def read_argument(self, argument: str) -> str:
-        """The argument a call written ``Name[argument]`` runs with: the text itself, or (a
-        tool with ``parameters``) its JSON object as canonical JSON text; ArgumentError when
-        it does not fit (see :meth:`arguments`)."""
+        """The argument a call written ``Name[argument]`` runs with: the text itself (or the
+        one value of a JSON object naming it), or (a tool with ``parameters``) its JSON object
+        as canonical JSON text; ArgumentError when it does not fit (see :meth:`arguments`)."""
         if self.parameters is None:
-            return argument
+            return self._one_text(argument)
         return json.dumps(self.arguments(argument), ensure_ascii=False, sort_keys=True)
+
+    def _one_text(self, argument: str) -> str:
+        """The text of a one-text call, also when the model wrote it as the JSON object of a
+        native call (``read_file[{"path": "todo.txt"}]``: ``todo.txt``)."""
+        if not (argument.startswith("{") and argument.endswith("}")):
+            return argument
+        try:
+            value = parse_json(argument) if len(argument) <= MAX_ARGUMENTS_CHARS else None
+        except BadInput:
+            return argument
+        if isinstance(value, dict) and list(value) == [self.argument]:
+            said = value[self.argument]
+            return said if isinstance(said, str) and said.strip() else argument
+        return argument
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {

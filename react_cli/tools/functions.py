@@ -1,10 +1,13 @@
 """Tools from Python functions: ``@react_cli.tool`` functions of a user's file
 (``--tools-from FILE.py``) or of installed packages (the ``react_cli.tools`` entry points).
 
-A function is declared by its name, its docstring and its ``str`` arguments: one argument is
-the paper's ``Name[argument]``; several are a JSON object, in the brackets or as a native
-call's arguments, whose schema the signature gives. Each is checked when its file loads, so a
-mistake is one ``Error:`` line before the run, never a failure inside it.
+A function is declared by its name, its docstring and its arguments (``str``, ``int``,
+``float``, ``bool``, ``Literal[...]``, with their defaults and the docstring's ``Args:``
+descriptions: ``tools.signature``): one text argument is the paper's ``Name[argument]``; any
+other is a JSON object, in the brackets or as a native call's arguments, whose schema the
+signature gives, and what the model sends is converted and checked against it. Each is
+checked when its file loads, so a mistake is one ``Error:`` line before the run, never a
+failure inside it.
 
 A call runs the function on a thread of its own, for at most ``tool_timeout_s`` (and never past
 the run's deadline); what it returns is shown under Wikipedia's rules (``tools.output``), and
@@ -42,6 +45,7 @@ from react_cli.tools.base import ToolResult, ToolSpec
 from react_cli.tools.contained import Printed, loading, own_thread, running
 from react_cli.tools.origin import OriginKind, ToolOrigin
 from react_cli.tools.output import ToolFailure, answer
+from react_cli.tools.signature import SignatureError, argument_descriptions, property_schema
 
 ENTRY_POINTS = "react_cli.tools"
 _FOUND: dict[tuple[tuple[str, int | None], ...], tuple[importlib.metadata.EntryPoint, ...]] = {}
@@ -116,14 +120,17 @@ class Declared:
 
     spec: ToolSpec
     function: Callable[..., Any]
+    max_result_chars: int | None = None  # @tool(max_result_chars=...): its own limit
 
     def tool(self, timeout_s: float, max_chars: int, redactor: Redactor) -> FunctionTool:
-        return FunctionTool(self.spec, self.function, timeout_s, max_chars, redactor, os.getcwd())
+        """The tool, its results cut at its own limit, else ``max_chars``."""
+        limit = self.max_result_chars or max_chars
+        return FunctionTool(self.spec, self.function, timeout_s, limit, redactor, os.getcwd())
 
 
 def declare(function: Callable[..., Any], origin: ToolOrigin, where: str) -> Declared:
     """The declaration of a ``@tool`` function; UsageError (naming ``where`` it is) for one
-    the model could not call: no docstring, no argument, or one that is not text."""
+    the model could not call: no docstring, no argument, or one of a type it cannot send."""
     mark = getattr(function, TOOL_MARK, None) or {}
     given = mark.get("name")
     raw = getattr(function, "__name__", "") or ""
@@ -146,6 +153,8 @@ def declare(function: Callable[..., Any], origin: ToolOrigin, where: str) -> Dec
     arguments = list(signature.parameters.values())
     if not arguments:
         raise UsageError(f"{where}: {raw} takes no argument: a tool takes at least one (text)")
+    said = argument_descriptions(inspect.getdoc(function) or "")
+    properties: dict[str, Any] = {}
     for parameter in arguments:
         if parameter.kind in (
             parameter.VAR_POSITIONAL,
@@ -155,21 +164,21 @@ def declare(function: Callable[..., Any], origin: ToolOrigin, where: str) -> Dec
             raise UsageError(
                 f"{where}: {raw}'s argument {parameter.name} must be a named one (not *, ** or /)"
             )
-        if parameter.annotation not in (str, parameter.empty):
-            shown = getattr(parameter.annotation, "__name__", str(parameter.annotation))
-            raise UsageError(
-                f"{where}: {raw}'s argument {parameter.name} is {shown}: "
-                "a tool's arguments are text (str)"
-            )
+        try:
+            properties[parameter.name] = property_schema(parameter, said.get(parameter.name, ""))
+        except SignatureError as exc:
+            raise UsageError(f"{where}: {raw}'s {exc}") from None
     consent = mark.get("needs_consent") not in (None, False)  # a hand-made mark: in doubt, ask
-    if len(arguments) == 1:
-        spec = ToolSpec(name, arguments[0].name, description, None, origin, consent)
+    limit = mark.get("max_result_chars")
+    limit = limit if isinstance(limit, int) and not isinstance(limit, bool) else None
+    (first, prop), *others = properties.items()
+    if not others and prop.get("type") == "string" and set(prop) <= {"type", "description"}:
+        spec = ToolSpec(name, first, description, None, origin, consent)  # Name[argument]
     else:
         required = [p.name for p in arguments if p.default is p.empty]
-        properties = {p.name: {"type": "string"} for p in arguments}
         schema = {"type": "object", "properties": properties, "required": required}
         spec = ToolSpec(name, ", ".join(properties), description, schema, origin, consent)
-    return Declared(spec, function)
+    return Declared(spec, function, limit)
 
 
 def marked(namespace: Iterable[Any]) -> list[Callable[..., Any]]:

@@ -192,7 +192,7 @@ def _connect(
                 listing.name,
                 connection,
                 settings.tool_timeout_s,
-                settings.max_observation_chars,
+                connection.server.max_result_chars or settings.max_observation_chars,
                 redactor,
             )
             toolbox.shared.append(tool)

@@ -90,7 +90,7 @@ def test_ctrl_c_while_the_trace_of_a_finished_run_is_written(
 @pytest.mark.parametrize(
     "stage",
     [
-        "react_cli.settings.resolve.resolve",
+        "react_cli.settings.resolve.resolve_with_origins",
         "react_cli.loop.prompts.load_prompt",
         "react_cli.session.builders.build_model",
     ],

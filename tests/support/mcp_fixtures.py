@@ -17,14 +17,15 @@ SUPPORT = Path(__file__).resolve().parent
 
 
 class Servers:
-    """The zygote, from the test process: ``command`` starts a stdio server (the launcher),
+    """The zygote (``script``'s server's: ``mcp_server.py``, or one that hands it its own app),
+    from the test process: ``command`` starts a stdio server (the launcher),
     ``url`` is the HTTP one's, :meth:`started` counts the stdio servers started so far."""
 
-    def __init__(self) -> None:
+    def __init__(self, script: str = "mcp_server.py") -> None:
         self._folder = tempfile.mkdtemp(prefix="mcp-")  # short: a UNIX socket path holds 107
         self.socket = os.path.join(self._folder, "zygote")
         self._process = subprocess.Popen(
-            [sys.executable, str(SUPPORT / "mcp_server.py"), "zygote", self.socket],
+            [sys.executable, str(SUPPORT / script), "zygote", self.socket],
             stdin=subprocess.PIPE,  # when this process dies, the zygote sees its end
             stdout=subprocess.PIPE,
             text=True,

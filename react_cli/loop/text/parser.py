@@ -174,12 +174,45 @@ def _line_end(text: str, pos: int) -> int:
     return len(text) if end < 0 else end
 
 
+# A JSON object's tokens: a whole string (escapes read, disjoint alternatives: linear), a
+# bracket or brace, a run of anything else; a lone quote is a string that never ends.
+_JSON_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[{}\[\]]|[^"{}\[\]\n]+|"')
+_CLOSE_AFTER = re.compile(r"[ \t]*[\]］]")
+
+
+def _json_end(text: str, start: int, end: int) -> int | None:
+    """Index of the ``]`` that closes an action whose argument is the JSON object starting
+    at ``start`` (``Edit[{"old": "a]", "new": "b"}]``: a bracket inside a string is text),
+    when that object's braces and brackets balance before ``end``; else None."""
+    depth = 0
+    for token in _JSON_TOKEN.finditer(text, start, end):
+        said = token.group()
+        if said == '"':
+            return None
+        if said in "{[":
+            depth += 1
+        elif said in "}]":
+            depth -= 1
+            if depth < 0:
+                return None
+            if depth == 0:
+                close = _CLOSE_AFTER.match(text, token.end(), end)
+                return None if close is None else close.end() - 1
+    return None
+
+
 def _closing_bracket(text: str, start: int, end: int) -> int | None:
-    """Index of the ``]`` that balances the ``[`` just before ``start``, on the same line.
+    """Index of the ``]`` that balances the ``[`` just before ``start``, on the same line: the
+    one after a JSON object's end when the argument is one (its strings may hold brackets).
 
     Falls back to the last ``]`` on the line when the brackets don't balance, so
     ``Finish[a [b]`` still yields ``a [b``; None when the line has no ``]`` at all.
     """
+    first = _NON_SPACE.search(text, start, end)
+    if first is not None and text[first.start()] == "{":
+        close = _json_end(text, first.start(), end)
+        if close is not None:
+            return close
     depth = 1
     for match in _BRACKET.finditer(text, start, end):
         depth += 1 if match.group() in "[［" else -1

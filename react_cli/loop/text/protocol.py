@@ -34,7 +34,7 @@ from react_cli.loop.text.parser import (
 from react_cli.loop.text.shown import ThoughtShown
 from react_cli.tools.base import FINISH, ToolSet, ToolSpec
 from react_cli.tools.paper import PAPER_TOOLS
-from react_cli.tools.schema import ArgumentError, example
+from react_cli.tools.schema import ArgumentError, example, parameter_notes
 
 # The model must stop before writing the tool's answer; a base model that finished its step
 # often goes on with a whole new few-shot example, so a new Question/Claim line stops it too.
@@ -74,16 +74,21 @@ def written(spec: ToolSpec) -> str:
 def tool_lines(specs: tuple[ToolSpec, ...]) -> str:
     """The tools as the paper's instruction lists them: ``(1) Search[entity], which ...`` (a
     description that starts as a sentence, as a docstring does: ``(4) Calculate[expression]:
-    Evaluate ...``)."""
-    return "\n".join(
-        f"({number}) {written(spec)}"
-        + (
-            f", which {spec.description}"
-            if spec.description[:1].islower()
-            else f": {spec.description}"
-        )
-        for number, spec in enumerate(specs, start=1)
+    Evaluate ...``), a tool of several arguments followed by what each is (its type, allowed
+    values, whether it is optional, its description: ``Parameters: unit (one of "km", "mi"):
+    ...``), each tool on one line."""
+    return "\n".join(_tool_line(number, spec) for number, spec in enumerate(specs, start=1))
+
+
+def _tool_line(number: int, spec: ToolSpec) -> str:
+    said = spec.description
+    line = f"({number}) {written(spec)}" + (
+        f", which {said}" if said[:1].islower() else f": {said}"
     )
+    notes = "" if spec.parameters is None else parameter_notes(spec.schema)
+    if not notes:
+        return line
+    return f"{line}{'' if line.endswith(('.', '!', '?')) else '.'} Parameters: {notes}."
 
 
 def prompt_start(
@@ -120,6 +125,21 @@ def _types(count: int) -> str:
     """``one type``, ``three types``, ``14 types``: how many kinds of action the run has."""
     word = _COUNTS[count] if count < len(_COUNTS) else str(count)
     return f"{word} type" if count == 1 else f"{word} types"
+
+
+OBSERVATION_INDENT = "  "
+
+
+def observation_lines(index: int, observation: str) -> str:
+    """What the prompt gets for an observation: the paper's ``Observation k: text`` line
+    (every Wikipedia observation is one line), or, for a result of several lines,
+    ``Observation k:`` and each line under it indented (blank ones left empty), so no line of
+    a tool's result begins like ``Thought``, ``Action`` or ``Observation`` (nor stops the
+    model's next reply as a stop sequence would)."""
+    if "\n" not in observation:
+        return f"\nObservation {index}: {observation}\n"
+    lines = (OBSERVATION_INDENT + line if line else "" for line in observation.split("\n"))
+    return f"\nObservation {index}:\n" + "\n".join(lines) + "\n"
 
 
 def invalid_action_hint(specs: tuple[ToolSpec, ...]) -> str:
@@ -224,7 +244,7 @@ class TextTranscript(Transcript):
         if call is None:
             return Action(written, None, invalid_action_hint(self.specs))
         spec = next((s for s in self.specs if s.name == call.name), None)
-        if spec is None or spec.parameters is None:
+        if spec is None:
             return Action(written, call)
         try:
             return Action(written, ToolCall(call.name, spec.read_argument(call.argument)))
@@ -233,7 +253,7 @@ class TextTranscript(Transcript):
 
     def observe(self, step: Step) -> None:
         for action in step.actions:
-            self.prompt += f"\nObservation {step.index}: {action.observation}\n"
+            self.prompt += observation_lines(step.index, action.observation)
 
     def force_answer(self, step: Step, exchange: Exchange) -> None:
         """The prompt ends with the last observation; ``Action k: Finish[`` is appended and

@@ -144,17 +144,31 @@ def _block(block: Any) -> str:
     return ""
 
 
+def needs(tool: mcp_types.Tool) -> str | None:
+    """What a listed tool needs of its client that react-cli lacks, in words (None: nothing):
+    a tool whose server says it runs only as an MCP task (``execution.taskSupport:
+    "required"``) would fail every call react-cli makes, so it is never offered."""
+    execution = getattr(tool, "execution", None)
+    if getattr(execution, "task_support", None) == "required":
+        return "MCP tasks (execution.taskSupport: required)"
+    return None
+
+
 def listed(
     tools: Iterable[mcp_types.Tool], redact: Redactor, note: Callable[[str], None]
 ) -> list[tuple[str, mcp_types.Tool]]:
     """A server's tools by the names the model may use (a secret in one masked first), each
-    name once (first one kept); ``note`` hears of each one left out."""
+    name once (first one kept), none that :func:`needs` what react-cli lacks; ``note`` hears
+    of each one left out."""
     seen: set[str] = set()
     named: list[tuple[str, mcp_types.Tool]] = []
     for tool in tools:
         name = tool_name(redacted_head(tool.name, MAX_NAME_CHARS * READ_FACTOR, redact))
         shown = repr(plain(redact(tool.name[: MAX_NAME_CHARS * READ_FACTOR]))[:MAX_NAME_CHARS])
-        if name is None:
+        lacking = needs(tool)
+        if lacking is not None:
+            note(f"its tool {shown} needs {lacking}, which react-cli does not support: left out")
+        elif name is None:
             note(f"its tool {shown} has no name a model can write: left out")
         elif name.casefold() in seen:
             note(f"its tool {shown} has the name of another of its tools: left out")

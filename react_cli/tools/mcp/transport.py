@@ -16,6 +16,7 @@ whole process group whatever cancels the connection, within the time the close h
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -57,15 +58,45 @@ class Link:
     stop_by: float | None = None
 
     def last_words(self, redact: Callable[[str], str] = str) -> str:
-        """The last line the process wrote to stderr, redacted (before it is cut: a server
-        may print the token its environment gave it), cleaned and cut (or nothing)."""
+        """What the process's stderr says of why it failed, redacted (before it is cut: a
+        server may print the token its environment gave it), cleaned and cut (or nothing):
+        :func:`telling_line` of its last lines."""
         tail = b"".join(self.stderr)[-STDERR_KEPT:].decode("utf-8", "replace")
         lines = [line.strip() for line in redact(plain(redact(tail))).splitlines() if line.strip()]
-        return lines[-1][:300] if lines else ""
+        return telling_line(lines)[:300]
 
     def stop_left(self) -> float | None:
         """The seconds the close has left (None: no limit)."""
         return None if self.stop_by is None else self.stop_by - time.monotonic()
+
+
+# What a launcher prints when the command it was asked to run cannot be had, most telling
+# first: npm's (npx) and uv's (uvx) answers for a package their registry lacks, a missing
+# command, file or module; each a literal or a bounded class, linear.
+_REASONS = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        r"is not in (?:this|the npm) registry",
+        r"\bE404\b|\b404 Not Found\b|was not found in the package registry",
+        r"no (?:matching )?(?:version|distribution|solution) found",
+        r"command not found|not found: |No such file or directory|ENOENT|cannot find",
+        r"No module named|ModuleNotFoundError|could not find|unable to find",
+        r"Permission denied|EACCES",
+    )
+)
+_NOT_TELLING = re.compile(r"complete log of this run|npm (?:error|ERR!) *(?:404)? *$", re.I)
+
+
+def telling_line(lines: list[str]) -> str:
+    """The line of a failed process's stderr that says why (npm's ``'@x/y@*' is not in this
+    registry.``, not the ``A complete log of this run …`` it ends with), else its last line
+    that says anything ("" for none)."""
+    for pattern in _REASONS:
+        found = next((line for line in lines if pattern.search(line)), None)
+        if found is not None:
+            return found
+    said = [line for line in lines if not _NOT_TELLING.search(line)]
+    return said[-1] if said else (lines[-1] if lines else "")
 
 
 @asynccontextmanager
