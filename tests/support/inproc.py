@@ -26,13 +26,15 @@ from fake_openai import FakeOpenAI, scripted
 
 from react_cli.cli import main
 
-# Settings that keep retries real but quick: 2 retries, 10 ms backoff, Retry-After capped at 0.2 s.
+# Settings that keep retries real but quick: 2 retries, 10 ms backoff, Retry-After capped at 0.2 s;
+# a request's timeout long enough that a loaded machine never turns a slow answer into a retry
+# (which changes request counts): a test of timeouts sets its own.
 FAST_CONFIG: dict[str, object] = {
     "retries": 2,
     "retry_backoff_s": 0.01,
     "max_retry_after_s": 0.2,
-    "timeout_s": 0.5,
-    "wiki_timeout_s": 0.5,
+    "timeout_s": 5.0,
+    "wiki_timeout_s": 5.0,
 }
 # What a user's shell may set that would change what react-cli does or prints.
 FOREIGN_ENV_PREFIXES = ("OPENAI_", "REACT_CLI_")
