@@ -32,8 +32,11 @@ from react_cli.cli import main
 from react_cli.share.report import eval_report
 
 
-def run_eval(out: Path, model: PerQuestion | MethodsEndpoint, dataset: Path, *args: str) -> Path:
-    """``react-cli eval DATASET --out OUT`` in-process; the fake servers live for the call."""
+def run_eval(
+    out: Path, model: PerQuestion | MethodsEndpoint, dataset: Path, *args: str, code: int = 0
+) -> Path:
+    """``react-cli eval DATASET --out OUT`` in-process; the fake servers live for the call,
+    which must exit with ``code``."""
     pages = {"Evil page": HOSTILE.replace("\ud800", "")}
     home = out.parent / f"{out.name}-home"
     home.mkdir()
@@ -66,7 +69,7 @@ def run_eval(out: Path, model: PerQuestion | MethodsEndpoint, dataset: Path, *ar
                     ]
                 )
             except SystemExit as exc:
-                assert exc.code == 0, stderr.getvalue()
+                assert exc.code == code, stderr.getvalue()
     return out
 
 
