@@ -22,6 +22,7 @@ from react_cli.eval.catalog import dataset_path
 from react_cli.eval.config import AUTO, EvalConfig, ToolFile
 from react_cli.eval.datasets import Dataset, Example, Format, Selection, load_dataset, select
 from react_cli.eval.files import SUMMARY, read_summary
+from react_cli.eval.shard import Shard
 from react_cli.eval.store import check_same_eval, resume_command
 from react_cli.eval.summary import DatasetRef, Summary
 from react_cli.infra.redaction import redact_url
@@ -121,6 +122,7 @@ class EvalRequest:
     out: Path | None = None
     resume: Path | None = None
     methods: str | None = None  # --methods: names separated by commas, or "all"
+    shard: str | None = None  # --shard I/N
     flags: dict[str, Any] = field(default_factory=dict)  # run options, as ``settings.resolve``'s
 
 
@@ -257,6 +259,7 @@ def _selection(request: EvalRequest, recorded: Selection) -> Selection:
         limit=recorded.limit if limit is None else limit,
         shuffle_seed=recorded.shuffle_seed if seed is None else seed,
         paper_subset=request.paper_subset or recorded.paper_subset,
+        shard=recorded.shard if request.shard is None else Shard.parse(request.shard),
     )
 
 
