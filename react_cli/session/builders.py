@@ -150,7 +150,8 @@ def endpoint_facts(concurrency: int | None, max_concurrency: int | None = None) 
     from react_cli.infra.limiter import MAX_LEVEL, Limiter
     from react_cli.llm.endpoint import EndpointFacts
 
-    return EndpointFacts(limiter=Limiter.of(concurrency, max_concurrency or MAX_LEVEL))
+    limiter = Limiter.of(concurrency, max_concurrency or MAX_LEVEL, probe=True)
+    return EndpointFacts(limiter=limiter)
 
 
 def wiki_limiter(concurrency: int | None) -> Limiter:
