@@ -7,7 +7,7 @@ figures: 48 questions whatever the slots, 300 ms to read a prompt and 5 ms a tok
 a call). The figure is auto's wall time over the best fixed level's (goal ≤ 1.25), and each
 setting's over the ideal (calls × call time / slots).
 
-    python bench/slow_start.py [--endpoints queue1,queue4,queue16] [--repeat 1]
+    python bench/slow_start.py [--endpoints queue1,queue4,queue16] [--repeat 1] [--questions 48]
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import tempfile
 from pathlib import Path
 
 import concurrency
+from _common import add_in_process
 
 QUESTIONS = 48
-CALL_S = 0.5  # about: 300 ms of prompt and ~40 tokens of 5 ms
 
 
 def main() -> None:
@@ -28,24 +28,28 @@ def main() -> None:
     parser.add_argument("--endpoints", default="queue1,queue4,queue16")
     parser.add_argument("--repeat", type=int, default=1, help="runs per setting (the median)")
     parser.add_argument("--only", default="", help="settings to run, e.g. auto or 16,auto")
-    parser.add_argument("--in-process", action="store_true")
+    parser.add_argument("--questions", type=int, default=QUESTIONS)
+    parser.add_argument("--prompt-ms", type=float, default=300.0)
+    parser.add_argument("--token-ms", type=float, default=5.0)
+    add_in_process(parser)
     args = parser.parse_args()
     settings = argparse.Namespace(
         per_slot=0,
-        min_questions=QUESTIONS,
-        prompt_ms=300.0,
-        token_ms=5.0,
+        min_questions=args.questions,
+        prompt_ms=args.prompt_ms,
+        token_ms=args.token_ms,
         only=args.only,
         repeat=args.repeat,
         in_process=args.in_process,
     )
-    print(f"{QUESTIONS} questions, ~{CALL_S} s a call")
+    call_s = (args.prompt_ms + 40 * args.token_ms) / 1000
+    print(f"{args.questions} questions, ~{call_s:.2f} s a call")
     print(f"{'endpoint':<9} {'setting':>7} {'wall s':>7} {'/ ideal':>7} {'failed':>6}  level used")
     worst = 0.0
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.endpoints.split(","):
             slots = concurrency.ENDPOINTS[name][0]
-            ideal = QUESTIONS * 2 * CALL_S / slots
+            ideal = max(args.questions * 2 * call_s / slots, 1e-3)
             figures = concurrency.bench_endpoint(name, settings, Path(tmp))
             for f in figures:
                 print(

@@ -70,8 +70,9 @@ class EvalPlan:
     @property
     def workers(self) -> int:
         """Questions that may run at once: the fixed level, or auto's cap (a gate then lets
-        in as many as the level keeps busy)."""
-        return self.concurrency or self.max_concurrency
+        in as many as the level keeps busy); as many for each replica of the model."""
+        replicas = 1 + len(self.settings.replicas)
+        return min(MAX_CONCURRENCY, (self.concurrency or self.max_concurrency) * replicas)
 
     def dataset_ref(self) -> DatasetRef:
         dataset = self.dataset
@@ -310,7 +311,8 @@ def _resume_hint(folder: Path, flags: dict[str, Any], settings: Settings) -> str
     ``--tools-from`` files (a resume runs no code a folder names)."""
     hint = resume_command(folder)
     if "base_url" in flags:
-        hint += f" --base-url {shell_word(redact_url(settings.base_url))}"
+        for url in (settings.base_url, *settings.replicas):
+            hint += f" --base-url {shell_word(redact_url(url))}"
     return hint + "".join(f" --tools-from {shell_word(str(p))}" for p in settings.tools_from)
 
 

@@ -302,6 +302,11 @@ class Limiter:
     def inflight(self) -> int:
         return self._inflight
 
+    @property
+    def waiting(self) -> int:
+        """Requests waiting for a permit."""
+        return len(self._queue)
+
     def watch(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` (from whichever thread) each time a permit is returned (the
         level may have changed)."""
