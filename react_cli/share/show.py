@@ -15,7 +15,7 @@ from rich.text import Text
 
 from react_cli.eval.view import methods_table, summary_table
 from react_cli.share.evaldir import EvalFolder, ShownRow, load_eval
-from react_cli.share.failures import failure_table
+from react_cli.share.failures import failure_table, method_rows
 from react_cli.share.text import brief
 
 
@@ -32,8 +32,7 @@ def show_eval(
     if folder.skipped:
         parts.append(Text(f"{folder.skipped} line(s) of results.jsonl skipped: not valid rows"))
     if folder.rows:
-        by = "questions" if folder.method is None else folder.method
-        parts.append(failure_table([(by, folder.rows)]))
+        parts.append(failure_table(method_rows(folder)))
     if wrong:
         parts.append(wrong_table(folder))
     return parts
