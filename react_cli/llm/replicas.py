@@ -7,7 +7,7 @@ limiter (``EndpointFacts``: its own adaptive level, what it refused, whether it 
 streams). A replica whose call fails (it cannot be reached, keeps failing with 5xx, answers
 what is no completion) is taken out for :data:`OUT_S`, and the question's call is asked of the
 next replica at once, the question staying there; no new question goes to a replica while it
-is out, unless every one is.
+is out, unless every one is, and a question on it moves at its next call.
 
 What a question is, the eval says: :func:`question` marks one on the thread it runs on (an
 ``ask`` outside one routes once, for the command). Calls are identified by the first
@@ -106,6 +106,19 @@ class ReplicaSet:
         with self._lock:
             replica.active -= 1
             replica.questions += served
+
+    def move(self, replica: Replica) -> Replica:
+        """Where a question on ``replica`` goes on: there, unless it was taken out and another
+        is in (the question is counted there then)."""
+        with self._lock:
+            now = self._clock()
+            inside = [r for r in self.replicas if r.out_until <= now]
+            if replica.out_until <= now or not inside:
+                return replica
+            chosen = min(inside, key=lambda r: r.load)
+            replica.active -= 1
+            chosen.active += 1
+            return chosen
 
     def take_out(self, replica: Replica) -> None:
         """``replica`` failed: no request for it for :data:`OUT_S`."""
@@ -211,7 +224,8 @@ class ReplicaModel:
             first = self.replicas.route()
             assert first is not None  # nothing avoided: a replica is always found
             pinned = scope.pins[id(self)] = (self.replicas, first)
-        replica = pinned[1]
+        replica = self.replicas.move(pinned[1])  # another one took it out meanwhile
+        scope.pins[id(self)] = (self.replicas, replica)
         tried: set[int] = set()
         while True:
             try:

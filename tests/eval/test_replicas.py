@@ -84,3 +84,6 @@ def test_routing_takes_the_least_busy_replica_and_skips_one_taken_out() -> None:
     assert replicas.route(frozenset({1, 2})) is None
     replicas.leave(b, served=True)
     assert b.questions == 1 and b.active == 2 and a.failures == 1
+    replicas.take_out(b)  # a question on b moves to a at its next call; one on a stays
+    assert replicas.move(b) is a and replicas.move(a) is a
+    assert (a.active, b.active) == (4, 1)
