@@ -135,3 +135,39 @@ def test_compare_lists_the_rows_whose_mode_changed(
     assert result.code == 0, result.stderr
     assert "failure mode changed: 1 of 10 questions" in result.stdout
     assert "search failure" in result.stdout.split("failure modes changed (1)")[1]
+
+
+OLD = Path(__file__).resolve().parents[1] / "fixtures" / "eval" / "folders"
+
+
+def test_folders_of_older_versions_get_modes_from_their_rows_alone() -> None:
+    """Rows written before modes (and without their traces): from stop reason and scores."""
+    modes = {
+        name: [row.mode for row in load_eval(OLD / name).rows] for name in ("hotpotqa", "fever")
+    }
+    assert modes["hotpotqa"] == [
+        FailureMode.RIGHT_WITHOUT_EVIDENCE,  # no trace: no observation held the answer
+        FailureMode.RIGHT_WITHOUT_EVIDENCE,
+        FailureMode.ENDPOINT_FAILURE,
+        FailureMode.LIMIT,
+        FailureMode.UNSUPPORTED_ANSWER,
+    ]
+    assert modes["fever"][-1] is FailureMode.ENDPOINT_FAILURE
+    assert set(modes["fever"][:-1]) == {FailureMode.REASONING_ERROR}  # labels are no spans
+
+
+def test_a_recorded_mode_react_cli_never_writes_is_derived_again(
+    modes: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "edited"
+    folder.mkdir()
+    (folder / "summary.json").write_bytes((modes / "summary.json").read_bytes())
+    rows = rows_of(modes)
+    rows[0]["failure"] = {"mode": "<b>made up</b>", "rule": "x"}
+    rows[2]["failure"] = {"mode": "reasoning_error", "rule": "\x1b[31m" + "long " * 100}
+    (folder / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    shown = load_eval(folder).rows
+    assert shown[0].mode is FailureMode.RIGHT  # derived: its evidence has the gold pages
+    assert shown[2].mode is FailureMode.REASONING_ERROR  # as recorded, its rule cleaned and cut
+    assert shown[2].failure is not None and "\x1b" not in shown[2].failure.rule
+    assert len(shown[2].failure.rule) <= 200
