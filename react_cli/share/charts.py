@@ -133,14 +133,14 @@ def failure_chart(folder: EvalFolder) -> Chart:
     from react_cli.share.failures import counts_of, method_rows
 
     sides = method_rows(folder)
-    figure = _figure(max(1.6, 1.2 + 0.4 * len(sides)))
-    axes = figure.subplots()
     counted = [(name, counts_of(rows), len(rows)) for name, rows in sides]
+    present = [mode for mode in FailureMode if any(c.get(mode) for _, c, _ in counted)]
+    legend_rows = -(-len(present) // 3)
+    figure = _figure(1.3 + 0.4 * len(sides) + 0.22 * legend_rows)
+    axes, key = figure.subplots(2, 1, height_ratios=[0.6 + 0.4 * len(sides), 0.22 * legend_rows])
     described, lefts = [], [0.0] * len(counted)
-    for mode in FailureMode:
+    for mode in present:
         shares = [counts.get(mode, 0) / total for _, counts, total in counted]
-        if not any(shares):
-            continue
         colour = _MODE_COLOURS[mode]
         axes.barh(range(len(counted)), shares, left=lefts, label=mode.label, color=colour)
         lefts = [left + share for left, share in zip(lefts, shares, strict=True)]
@@ -150,7 +150,9 @@ def failure_chart(folder: EvalFolder) -> Chart:
     axes.set_xlabel("share of questions")
     title = "Why answers failed"
     axes.set_title(title)
-    axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.35), ncols=3, fontsize=7, frameon=False)
+    key.axis("off")  # the legend's own row, below the bars
+    handles, labels = axes.get_legend_handles_labels()
+    key.legend(handles, labels, loc="center", ncols=3, fontsize=7, frameon=False)
     names = ", ".join(name for name, _, _ in counted)
     text = f"Share of each failure mode ({names}): " + "; ".join(described) + "."
     return Chart(title, text, _svg(figure))
