@@ -87,3 +87,10 @@ def test_routing_takes_the_least_busy_replica_and_skips_one_taken_out() -> None:
     replicas.take_out(b)  # a question on b moves to a at its next call; one on a stays
     assert replicas.move(b) is a and replicas.move(a) is a
     assert (a.active, b.active) == (4, 1)
+
+
+def test_replicas_are_shown_and_checked_without_their_credentials(cli: Runner) -> None:
+    shown = cli(["config", "--base-url", "http://a:1/v1", "--base-url", "http://u:pw@b:2/v1?k=s"])
+    assert shown.code == 0 and "'http://b:2/v1'" in shown.stdout and "pw" not in shown.stdout
+    bad = cli(["config", "--base-url", "http://a:1/v1", "--base-url", "ftp://b/v1"])
+    assert bad.code == 2 and "--base-url must be an http(s) URL" in bad.stderr
