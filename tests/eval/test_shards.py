@@ -116,6 +116,9 @@ def test_merge_refuses_shards_of_other_settings_and_folders_that_are_no_shards(
     refused = cli(["eval", "merge", str(one), str(two), "--out", str(tmp_path / "m")])
     assert refused.code == 2
     assert "are shards of different evals (their settings differs)" in refused.stderr
+    rows = rows_of(one)
+    assert cli(["eval", "--resume", str(one)], **env).code == 0  # a shard resumes as a shard
+    assert summary_of(one)["dataset"]["shard"] == "1/2" and rows_of(one) == rows
     whole = tmp_path / "whole"
     assert cli([*base, "--out", str(whole)], **env).code == 0
     refused = cli(["eval", "merge", str(whole), str(one), "--out", str(tmp_path / "n")])
