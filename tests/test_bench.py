@@ -38,6 +38,22 @@ RUNS = [
         ["cut: auto / best fixed (1)"],
     ),
     (
+        "slow_start.py",
+        [
+            *("--endpoints", "queue1", "--questions", "2", "--only", "1,auto"),
+            *("--prompt-ms", "0", "--token-ms", "0", "--in-process"),
+        ],
+        ["queue1: auto / best fixed (1)"],
+    ),
+    (
+        "replicas.py",
+        [
+            *("--slots", "1", "--questions", "2", "--replicas", "1,2"),
+            *("--prompt-ms", "0", "--token-ms", "0", "--in-process"),
+        ],
+        ["replicas", "1+1"],
+    ),
+    (
         "cache.py",
         ["--questions", "2", "--prompt-ms", "0", "--token-ms", "0", "--in-process"],
         ["second run: ", "same rows (answers and scores): True"],

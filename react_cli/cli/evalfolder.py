@@ -16,7 +16,7 @@ from react_cli.core.errors import UsageError
 FolderArg = Annotated[
     Path, typer.Argument(metavar="DIR", help="An eval folder (holding summary.json).")
 ]
-LISTS = ("flips",)
+LISTS = ("flips", "modes")
 
 
 @eval_app.command(
@@ -116,8 +116,8 @@ def eval_compare(
         str | None,
         typer.Option(
             "--list",
-            metavar="[flips]",
-            help="Also list the questions that flipped.",
+            metavar="[flips|modes]",
+            help="Also list the questions that flipped, or whose failure mode changed.",
             rich_help_panel=Panel.OUTPUT,
         ),
     ] = None,
@@ -148,8 +148,9 @@ def eval_compare(
 ) -> None:
     """Compare evals A and B question by question (paired by dataset index and question text):
     scores side by side with B − A, questions that flipped, an exact McNemar test for EM (or
-    accuracy), a paired bootstrap 95 % interval for the F1 difference, and tokens, calls and
-    time per question. Works across models, prompts and methods: --method picks one of an eval
+    accuracy), a paired bootstrap 95 % interval for the F1 difference, tokens, calls and time
+    per question, and each failure mode's count with the questions whose mode changed (--list
+    modes lists them). Works across models, prompts and methods: --method picks one of an eval
     of several (--method-b another for B, e.g. two methods of the same eval).
 
     Exit codes: 0 compared; 2 a folder is not an eval, or the two share no question.
@@ -175,6 +176,10 @@ def eval_compare(
         console.print(part)
     if listing == "flips":
         console.print(flips_view(comparison))
+    elif listing == "modes":
+        from react_cli.share.failures import changes_table
+
+        console.print(changes_table(comparison.mode_changes))
 
 
 EXPORT_FORMATS = ("inspect",)

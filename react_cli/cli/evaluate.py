@@ -84,6 +84,15 @@ def eval_command(
             rich_help_panel=Panel.DATASET,
         ),
     ] = False,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            metavar="I/N",
+            help="Run the I-th of N parts of the questions (split by question id, the same on "
+            "every machine); 'eval merge' joins the parts.",
+            rich_help_panel=Panel.DATASET,
+        ),
+    ] = None,
     concurrency: Annotated[
         str | None,
         typer.Option(
@@ -186,6 +195,7 @@ def eval_command(
         out=out,
         resume=resume,
         methods=methods,
+        shard=shard,
         flags=options.flags(),
     )
     plan = plan_eval(request)

@@ -33,6 +33,17 @@ BaseUrlOpt = Annotated[
         rich_help_panel=Panel.MODEL,
     ),
 ]
+BaseUrlsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--base-url",
+        metavar="URL",
+        help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1 for a local server "
+        "[env OPENAI_BASE_URL, OPENAI_API_BASE; default https://api.openai.com/v1]; repeated: "
+        "replicas of one model, each question on the least busy one.",
+        rich_help_panel=Panel.MODEL,
+    ),
+]
 ApiKeyOpt = Annotated[
     str | None,
     typer.Option(

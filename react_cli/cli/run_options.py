@@ -13,7 +13,7 @@ from react_cli.cli.options import (
     AllowToolOpt,
     ApiKeyOpt,
     ApiOpt,
-    BaseUrlOpt,
+    BaseUrlsOpt,
     CacheOpt,
     ConstrainOpt,
     ContinueOpt,
@@ -78,7 +78,7 @@ class RunOptions:
     ``options`` argument."""
 
     model: ModelOpt = None
-    base_url: BaseUrlOpt = None
+    base_url: BaseUrlsOpt = None
     api_key: ApiKeyOpt = None
     api: ApiOpt = None
     temperature: TemperatureOpt = None
@@ -114,7 +114,10 @@ class RunOptions:
         and, if one is shipped, a prompt; --max-steps is the hybrids' ReAct limit too."""
         given = {option.name: getattr(self, option.name) for option in fields(self)}
         lang = given.pop("lang")
+        urls = given.pop("base_url") or [None]
         given.update(
+            base_url=urls[0],
+            replicas=tuple(urls[1:]) or None,
             wiki_tools=False if given.pop("no_wiki") else None,
             tool_timeout_s=given.pop("tool_timeout"),
             tool_allow=given.pop("allow_tool"),

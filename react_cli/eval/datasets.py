@@ -22,6 +22,7 @@ from react_cli.core.errors import UsageError
 from react_cli.core.records import StrEnum
 from react_cli.core.wording import quoted
 from react_cli.eval.gold import BadGold, fever_gold, hotpot_gold
+from react_cli.eval.shard import Shard
 from react_cli.infra.untrusted import BadInput, is_json_list, json_records, read_text
 from react_cli.methods.evidence import GoldEvidence
 from react_cli.methods.scoring import fever_label
@@ -65,12 +66,13 @@ class Dataset:
 @dataclass(frozen=True)
 class Selection:
     """Which of a dataset's rows an eval runs: the paper's subset or all, then shuffled with
-    ``shuffle_seed``, then ``[offset:offset + limit]``."""
+    ``shuffle_seed``, then ``[offset:offset + limit]``, then the questions of its ``shard``."""
 
     offset: int = 0
     limit: int | None = None
     shuffle_seed: int | None = None
     paper_subset: bool = False
+    shard: Shard | None = None  # --shard I/N: this part of the selection alone
 
 
 def _read_records(path: Path) -> tuple[list[Any], bool]:
@@ -171,4 +173,6 @@ def select(examples: list[Example], selection: Selection) -> list[Example]:
     if offset >= len(indices):
         raise UsageError(f"--offset {offset} leaves no questions: the selection has {len(indices)}")
     end = None if limit is None else offset + limit
-    return [examples[i] for i in indices[offset:end]]
+    chosen = [examples[i] for i in indices[offset:end]]
+    shard = selection.shard
+    return chosen if shard is None else [e for e in chosen if shard.holds(e.id, e.index)]

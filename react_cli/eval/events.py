@@ -11,6 +11,7 @@ from react_cli.eval.rows import Row
 from react_cli.eval.summary import EvalStatus, Summary
 from react_cli.infra.limiter import Limiter
 from react_cli.llm.endpoint import EndpointFacts
+from react_cli.llm.replicas import ReplicaSet
 
 
 @dataclass(frozen=True)
@@ -21,24 +22,32 @@ class Concurrency:
     model: EndpointFacts
     wiki: Limiter | None = None
     streamed: bool = True  # as configured (--no-stream: False)
+    replicas: ReplicaSet | None = None  # --base-url repeated: ``model`` is the first's
+
+    @property
+    def limiters(self) -> tuple[Limiter, ...]:
+        """The model's limiters: its endpoint's, or each replica's."""
+        return self.replicas.limiters if self.replicas else (self.model.limiter,)
 
     def text(self) -> str:
-        """What the progress bar shows: ``model ×4 · wiki ×2`` (requests at once)."""
-        model = f"model ×{self.model.limiter.level}"
+        """What the progress bar shows: ``model ×4 · wiki ×2`` (requests at once; replicas
+        ``model ×4+2``)."""
+        model = "model ×" + "+".join(str(limiter.level) for limiter in self.limiters)
         if self.streamed and self.model.cuts_streams:
             model += " unstreamed"
         return model if self.wiki is None else f"{model} · wiki ×{self.wiki.level}"
 
     def to_json(self) -> dict[str, dict[str, Any]]:
         """What the summary records of each limiter (``levels``)."""
-        model = self.model.limiter.stats().to_json()
+        stats = self.replicas.stats() if self.replicas else self.model.limiter.stats()
+        model = stats.to_json()
         model["streaming"] = (
             "off" if not self.streamed else "stopped" if self.model.cuts_streams else "on"
         )
         levels = {"model": model}
         if self.wiki is not None:
             levels["wiki"] = self.wiki.stats().to_json()
-        return levels
+        return levels | (self.replicas.to_json() if self.replicas else {})
 
 
 class EvalObserver:

@@ -22,6 +22,7 @@ from react_cli.eval.catalog import dataset_path
 from react_cli.eval.config import AUTO, EvalConfig, ToolFile
 from react_cli.eval.datasets import Dataset, Example, Format, Selection, load_dataset, select
 from react_cli.eval.files import SUMMARY, read_summary
+from react_cli.eval.shard import Shard
 from react_cli.eval.store import check_same_eval, resume_command
 from react_cli.eval.summary import DatasetRef, Summary
 from react_cli.infra.redaction import redact_url
@@ -69,8 +70,9 @@ class EvalPlan:
     @property
     def workers(self) -> int:
         """Questions that may run at once: the fixed level, or auto's cap (a gate then lets
-        in as many as the level keeps busy)."""
-        return self.concurrency or self.max_concurrency
+        in as many as the level keeps busy); as many for each replica of the model."""
+        replicas = 1 + len(self.settings.replicas)
+        return min(MAX_CONCURRENCY, (self.concurrency or self.max_concurrency) * replicas)
 
     def dataset_ref(self) -> DatasetRef:
         dataset = self.dataset
@@ -121,6 +123,7 @@ class EvalRequest:
     out: Path | None = None
     resume: Path | None = None
     methods: str | None = None  # --methods: names separated by commas, or "all"
+    shard: str | None = None  # --shard I/N
     flags: dict[str, Any] = field(default_factory=dict)  # run options, as ``settings.resolve``'s
 
 
@@ -264,6 +267,7 @@ def _selection(request: EvalRequest, recorded: Selection) -> Selection:
         limit=recorded.limit if limit is None else limit,
         shuffle_seed=recorded.shuffle_seed if seed is None else seed,
         paper_subset=request.paper_subset or recorded.paper_subset,
+        shard=recorded.shard if request.shard is None else Shard.parse(request.shard),
     )
 
 
@@ -314,7 +318,8 @@ def _resume_hint(folder: Path, flags: dict[str, Any], settings: Settings) -> str
     ``--tools-from`` files (a resume runs no code a folder names)."""
     hint = resume_command(folder)
     if "base_url" in flags:
-        hint += f" --base-url {shell_word(redact_url(settings.base_url))}"
+        for url in (settings.base_url, *settings.replicas):
+            hint += f" --base-url {shell_word(redact_url(url))}"
     return hint + "".join(f" --tools-from {shell_word(str(p))}" for p in settings.tools_from)
 
 

@@ -17,6 +17,7 @@ from react_cli.core.method import Method
 from react_cli.core.records import StopReason, Usage
 from react_cli.core.trajectory import Run, actions_of
 from react_cli.eval.datasets import Example, Format
+from react_cli.eval.failures import RunFacts, Scored, diagnose, run_facts
 from react_cli.eval.files import TRACES
 from react_cli.eval.plan import EvalPlan
 from react_cli.eval.rows import FeverLabel, MethodResult, Row
@@ -130,11 +131,15 @@ def _scored(
     prices = plan.settings.prices()
     cached = outcome.cached_usage.total_tokens
     stopped = _server_stopped(run)  # the question failed: --resume runs it again
+    reason = StopReason.ERROR if stopped else _stop_reason(run)
+    found = evidence(example, outcome, run)
+    fever = plan.dataset.format is Format.FEVER
+    scored = Scored(run.answer, example.golds, em, f1, reason, found, fever)
     return MethodResult(
         answer=run.answer,
         em=em,
         f1=round(f1, 6),
-        stop_reason=StopReason.ERROR if stopped else _stop_reason(run),
+        stop_reason=reason,
         error=stopped or run.error,
         branch=None if outcome.branch is None else str(outcome.branch),
         steps=len(run.steps),
@@ -145,9 +150,10 @@ def _scored(
         latency_s=round(run.duration_s, 4),
         trace=name,
         label=label,
-        evidence=evidence(example, outcome, run),
+        evidence=found,
         cached_tokens=cached or None,
         refused_calls=run.refused_calls or None,
+        failure=diagnose(scored, run_facts(run.steps, run.answer)),
     )
 
 
@@ -177,6 +183,7 @@ def _crashed(error: str, seconds: float) -> MethodResult:
         cost=None,
         latency_s=round(seconds, 4),
         trace=None,
+        failure=diagnose(Scored(None, (), 0.0, 0.0, StopReason.ERROR, None, False), RunFacts()),
     )
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from react_cli.core import fields
 from react_cli.core.records import MAX_RECORDED_TOKENS, StopReason, Usage
+from react_cli.eval.failures import Diagnosis
 from react_cli.methods.evidence import Evidence
 
 HARD_FAILURES = frozenset({StopReason.LLM_ERROR, StopReason.ERROR})
@@ -53,6 +54,7 @@ class MethodResult:
     evidence: Evidence | None = None  # against the gold evidence, where the dataset has it
     cached_tokens: int | None = None  # what calls the cache answered would have cost, if any
     refused_calls: int | None = None  # tool calls that needed consent and were refused, if any
+    failure: Diagnosis | None = None  # why it is right or wrong (``eval.failures``), if recorded
 
     @property
     def failed(self) -> bool:
@@ -84,6 +86,8 @@ class MethodResult:
         data.update({key: value for key, value in optional.items() if value is not None})
         if self.evidence is not None:
             data["evidence"] = self.evidence.to_json()
+        if self.failure is not None:
+            data["failure"] = self.failure.to_json()
         return data
 
     @classmethod
@@ -126,6 +130,7 @@ class MethodResult:
             evidence=_evidence(data.get("evidence")),
             cached_tokens=fields.whole(data.get("cached_tokens"), "cached_tokens", high=_TOKENS),
             refused_calls=fields.whole(data.get("refused_calls"), "refused_calls", high=_STEPS),
+            failure=Diagnosis.from_json(data.get("failure")),
         )
 
 

@@ -39,6 +39,7 @@ from react_cli.eval.stop import Stop, StopAwareModel
 from react_cli.eval.store import ResultsStore, claim_folder
 from react_cli.eval.summary import EvalStatus, Summary
 from react_cli.infra import interrupts
+from react_cli.llm import replicas
 from react_cli.llm.base import LanguageModel
 from react_cli.loop.events import Observer
 from react_cli.session import OpenSession, Session, Shared
@@ -93,16 +94,15 @@ class _Workers:
         self.watch = watch
         self.store = store
         self.stop = Stop()
-        limiter = concurrency.model.limiter if concurrency is not None else None
-        adaptive = limiter if limiter is not None and limiter.adaptive else None
+        limiters = concurrency.limiters if concurrency is not None else ()
+        adaptive = [limiter for limiter in limiters if limiter.adaptive]
 
         def wanted() -> int:
-            assert adaptive is not None
-            return QUESTIONS_PER_REQUEST * adaptive.level
+            return QUESTIONS_PER_REQUEST * sum(limiter.level for limiter in adaptive)
 
-        self.gate = _Gate(wanted if adaptive is not None else None, self.stop)
-        if adaptive is not None:
-            adaptive.watch(self.gate.wake)
+        self.gate = _Gate(wanted if adaptive else None, self.stop)
+        for limiter in adaptive:
+            limiter.watch(self.gate.wake)
         self.spent_before = store.tally.cost  # what the rows held before this eval started
         self.budget_reached = False
         self.gave_up = False
@@ -180,8 +180,8 @@ class _Workers:
         methods = tuple(Method(name) for name in self.store.missing(key))
         earlier = self.store.rows.get(key)
 
-        def run() -> Answered | None:
-            with self.watch(example) as observer:
+        def run() -> Answered | None:  # on a thread of its own: the question's replica too
+            with replicas.question(), self.watch(example) as observer:
                 cancel = self.stop.cancel
                 answered = answer_question(
                     self.plan, example, session, methods, earlier, observer, cancel
@@ -266,10 +266,12 @@ def evaluate(
 def shared_limits(plan: EvalPlan) -> tuple[Shared, Concurrency]:
     """The limiters an eval's requests share, at its levels, and as its progress bar and
     summary show them (no Wikipedia host for a ZIM archive)."""
-    shared = Shared.at(plan.concurrency, plan.max_concurrency, plan.wiki_concurrency)
-    zim = plan.settings.wiki.lower().startswith("zim:")
+    settings = plan.settings
+    urls = (settings.base_url, *settings.replicas)
+    shared = Shared.at(plan.concurrency, plan.max_concurrency, plan.wiki_concurrency, urls)
+    zim = settings.wiki.lower().startswith("zim:")
     wiki = None if zim else shared.wiki
-    return shared, Concurrency(shared.endpoint, wiki, plan.settings.stream)
+    return shared, Concurrency(shared.endpoint, wiki, settings.stream, shared.replicas)
 
 
 def _run(

@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from react_cli.core import fields
+from react_cli.core.errors import UsageError
 from react_cli.core.records import StopReason, StrEnum
 from react_cli.eval.config import EvalConfig
 from react_cli.eval.datasets import Format, Selection
+from react_cli.eval.shard import Shard
 
 SUMMARY_VERSION = 1
 E = TypeVar("E", bound=StrEnum)
@@ -33,6 +35,7 @@ class EvalStatus(StrEnum):
     STOPPED = "stopped"  # failures in a row, or the endpoint refused the configuration
     FAILED = "failed"  # the store could not be written
     BUDGET = "budget"  # --max-total-cost was spent before every question ran
+    PARTIAL = "partial"  # merged from some of its shards (eval merge --partial)
 
 
 class ScoreKind(StrEnum):
@@ -171,6 +174,7 @@ class DatasetRef:
             "limit": selection.limit,
             "shuffle_seed": selection.shuffle_seed,
             "paper_subset": selection.paper_subset,
+            **({} if selection.shard is None else {"shard": str(selection.shard)}),
         }
 
     @classmethod
@@ -185,6 +189,7 @@ class DatasetRef:
             limit=None if limit is None else _whole(limit, "dataset"),
             shuffle_seed=seed,
             paper_subset=data.get("paper_subset") is True,
+            shard=_shard(data.get("shard")),
         )
         form = _enum(Format, data.get("format"), "dataset")
         return cls(data["path"], form, _whole(data.get("rows"), "dataset"), selection)
@@ -262,6 +267,18 @@ class Summary:
             calls_made=None if calls is None else _whole(calls, "calls_made"),
             levels=_methods(data.get("levels")),
         )
+
+
+def _shard(value: object) -> Shard | None:
+    """A recorded ``--shard`` (absent: the whole selection)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise BadSummary("dataset")
+    try:
+        return Shard.parse(value)
+    except UsageError:
+        raise BadSummary("dataset") from None
 
 
 def _number(value: object, name: str, limit: float = math.inf) -> float:

@@ -14,8 +14,14 @@ queueing them, with no error, only a longer wait; a rule that grows until someth
 many requests wait at the server, from the delay that shows a queue directly (the time to the
 first token of a streamed answer, the time per output token of a whole one) against its lowest,
 and holds the level where one to three requests wait: the server stays busy and answers stay
-fast. It starts at 1 and doubles while nothing waits (slow start: a short eval must reach a big
-server's level in a few rounds), and halves on an overload, once per overload (the requests
+fast. A model endpoint's limiter starts by measuring: its first round sends up to ``PROBE``
+requests at once, and the answers that came about as fast as the quickest (within
+``PROBE_SPREAD``) were served at once, the others queued behind them: the level starts at twice
+the ones served at once (a question's turn also waits on its tools), from where it moves as
+below, still doubling when every request of the round was served at once. Without the first
+round (a Wikipedia host, which asks for few requests at once) it starts at 1 and doubles while
+nothing waits (slow start: a short eval must reach a big server's level in a few rounds). It
+halves on an overload, once per overload (the requests
 already on the wire when it halved report the same overload). A ``Retry-After`` pauses the
 whole endpoint. It never grows when fewer than half its permits are used (what it sees then
 says nothing about more). ``bench/concurrency.py`` compares it with AIMD and Gradient2.
@@ -54,6 +60,12 @@ MAX_LEVEL = 64
 """An adaptive limiter's default cap (``--max-concurrency``)."""
 WIKI_MAX_LEVEL = 8
 """An adaptive limiter's cap for a Wikipedia host: Wikimedia asks for few requests at once."""
+PROBE = 16
+"""Requests a model endpoint's first round sends at once (at most its cap), to measure how many
+it serves at once (``Vegas.probing``): a slow start from 1 costs a short eval too many rounds."""
+PROBE_SPREAD = 1.5
+"""A first-round answer whose delay is within this factor of the quickest one's was served at
+the same time, not queued behind it."""
 
 
 class Waited(Exception):
@@ -74,6 +86,8 @@ class Sample:
     sent_inflight: int
     at: float
     inflight: int
+    seq: int = -1  # its permit's place among the endpoint's requests, from 0 (-1: not known)
+    handed: int = 0  # permits handed out by the time it ended
 
 
 @dataclass
@@ -99,6 +113,10 @@ class Vegas:
     level: int = 1
     max_level: int = 64
     slow_start: bool = True
+    probing: bool = False  # the first round measures where the level starts (``_probe``)
+    _round: int = 0  # requests of the first round: those handed out before its first answer
+    _first: list[float] = field(default_factory=list)  # the first round's delays
+    _arrived: int = 0  # the first round's answers so far
     _base: dict[str, float] = field(default_factory=dict)
     _recent: dict[str, deque[float]] = field(default_factory=dict)
     _ends: deque[float] = field(default_factory=lambda: deque(maxlen=RATE_WINDOW))
@@ -109,6 +127,9 @@ class Vegas:
         """Learn from a request that ended well (one sent before the level last went down
         saw the level before: it only counts for the rate)."""
         self._ends.append(sample.at)
+        if self.probing:
+            self._probe(sample)
+            return
         if sample.delay <= 0 or sample.sent_at < self._lowered_at:
             return
         recent = self._recent.setdefault(sample.kind, deque(maxlen=WINDOW))
@@ -133,6 +154,28 @@ class Vegas:
         else:
             self.slow_start = False
 
+    def _probe(self, sample: Sample) -> None:
+        """Learn the first round: once every request of it answered (or one sent after it
+        did), the level starts at twice those served at once, in slow start still when all
+        were (the endpoint may serve more), else past it."""
+        if not self._round:
+            self._round = max(1, sample.handed)
+        if 0 <= sample.seq < self._round:
+            self._arrived += 1
+            if sample.delay > 0:
+                self._first.append(sample.delay)
+            if self._arrived < self._round:
+                return
+        self.probing = False
+        if not self._first:
+            return
+        quickest = min(self._first)
+        served = sum(delay <= quickest * PROBE_SPREAD for delay in self._first)
+        self._base[sample.kind] = quickest
+        self.slow_start = served >= self._round
+        self._credit, self._lowered_at = 0.0, sample.at  # what came before saw the probe
+        self._set(2 * served)
+
     def waiting(self, kind: str, units: float = 1.0) -> float:
         """How many requests wait at the server, by what answers of ``kind`` say lately (a
         whole answer's delay is per unit: ``units`` of them)."""
@@ -150,13 +193,13 @@ class Vegas:
 
     def drop(self, at: float) -> None:
         """An overload at time ``at``: halve."""
-        self.slow_start = False
+        self.slow_start = self.probing = False
         self._lower(self.level // 2, at)
 
     def restart(self, at: float) -> None:
         """The endpoint changed how it serves (it cut a stream: it serves one request at a
         time, and nothing more is streamed to it): from 1, with every delay learnt again."""
-        self.slow_start = False
+        self.slow_start = self.probing = False
         self._base.clear()
         self._recent.clear()
         self._lower(1, at)
@@ -225,16 +268,27 @@ class Limiter:
 
     @classmethod
     def auto(
-        cls, max_level: int, start: int = 1, *, clock: Callable[[], float] = time.monotonic
+        cls,
+        max_level: int,
+        start: int = 1,
+        *,
+        probe: bool = False,
+        clock: Callable[[], float] = time.monotonic,
     ) -> Limiter:
-        """An adaptive limiter from ``start``, never above ``max_level``."""
-        return cls(start, Vegas(max_level=max(1, max_level)), clock=clock)
+        """An adaptive limiter from ``start``, never above ``max_level``; with ``probe``, its
+        first round of ``start`` requests measures where it goes on from."""
+        rule = Vegas(max_level=max(1, max_level), probing=probe)
+        return cls(start, rule, clock=clock)
 
     @classmethod
-    def of(cls, level: int | None, max_level: int = MAX_LEVEL) -> Limiter:
+    def of(cls, level: int | None, max_level: int = MAX_LEVEL, *, probe: bool = False) -> Limiter:
         """A fixed limiter at ``level``, or (None: ``auto``) an adaptive one up to
-        ``max_level``."""
-        return cls(level) if level is not None else cls.auto(max_level)
+        ``max_level``, measured by a first round of ``PROBE`` requests with ``probe``."""
+        if level is not None:
+            return cls(level)
+        return (
+            cls.auto(max_level, min(PROBE, max_level), probe=True) if probe else cls.auto(max_level)
+        )
 
     @property
     def adaptive(self) -> bool:
@@ -247,6 +301,11 @@ class Limiter:
     @property
     def inflight(self) -> int:
         return self._inflight
+
+    @property
+    def waiting(self) -> int:
+        """Requests waiting for a permit."""
+        return len(self._queue)
 
     def watch(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` (from whichever thread) each time a permit is returned (the
@@ -372,10 +431,12 @@ class Permit:
     def done(self, kind: str, delay: float, units: float = 1.0) -> None:
         """The request ended well after ``delay`` per unit of ``kind``, for ``units`` units
         (see ``Vegas.sample``)."""
-        at, started, before = self.limiter.now(), self.started, self.before
+        at, started, before, seq = self.limiter.now(), self.started, self.before, self.seq
+        limiter = self.limiter
 
-        def learn(rule: Vegas, inflight: int) -> None:
-            rule.sample(Sample(kind, delay, units, started, before + 1, at, inflight))
+        def learn(rule: Vegas, inflight: int) -> None:  # under the limiter's lock
+            handed = limiter._started
+            rule.sample(Sample(kind, delay, units, started, before + 1, at, inflight, seq, handed))
 
         self.limiter._end(self, learn)
 

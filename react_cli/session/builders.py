@@ -16,6 +16,7 @@ from react_cli.settings.settings import Settings
 from react_cli.settings.validation import check_endpoint
 
 if TYPE_CHECKING:
+    from react_cli.cache.model import CacheableModel
     from react_cli.cache.store import CacheStore
     from react_cli.infra.download import Fetcher
     from react_cli.infra.limiter import Limiter
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from react_cli.llm.base import LanguageModel
     from react_cli.llm.client import OpenAIClient
     from react_cli.llm.endpoint import EndpointFacts
+    from react_cli.llm.replicas import ReplicaSet
     from react_cli.telemetry.base import Spans
     from react_cli.tools.registry import Provider
     from react_cli.tools.users import UserTools
@@ -66,12 +68,35 @@ class Shared:
 
     endpoint: EndpointFacts = field(default_factory=_shared_facts)
     wiki: Limiter = field(default_factory=_shared_wiki)
+    replicas: ReplicaSet | None = None  # --base-url repeated: ``endpoint`` is the first's
 
     @classmethod
-    def at(cls, concurrency: int | None, max_concurrency: int | None, wiki: int | None) -> Shared:
+    def of(cls, settings: Settings) -> Shared:
+        """A command's (not an eval's): adaptive limiters, and the settings' replicas."""
+        if not settings.replicas:
+            return cls()
+        return cls.at(None, None, None, (settings.base_url, *settings.replicas))
+
+    @classmethod
+    def at(
+        cls,
+        concurrency: int | None,
+        max_concurrency: int | None,
+        wiki: int | None,
+        urls: tuple[str, ...] = (),
+    ) -> Shared:
         """An eval's: ``concurrency`` model requests at once (None: adaptive up to
-        ``max_concurrency``), ``wiki`` Wikipedia requests (None: adaptive)."""
-        return cls(endpoint_facts(concurrency, max_concurrency), wiki_limiter(wiki))
+        ``max_concurrency``), ``wiki`` Wikipedia requests (None: adaptive); with more than one
+        of ``urls``, those replicas, each at that level."""
+        replicas = None
+        if len(urls) > 1:
+            from react_cli.llm.replicas import ReplicaSet
+
+            replicas = ReplicaSet(urls, lambda: endpoint_facts(concurrency, max_concurrency))
+        first = (
+            replicas.replicas[0].facts if replicas else endpoint_facts(concurrency, max_concurrency)
+        )
+        return cls(first, wiki_limiter(wiki), replicas)
 
 
 def retry_policy(settings: Settings) -> RetryPolicy:
@@ -109,7 +134,7 @@ def build_model(settings: Settings, told: Told, facts: EndpointFacts) -> OpenAIC
     return model_client(settings, told, facts)
 
 
-def behind_cache(client: OpenAIClient, cache: CacheStore | None) -> LanguageModel:
+def behind_cache(client: CacheableModel, cache: CacheStore | None) -> LanguageModel:
     """``client`` behind the cache, when there is one (``--cache``)."""
     if cache is None:
         return client
@@ -119,14 +144,15 @@ def behind_cache(client: OpenAIClient, cache: CacheStore | None) -> LanguageMode
 
 
 def model_client(
-    settings: Settings, told: Told, facts: EndpointFacts | None = None
+    settings: Settings, told: Told, facts: EndpointFacts | None = None, url: str | None = None
 ) -> OpenAIClient:
-    """The endpoint's client as the settings describe it (``models`` needs no model name)."""
+    """The endpoint's client as the settings describe it (``models`` needs no model name),
+    at ``url`` (a replica's) or the base URL."""
     from react_cli.llm.client import OpenAIClient
 
     check_endpoint(settings, model=False)
     return OpenAIClient(
-        base_url=settings.base_url,
+        base_url=url or settings.base_url,
         model=settings.model or "",
         api_key=settings.api_key,
         api=settings.api,
@@ -150,7 +176,8 @@ def endpoint_facts(concurrency: int | None, max_concurrency: int | None = None) 
     from react_cli.infra.limiter import MAX_LEVEL, Limiter
     from react_cli.llm.endpoint import EndpointFacts
 
-    return EndpointFacts(limiter=Limiter.of(concurrency, max_concurrency or MAX_LEVEL))
+    limiter = Limiter.of(concurrency, max_concurrency or MAX_LEVEL, probe=True)
+    return EndpointFacts(limiter=limiter)
 
 
 def wiki_limiter(concurrency: int | None) -> Limiter:

@@ -159,8 +159,18 @@ class OpenSession:
     def model(self) -> LanguageModel:
         """A client of its own (an eval's worker's), sharing what the others learn of the
         endpoint and the cache; closed with the session."""
-        client = builders.build_model(self.settings, self.told, self.shared.endpoint)
-        return builders.behind_cache(self._client(client), self._cache)
+        replicas = self.shared.replicas
+        if replicas is None:
+            client = builders.build_model(self.settings, self.told, self.shared.endpoint)
+            return builders.behind_cache(self._client(client), self._cache)
+        from react_cli.llm.replicas import ReplicaModel
+
+        check_endpoint(self.settings)
+        clients = tuple(
+            self._client(builders.model_client(self.settings, self.told, r.facts, r.url))
+            for r in replicas.replicas
+        )
+        return builders.behind_cache(ReplicaModel(replicas, clients), self._cache)
 
     def backend(self) -> WikiBackend:
         """Wikipedia's backend, opened for the first box that asks (behind the cache), and
@@ -232,7 +242,7 @@ def open_session(
         settings,
         told=told or Told(),
         question=question,
-        shared=shared or Shared(),
+        shared=shared or Shared.of(settings),
         registry=registry,
     )
     if uses is None:

@@ -272,6 +272,7 @@ def resolve_with_origins(
     settings = Settings(**values)
     if settings.base_url.endswith("/"):
         values["base_url"] = settings.base_url.rstrip("/")
+    values["replicas"] = tuple(url.rstrip("/") for url in settings.replicas)
     values["wiki"] = _archive(wiki_root(settings.wiki), home_dir(env))
     values["tools_from"] = tuple(str(absolute_path(path)) for path in settings.tools_from)
     if settings.variant is None:

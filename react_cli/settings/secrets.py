@@ -28,6 +28,7 @@ def known_secrets(settings: Settings, environ: Mapping[str, str]) -> list[str]:
     """The secrets a run knows (see the module docstring): no tool's process or output, no
     span, may hold them."""
     found = [settings.api_key or "", *url_secrets(settings.base_url), *url_secrets(settings.wiki)]
+    found += [secret for replica in settings.replicas for secret in url_secrets(replica)]
     found += url_secrets(settings.data_url or "")
     for server in settings.mcp:
         found += server.secrets()

@@ -19,6 +19,7 @@ class Settings:
 
     model: str | None = None
     base_url: str = "https://api.openai.com/v1"
+    replicas: tuple[str, ...] = ()  # more base URLs of the same model (--base-url repeated)
     api_key: str | None = None
     api: str = "chat"
     protocol: str = "text"  # a records.ProtocolName value: text (the paper's) or tools

@@ -147,6 +147,10 @@ def validate(settings: Settings, api_source: str) -> None:
         raise UsageError(f"--base-url must be an http(s) URL, not {_shown(settings.base_url)}")
     _check_bounds(settings)
     check_url("--base-url", settings.base_url)
+    for replica in settings.replicas:
+        if not replica.startswith(("http://", "https://")):
+            raise UsageError(f"--base-url must be an http(s) URL, not {_shown(replica)}")
+        check_url("--base-url", replica)
     if settings.wiki.split(":", 1)[0].lower() in ("http", "https"):  # zim:PATH is a file
         check_url("--wiki", settings.wiki)
     if settings.data_url is not None:

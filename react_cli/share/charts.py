@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from react_cli.core.errors import UsageError
 from react_cli.core.records import StopReason
+from react_cli.eval.failures import FailureMode
 from react_cli.share.evaldir import EvalFolder, ShownRow, metric_label
 
 if TYPE_CHECKING:
@@ -23,6 +24,18 @@ if TYPE_CHECKING:
 INSTALL_HINT = "react-cli eval report needs matplotlib: pip install 'react-cli[report]'"
 _GOOD, _BAD, _NONE, _OTHER = "#1a7f37", "#d4a72c", "#cf222e", "#0969da"
 _LABEL_CHARS = 24
+_MODE_COLOURS = {
+    FailureMode.RIGHT: _GOOD,
+    FailureMode.RIGHT_WITHOUT_EVIDENCE: "#7ee2a8",
+    FailureMode.SEARCH_FAILURE: "#cf222e",
+    FailureMode.REASONING_ERROR: "#d4a72c",
+    FailureMode.UNSUPPORTED_ANSWER: "#bc4c00",
+    FailureMode.REPETITIVE_LOOP: "#8250df",
+    FailureMode.FORMAT_ERROR: "#0969da",
+    FailureMode.LIMIT: "#57606a",
+    FailureMode.AMBIGUOUS_LABEL: "#bf8700",
+    FailureMode.ENDPOINT_FAILURE: "#24292f",
+}
 
 
 @dataclass(frozen=True)
@@ -61,7 +74,12 @@ def charts(folder: EvalFolder) -> list[Chart]:
         }
     )
     with style:
-        drawn = [_stop_reasons(folder.rows), _by_steps(folder), _by_page_recall(folder)]
+        drawn = [
+            _stop_reasons(folder.rows),
+            failure_chart(folder),
+            _by_steps(folder),
+            _by_page_recall(folder),
+        ]
         return [chart for chart in [*drawn, _latency(folder.rows)] if chart is not None]
 
 
@@ -107,6 +125,37 @@ def _stopped(row: ShownRow) -> tuple[str, str]:
     if row.stop_reason is not StopReason.FINISH:
         return row.stop_reason.value, _OTHER
     return ("finish, right", _GOOD) if row.correct else ("finish, wrong", _BAD)
+
+
+def failure_chart(folder: EvalFolder) -> Chart:
+    """The share of each failure mode as one stacked bar per method the eval ran (its rows'
+    own method alone when it ran one)."""
+    from react_cli.share.failures import counts_of, method_rows
+
+    sides = method_rows(folder)
+    counted = [(name, counts_of(rows), len(rows)) for name, rows in sides]
+    present = [mode for mode in FailureMode if any(c.get(mode) for _, c, _ in counted)]
+    legend_rows = -(-len(present) // 3)
+    figure = _figure(1.3 + 0.4 * len(sides) + 0.22 * legend_rows)
+    axes, key = figure.subplots(2, 1, height_ratios=[0.6 + 0.4 * len(sides), 0.22 * legend_rows])
+    described, lefts = [], [0.0] * len(counted)
+    for mode in present:
+        shares = [counts.get(mode, 0) / total for _, counts, total in counted]
+        colour = _MODE_COLOURS[mode]
+        axes.barh(range(len(counted)), shares, left=lefts, label=mode.label, color=colour)
+        lefts = [left + share for left, share in zip(lefts, shares, strict=True)]
+        described.append(mode.label + " " + ", ".join(f"{share:.0%}" for share in shares))
+    axes.set_yticks(range(len(counted)), [_short(name) for name, _, _ in counted])
+    axes.set_xlim(0, 1)
+    axes.set_xlabel("share of questions")
+    title = "Why answers failed"
+    axes.set_title(title)
+    key.axis("off")  # the legend's own row, below the bars
+    handles, labels = axes.get_legend_handles_labels()
+    key.legend(handles, labels, loc="center", ncols=3, fontsize=7, frameon=False)
+    names = ", ".join(name for name, _, _ in counted)
+    text = f"Share of each failure mode ({names}): " + "; ".join(described) + "."
+    return Chart(title, text, _svg(figure))
 
 
 def _by_steps(folder: EvalFolder) -> Chart:

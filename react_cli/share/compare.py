@@ -22,6 +22,7 @@ from react_cli.core.errors import UsageError
 from react_cli.display.terminal import format_seconds, plain
 from react_cli.eval.summary import ScoreKind
 from react_cli.share.evaldir import EvalFolder, ShownRow, load_eval, metric_label
+from react_cli.share.failures import ModeChange, counts_json, failure_table, mode_changes
 from react_cli.share.stats import BOOTSTRAP_RESAMPLES, bootstrap_ci, mcnemar_exact
 from react_cli.share.text import brief
 
@@ -87,6 +88,8 @@ class Comparison:
     mcnemar_p: float
     ci: tuple[float, float]  # bootstrap CI of the mean F1 (FEVER: accuracy) difference
     seed: int
+    pairs: tuple[tuple[ShownRow, ShownRow], ...] = ()
+    mode_changes: tuple[ModeChange, ...] = ()  # paired questions whose failure mode changed
 
     def count(self, direction: FlipDirection) -> int:
         return sum(flip.direction is direction for flip in self.flips)
@@ -113,6 +116,11 @@ class Comparison:
                 "ci95": list(self.ci),
                 "resamples": BOOTSTRAP_RESAMPLES,
                 "seed": self.seed,
+            },
+            "failure_modes": {
+                "a": counts_json([x for x, _ in self.pairs]),
+                "b": counts_json([y for _, y in self.pairs]),
+                "changed": [change.to_json() for change in self.mode_changes],
             },
             "flipped": [
                 {
@@ -179,6 +187,8 @@ def compare_evals(
         mcnemar_p=mcnemar_exact(*discordant),
         ci=bootstrap_ci(differences, seed=seed),
         seed=seed,
+        pairs=tuple(pairs),
+        mode_changes=mode_changes(pairs),
     )
 
 
@@ -276,7 +286,9 @@ def comparison_view(comparison: Comparison) -> list[RenderableType]:
             f"(paired bootstrap, {BOOTSTRAP_RESAMPLES:,} resamples, seed {c.seed})"
         ),
     ]
-    return [*sides, table, *tests]
+    modes = failure_table([("A", [x for x, _ in c.pairs]), ("B", [y for _, y in c.pairs])])
+    changed = Text(f"failure mode changed: {len(c.mode_changes)} of {c.paired} questions")
+    return [*sides, table, *tests, modes, changed]
 
 
 def flips_view(comparison: Comparison) -> Table:

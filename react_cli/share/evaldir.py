@@ -19,12 +19,14 @@ from typing import Any
 from react_cli.core.errors import TraceError, UsageError
 from react_cli.core.records import StopReason
 from react_cli.core.wording import quoted
+from react_cli.eval.failures import Diagnosis, FailureMode, RunFacts, Scored, diagnose, run_facts
 from react_cli.eval.files import RESULTS, SUMMARY, read_rows, read_summary
 from react_cli.eval.rows import MethodResult, Row
 from react_cli.eval.summary import ScoreKind, Summary
 from react_cli.methods.evidence import Evidence
 from react_cli.share.text import one_line, shown
 from react_cli.share.view import TraceView, load_view
+from react_cli.traces.trace import Trace
 
 
 def metric_label(metric: str) -> str:
@@ -51,10 +53,14 @@ class ShownRow:
     calls: int | None  # as recorded; None = not recorded (count them from the trace)
     trace: Path | None  # inside the folder; None when absent or pointing elsewhere
     evidence: Evidence | None = None  # None: no gold evidence, or a method without Wikipedia
+    failure: Diagnosis | None = None  # why it is right or wrong, its rule cleaned
 
     @classmethod
-    def of(cls, row: Row, result: MethodResult, folder: Path) -> ShownRow:
-        """The row of a question, showing one method's ``result``."""
+    def of(cls, row: Row, result: MethodResult, folder: Path, fever: bool) -> ShownRow:
+        """The row of a question, showing one method's ``result`` (its failure mode as
+        recorded, or derived from the row and its trace)."""
+        trace = None if result.trace is None else inside(folder, result.trace)
+        failure = result.failure or _diagnosed(row, result, trace, fever)
         return cls(
             key=row.key,
             index=row.index,
@@ -69,9 +75,15 @@ class ShownRow:
             tokens=result.tokens,
             latency_s=result.latency_s,
             calls=result.calls,
-            trace=None if result.trace is None else inside(folder, result.trace),
+            trace=trace,
             evidence=result.evidence,
+            failure=Diagnosis(failure.mode, shown(failure.rule)),
         )
+
+    @property
+    def mode(self) -> FailureMode:
+        """The row's failure mode (endpoint failure for a row made without one)."""
+        return FailureMode.ENDPOINT_FAILURE if self.failure is None else self.failure.mode
 
     @property
     def correct(self) -> bool:
@@ -171,12 +183,13 @@ def load_eval(path: Path, method: str | None = None) -> EvalFolder:
     fields); UsageError when it is not one, its summary is malformed, or it never ran
     ``method``."""
     summary, latest, skipped = latest_rows(path)
+    fever = summary.figures.kind is ScoreKind.ACCURACY
     rows: list[ShownRow] = []
     for row in latest:
         results = row.results()
         chosen = results.get(method) if method is not None else next(iter(results.values()))
         if chosen is not None:
-            rows.append(ShownRow.of(row, chosen, path))
+            rows.append(ShownRow.of(row, chosen, path, fever))
     if method is not None and not rows and method not in summary.config.methods:
         ran = ", ".join(one_line(name) for name in summary.config.methods)
         raise UsageError(f"{path} holds no results of the method {quoted(method)} (it ran {ran})")
@@ -228,6 +241,22 @@ def _cleaned_json(value: Any) -> Any:
     if isinstance(value, list):
         return [_cleaned_json(item) for item in value]
     return value
+
+
+def _diagnosed(row: Row, result: MethodResult, trace: Path | None, fever: bool) -> Diagnosis:
+    """The failure mode of a result recorded before modes were: from the row, and from its
+    trace where one can be read (without it, as if the run was shown nothing)."""
+    facts = RunFacts()
+    if trace is not None and not result.failed:
+        try:
+            run = Trace.read(trace).run
+            facts = run_facts(run.steps, run.answer)
+        except TraceError:
+            pass
+    scored = Scored(
+        result.answer, row.golds, result.em, result.f1, result.stop_reason, result.evidence, fever
+    )
+    return diagnose(scored, facts)
 
 
 def inside(folder: Path, name: str) -> Path | None:

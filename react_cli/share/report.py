@@ -14,6 +14,7 @@ from react_cli.eval.summary import ScoreKind
 from react_cli.eval.view import estimated, evidence_rows, figure_text, table_1, whose_figures
 from react_cli.share.charts import Chart, charts, require_matplotlib
 from react_cli.share.evaldir import EvalFolder, ShownRow, load_eval, metric_label
+from react_cli.share.failures import method_rows, shares_rows
 from react_cli.share.html import facts, trace_body
 from react_cli.share.page import Html, data_uri, el, join, page
 from react_cli.share.text import brief
@@ -30,6 +31,7 @@ def eval_report(directory: Path) -> str:
     body = [
         _header(folder),
         *_methods(folder),
+        *_failures(folder),
         _charts(charts(folder)),
         _questions(folder),
         *(
@@ -94,6 +96,20 @@ def _methods(folder: EvalFolder) -> list[Html]:
     return [el("h2", "Methods"), el("div", table, class_="scroll")]
 
 
+def _failures(folder: EvalFolder) -> list[Html]:
+    """Why answers failed: each failure mode's count and share, a column per method."""
+    if not folder.rows:
+        return []
+    headers, rows = shares_rows(method_rows(folder))
+    head = el("tr", *(el("th", h, class_="num" if n else None) for n, h in enumerate(headers)))
+    body = (
+        el("tr", el("td", row[0]), *(el("td", cell, class_="num") for cell in row[1:]))
+        for row in rows
+    )
+    table = el("table", el("thead", head), el("tbody", *body))
+    return [el("h2", "Failure modes"), el("div", table, class_="scroll")]
+
+
 def _charts(figures: list[Chart]) -> Html:
     if not figures:
         return join([el("h2", "Charts"), el("p", "No finished questions yet.", class_="muted")])
@@ -121,6 +137,7 @@ def _columns(kind: ScoreKind, evidence: bool) -> list[tuple[str, bool]]:
         *scores,
         ("steps", True),
         ("stop reason", False),
+        ("failure mode", False),
         ("tokens", True),
         ("latency", True),
         *([("evidence", True)] if evidence else []),
@@ -159,6 +176,7 @@ def _row(n: int, row: ShownRow, kind: ScoreKind, evidence: bool) -> Html:
         *scores,
         _cell(str(row.steps), row.steps),
         _cell(row.outcome),
+        _cell(row.mode.label),
         _cell(f"{row.tokens:,}", row.tokens),
         _cell(format_seconds(row.latency_s), row.latency_s),
         *([_evidence(row)] if evidence else []),

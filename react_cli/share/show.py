@@ -15,6 +15,7 @@ from rich.text import Text
 
 from react_cli.eval.view import methods_table, summary_table
 from react_cli.share.evaldir import EvalFolder, ShownRow, load_eval
+from react_cli.share.failures import failure_table, method_rows
 from react_cli.share.text import brief
 
 
@@ -30,6 +31,8 @@ def show_eval(
         parts.append(methods_table(folder.summary))
     if folder.skipped:
         parts.append(Text(f"{folder.skipped} line(s) of results.jsonl skipped: not valid rows"))
+    if folder.rows:
+        parts.append(failure_table(method_rows(folder)))
     if wrong:
         parts.append(wrong_table(folder))
     return parts
@@ -43,13 +46,22 @@ def wrong_table(folder: EvalFolder) -> Table | Text:
     by = "" if folder.method is None else f" by {folder.method}"
     table = Table(title=f"wrong answers{by} ({len(rows)})", title_justify="left")
     evidence = any(row.evidence is not None for row in folder.rows)
-    headers = ("#", "question", "gold", "answer", "stop reason", *(("pages",) if evidence else ()))
+    headers = (
+        "#",
+        "question",
+        "gold",
+        "answer",
+        "stop reason",
+        "failure mode",
+        *(("pages",) if evidence else ()),
+    )
     for header in headers:
         right = header in ("#", "pages")
         table.add_column(header, justify="right" if right else "left", overflow="fold")
     for row in rows:
         answer = row.answer if row.answer is not None else "—"
-        texts = (row.question, row.gold, answer, row.outcome)
+        why = row.mode.label if row.failure is None else f"{row.mode.label}: {row.failure.rule}"
+        texts = (row.question, row.gold, answer, row.outcome, why)
         pages = [pages_found(row)] if evidence else []
         table.add_row(str(row.index), *(Text(brief(text)) for text in texts), *pages)
     return table

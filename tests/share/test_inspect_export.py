@@ -372,7 +372,10 @@ def test_a_reply_of_several_native_calls_is_one_message_inspect_reads(
     fixture = Path(__file__).resolve().parents[1] / "fixtures" / "traces" / "now" / "tools.json"
     shutil.copyfile(fixture, folder / first["trace"])
     (path,) = export(cli, folder, tmp_path / "tools.json")
-    said = read_eval_log(str(path)).samples[0].messages
+    # rows are written as questions finish, samples in dataset order: find the one replaced
+    samples = read_eval_log(str(path)).samples
+    (sample,) = [s for s in samples if s.input == first["question"]]
+    said = sample.messages
     assert [m.role for m in said] == [
         "system",
         "user",

@@ -117,7 +117,7 @@ def test_report_filters_sorts_opens_trajectories(
     write_output(html, report_a)
     page = visit.open(html)
     loaded = page.eval_on_selector_all("figure img", "all => all.map(i => i.naturalWidth)")
-    assert len(loaded) == 3 and all(width > 300 for width in loaded)  # the SVG charts drew
+    assert len(loaded) == 4 and all(width > 300 for width in loaded)  # the SVG charts drew
     assert visible_rows(page) == ["0", "1", "2", "3", "4", "5"]
     page.get_by_role("button", name="Wrong", exact=True).click()
     assert visible_rows(page) == ["1", "3", "4", "5"]

@@ -120,7 +120,7 @@ def test_eval_without_a_command_word_still_runs_a_dataset(cli: Runner) -> None:
     shown = cli(["eval", "-h"]).stdout
     commands = shown.split("\nCommands:\n")[1].split("\n\n")[0]
     assert {line.split()[0] for line in commands.splitlines()} == {
-        "run", "show", "report", "compare", "export"
+        "run", "show", "report", "compare", "export", "merge"
     }  # fmt: skip
     assert shown.index("\nCommands:\n") < shown.index("\nDataset:\n")
 

@@ -187,6 +187,7 @@ def test_the_report_shows_summary_charts_table_and_trajectories(report_a: str) -
     images = soup.find_all("img")
     assert [img["alt"] for img in images] == [
         "Chart: Why runs stopped",
+        "Chart: Why answers failed",
         "Chart: Score by number of steps",
         "Chart: Latency per question",
     ]
@@ -195,7 +196,8 @@ def test_the_report_shows_summary_charts_table_and_trajectories(report_a: str) -
         "Questions per stop reason: finish, wrong 3, finish, right 2, max_steps 1."
     )
     assert all(
-        caption.startswith(("Questions", "Mean score", "Latency of")) for caption in captions
+        caption.startswith(("Questions", "Share of each", "Mean score", "Latency of"))
+        for caption in captions
     )
     svg = base64.b64decode(images[0]["src"][len(SVG_URI) :]).decode()
     assert "finish, right" in svg and "max_steps" in svg  # labels drawn as text
@@ -254,7 +256,7 @@ def test_a_hostile_eval_report_escapes_everything(eval_hostile: Path) -> None:
         assert escape not in page
     soup = self_contained(page)
     assert len(soup.find_all("script")) == 1
-    assert [img["src"][:26] for img in soup.find_all("img")] == [SVG_URI] * 3
+    assert [img["src"][:26] for img in soup.find_all("img")] == [SVG_URI] * 4
     rows = soup.find(id="questions").tbody.find_all("tr")
     assert rows[0].a.string == clean(HOSTILE_QUESTIONS[0])
     assert rows[0].find_all("td")[3].string == "</td><script>alert(4)</script>"

@@ -33,9 +33,14 @@ from react_cli.share.report import eval_report
 
 
 def run_eval(
-    out: Path, model: PerQuestion | MethodsEndpoint | list[Reply], dataset: Path, *args: str
+    out: Path,
+    model: PerQuestion | MethodsEndpoint | list[Reply],
+    dataset: Path,
+    *args: str,
+    code: int = 0,
 ) -> Path:
-    """``react-cli eval DATASET --out OUT`` in-process; the fake servers live for the call."""
+    """``react-cli eval DATASET --out OUT`` in-process; the fake servers live for the call,
+    which must exit with ``code``."""
     pages = {"Evil page": HOSTILE.replace("\ud800", "")}
     home = out.parent / f"{out.name}-home"
     home.mkdir()
@@ -68,7 +73,7 @@ def run_eval(
                     ]
                 )
             except SystemExit as exc:
-                assert exc.code == 0, stderr.getvalue()
+                assert exc.code == code, stderr.getvalue()
     return out
 
 
