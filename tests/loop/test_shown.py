@@ -70,6 +70,14 @@ def test_the_action_is_never_shown_as_thought(text: str) -> None:
         assert not shown.rstrip().endswith(parsed.action_text)
 
 
+def test_a_label_after_a_leading_line_break_is_a_later_line_s_however_it_streams() -> None:
+    """Found by the property above: whole, the echo window read past the line break and took
+    the label for an echo of the first line's; a character at a time, it did not."""
+    text = "\nThought 1: I look.\nAction 1: Search[X]"
+    assert streamed(text, []) == streamed(text, list(range(len(text)))) == "\nI look."
+    assert streamed("\nThought 1:", []) == "\n"
+
+
 def test_a_first_line_past_the_bound_waits_for_its_end() -> None:
     shown = ThoughtShown(PAPER_TOOLS)
     word = "x" * (MAX_HEAD + 10)

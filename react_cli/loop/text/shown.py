@@ -23,8 +23,9 @@ from collections.abc import Sequence
 from react_cli.loop.text.parser import action_site
 from react_cli.tools.base import ToolSpec
 
-# A label the model echoed after the one the prompt ends with ("Thought 1: Thought 1: I ...").
-_ECHOED_LABEL = re.compile(r"\s*[*_]*thought[ \t*_]*(?:\d+[ \t*_]*)?[:：][*_]*", re.IGNORECASE)
+# A label the model echoed after the one the prompt ends with ("Thought 1: Thought 1: I ..."),
+# on the reply's first line: a line break ends the window, however the reply streams in.
+_ECHOED_LABEL = re.compile(r"[ \t]*[*_]*thought[ \t*_]*(?:\d+[ \t*_]*)?[:：][*_]*", re.IGNORECASE)
 ECHO_WINDOW = 24  # characters held at the start of a reply until an echoed label is ruled out
 MAX_HEAD = 1000  # characters of the first line examined while it streams: past it, it waits
 _LEAD = " \t>#*_`-\"'"  # what may come before a tool's name or a label at the start of a line
