@@ -11,6 +11,7 @@ from react_cli.share.matrix_show import (
     MatrixShown,
     PairTest,
     metric_label,
+    p_text,
 )
 from react_cli.share.page import Html, el, page
 from react_cli.share.text import one_line
@@ -96,6 +97,6 @@ def _significance(shown: MatrixShown, tests: tuple[PairTest, ...]) -> Html:
             mark = "" if better is None else (" ▲" if better == row else " ▼")
             tone = None if better is None else ("good" if better == row else "bad")
             classes = "num" if tone is None else f"num {tone}"
-            entries.append(el("td", f"{test.p_holm:.3g}{mark}", class_=classes))
+            entries.append(el("td", p_text(test.p_holm) + mark, class_=classes))
         rows.append(el("tr", el("th", f"#{row}"), *entries))
     return el("table", el("thead", head), el("tbody", *rows))

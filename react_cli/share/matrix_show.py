@@ -110,8 +110,8 @@ class MatrixShown:
         """The numbers of the cells with the best value of ``column`` (ties all)."""
         values = {c.number: column.value(c) for c in self.cells}
         known = {n: v for n, v in values.items() if v is not None}
-        if not column.better or not known:
-            return set()
+        if not column.better or len(set(known.values())) < 2:
+            return set()  # no column or all alike: nothing to point out
         top = max(known.values()) if column.better > 0 else min(known.values())
         return {n for n, v in known.items() if v == top}
 
@@ -268,7 +268,12 @@ def _entry(test: PairTest | None, row: int) -> str:
     if test is None:
         return "n/a"
     mark = "" if test.better is None else (" ▲" if test.better == row else " ▼")
-    return f"{test.p_holm:.3g}{mark}"
+    return p_text(test.p_holm) + mark
+
+
+def p_text(p: float) -> str:
+    """A p-value as shown: three figures, or below the bootstrap's resolution."""
+    return f"<{1 / BOOTSTRAP_RESAMPLES:g}" if p == 0 else f"{p:.3g}"
 
 
 def matrix_view(shown: MatrixShown) -> list[RenderableType]:

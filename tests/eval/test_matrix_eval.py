@@ -1,0 +1,223 @@
+"""A matrix eval through the command line: two models on two endpoints (each from its
+``[models.NAME]`` entry), two methods, both protocols, over 20 questions with known answers;
+its table, its Holm-corrected tests checked against a reference computed here (the binomial
+test and Holm's formula written out), ``eval report``, ``eval compare`` of cells, and a
+resume after the process is killed (``kill -9``) that runs only the missing cells and rows.
+
+Model A answers ReAct as ``method_fakes.SCRIPTS`` does and every extra question wrong (its
+CoT-SC right); model B answers every ReAct right (its CoT-SC wrong on the extra questions).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import pytest
+from eval_fakes import HOTPOT, Q, finish, rows_of, summary_of
+from fake_mediawiki import FakeMediaWiki
+from fake_openai import FakeOpenAI, Reply
+from inproc import FAST_CONFIG, HANG_S, Runner, one_error_line, toml_value
+from method_fakes import SCRIPTS, MethodsEndpoint, Script, samples
+from tool_fakes import ProtocolsEndpoint, tools_script
+
+EXTRA = [f"Is extra question {k} answered yes?" for k in range(14)]
+B_REACT = {Q[2]: [finish("Animorphs")], Q[5]: [finish("YG Entertainment")]}
+
+
+def endpoint(scripts: dict[str, Script], default: Script) -> ProtocolsEndpoint:
+    questions = [*scripts, *EXTRA]
+    tools = {q: tools_script(scripts.get(q, default)) for q in questions}
+    return ProtocolsEndpoint(MethodsEndpoint(scripts, default), tools)
+
+
+A_DEFAULT = Script([finish("no")], [" Finish[no]"], " no", " no", samples(("yes", 21)))
+B_DEFAULT = Script([finish("yes")], [" Finish[yes]"], " yes", " yes", samples(("no", 21)))
+B_SCRIPTS = {q: replace(s, react=B_REACT.get(q, s.react)) for q, s in SCRIPTS.items()}
+
+# Expected EM per cell over the 6 scripted questions, then the 14 extra ones.
+EXPECTED = {
+    ("local-a", "react"): [1, 1, 0, 1, 1, 0] + [0] * 14,
+    ("local-a", "cot-sc+react"): [1, 1, 1, 0, 1, 0] + [1] * 14,
+    ("hosted/b", "react"): [1] * 6 + [1] * 14,
+    ("hosted/b", "cot-sc+react"): [1, 1, 1, 0, 1, 0] + [0] * 14,
+}
+CELLS = [
+    (model, method, protocol)
+    for model in ("local-a", "hosted/b")
+    for protocol in ("text", "tools")
+    for method in ("react", "cot-sc+react")
+]
+
+
+class Gate:
+    """A reply function held while ``closed`` (a hung endpoint), then answering as ``inner``."""
+
+    def __init__(self, inner: ProtocolsEndpoint) -> None:
+        self.inner, self.open = inner, threading.Event()
+        self.open.set()
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        self.open.wait(HANG_S)
+        return self.inner(body)
+
+
+@pytest.fixture(scope="module")
+def servers() -> Iterator[tuple[FakeOpenAI, FakeOpenAI, Gate]]:
+    gate = Gate(endpoint(B_SCRIPTS, B_DEFAULT))
+    with FakeOpenAI(endpoint(SCRIPTS, A_DEFAULT)) as a, FakeOpenAI(gate) as b:
+        yield a, b, gate
+
+
+@pytest.fixture
+def dataset(tmp_path: Path) -> Path:
+    rows = json.loads(HOTPOT.read_text(encoding="utf-8"))
+    path = tmp_path / "questions.jsonl"
+    lines = [{"question": r["question"], "answer": r["answer"]} for r in rows]
+    lines += [{"question": q, "answer": "yes"} for q in EXTRA]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def configure(cli: Runner, a: FakeOpenAI, b: FakeOpenAI) -> None:
+    settings = "".join(f"{k} = {toml_value(v)}\n" for k, v in FAST_CONFIG.items())
+    cli.config_text(
+        settings
+        + f'[models.local-a]\nbase_url = "{a.url}"\n'
+        + f'[models."hosted/b"]\nmodel = "b-served"\nbase_url = "{b.url}"\n'
+        + 'api_key_env = "B_KEY"\n'
+    )
+
+
+def env(wiki: FakeMediaWiki) -> dict[str, str]:
+    return {"REACT_CLI_WIKI": wiki.url, "B_KEY": "sk-b-only", "OPENAI_API_KEY": "sk-not-sent"}
+
+
+ARGS = ["-m", "local-a", "-m", "hosted/b", "--methods", "react,cot-sc+react"]
+ARGS += ["--protocol", "text,tools", "--concurrency", "4"]
+
+
+def cell_folder(out: Path, model: str, method: str, protocol: str) -> Path:
+    matrix = json.loads((out / "matrix.json").read_text(encoding="utf-8"))
+    found = [
+        c
+        for c in matrix["cells"]
+        if (c["model"], c["method"], c["protocol"]) == (model, method, protocol)
+    ]
+    assert len(found) == 1
+    return out / found[0]["folder"]
+
+
+def test_a_matrix_runs_every_cell_and_shows_them_with_corrected_tests(
+    cli: Runner,
+    servers: tuple[FakeOpenAI, FakeOpenAI, Gate],
+    wiki: FakeMediaWiki,
+    dataset: Path,
+    tmp_path: Path,
+) -> None:
+    a, b, _ = servers
+    configure(cli, a, b)
+    out = tmp_path / "m"
+    a.requests.clear()
+    b.requests.clear()
+    result = cli(["eval", str(dataset), *ARGS, "--out", str(out)], **env(wiki))
+    assert result.code == 0, result.stderr
+    assert result.stdout.strip() == str(out / "matrix.json")
+    # Each cell is a normal eval folder of its model (its endpoint and key), method, protocol.
+    for model, method, protocol in CELLS:
+        folder = cell_folder(out, model, method, protocol)
+        summary = summary_of(folder)
+        served = "b-served" if model == "hosted/b" else "local-a"
+        assert summary["config"]["model"] == served
+        assert summary["config"]["protocol"] == protocol
+        assert summary["config"].get("method", "react") == method
+        ems = [row["em"] for row in rows_of(folder)]
+        assert ems == EXPECTED[model, method], (model, method, protocol)
+    assert all("authorization" not in r.headers for r in a.requests)
+    assert {r.headers.get("authorization") for r in b.requests} == {"Bearer sk-b-only"}
+    for request in a.requests:
+        assert request.json is not None and request.json["model"] == "local-a"
+    # The table, and the tests against the reference.
+    shown = cli(["eval", "show", str(out), "--json"])
+    assert shown.code == 0, shown.stderr
+    data = json.loads(shown.stdout)
+    cells = data["cells"]
+    assert [(c["model"], c["method"], c["protocol"]) for c in cells] == CELLS
+    assert [c["em"] for c in cells] == [
+        sum(EXPECTED[model, method]) / 20 for model, method, _ in CELLS
+    ]
+    best_em = [c["number"] for c in cells if c["em"] == max(x["em"] for x in cells)]
+    assert data["best"]["em"] == best_em == [5, 7]
+    check_tests(data, out)
+    table = cli(["eval", "show", str(out)])
+    assert table.code == 0
+    assert "Holm over 28" in table.stdout and "▲" in table.stdout
+    report = cli(["eval", "report", str(out), "-o", str(tmp_path / "m.html")])
+    assert report.code == 0, report.stderr
+    page = (tmp_path / "m.html").read_text(encoding="utf-8")
+    assert "hosted/b" in page and "Holm over 28 pairs" in page and "▲" in page
+
+
+def check_tests(data: dict[str, Any], out: Path) -> None:
+    """Every pair's McNemar and bootstrap p, and their Holm adjustments, computed here."""
+    rows = {}
+    for number, (model, method, protocol) in enumerate(CELLS, 1):
+        folder = cell_folder(out, model, method, protocol)
+        rows[number] = {(r["index"], r["question"]): r for r in rows_of(folder)}
+    pairs = list(combinations(range(1, 9), 2))
+    exact_p, boot_p = [], []
+    for x, y in pairs:
+        keys = sorted(rows[x])
+        ems = [(rows[x][k]["em"], rows[y][k]["em"]) for k in keys]
+        b = sum(1 for p, q in ems if p == 1 and q == 0)
+        c = sum(1 for p, q in ems if p == 0 and q == 1)
+        exact_p.append(binomial_two_sided(min(b, c), b + c))
+        diffs = [rows[y][k]["f1"] - rows[x][k]["f1"] for k in keys]
+        rng = random.Random(0)
+        means = [sum(rng.choices(diffs, k=len(diffs))) / len(diffs) for _ in range(10_000)]
+        tail = min(sum(m <= 0 for m in means), sum(m >= 0 for m in means))
+        boot_p.append(min(1.0, 2 * tail / 10_000))
+    for name, reference in (("mcnemar_exact", exact_p), ("paired_bootstrap", boot_p)):
+        got = data["tests"][name]
+        assert got["correction"] == "holm"
+        assert [(t["a"], t["b"]) for t in got["pairs"]] == pairs
+        assert [t["p"] for t in got["pairs"]] == pytest.approx(reference, abs=1e-12)
+        assert [t["p_holm"] for t in got["pairs"]] == pytest.approx(holm(reference), abs=1e-12)
+        for test, adjusted in zip(got["pairs"], holm(reference), strict=True):
+            assert test["significant"] is (adjusted < 0.05)
+    # B's ReAct (cell 5) beats A's (cell 1) on 16 questions, loses none: significant.
+    exact = {(t["a"], t["b"]): t for t in data["tests"]["mcnemar_exact"]["pairs"]}
+    assert exact[1, 5]["better"] == 5 and exact[1, 5]["p_holm"] < 0.05
+    assert exact[1, 3]["better"] is None and exact[1, 3]["p"] == 1.0  # text and tools agree
+
+
+def binomial_two_sided(k: int, n: int) -> float:
+    """The two-sided binomial test of k successes in n at 1/2: twice the lower tail, capped."""
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+def holm(p: list[float]) -> list[float]:
+    """Holm's step-down adjustment, written out: sort, multiply by m − rank, keep monotone."""
+    m = len(p)
+    order = sorted(range(m), key=lambda i: p[i])
+    adjusted = [0.0] * m
+    previous = 0.0
+    for rank, i in enumerate(order):
+        previous = max(previous, min(1.0, (m - rank) * p[i]))
+        adjusted[i] = previous
+    return adjusted
