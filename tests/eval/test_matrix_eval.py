@@ -1,5 +1,5 @@
 """A matrix eval through the command line: two models on two endpoints (each from its
-``[models.NAME]`` entry), two methods, both protocols, over 20 questions with known answers;
+``[models.NAME]`` entry), two methods, both protocols, over 16 questions with known answers;
 its table, its Holm-corrected tests checked against a reference computed here (the binomial
 test and Holm's formula written out), ``eval report``, ``eval compare`` of cells, and a
 resume after the process is killed (``kill -9``) that runs only the missing cells and rows.
@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import random
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -26,14 +27,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from eval_fakes import HOTPOT, Q, finish, rows_of, summary_of
+from conftest import cli_env
+from eval_fakes import HOTPOT, Q, finish, prompt_of, question_of, rows_of, summary_of
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, Reply
-from inproc import FAST_CONFIG, HANG_S, Runner, one_error_line, toml_value
+from inproc import FAST_CONFIG, HANG_S, Runner, toml_value
 from method_fakes import SCRIPTS, MethodsEndpoint, Script, samples
 from tool_fakes import ProtocolsEndpoint, tools_script
 
-EXTRA = [f"Is extra question {k} answered yes?" for k in range(14)]
+EXTRA = [f"Is extra question {k} answered yes?" for k in range(10)]
+QUESTIONS = [*Q, *EXTRA]
 B_REACT = {Q[2]: [finish("Animorphs")], Q[5]: [finish("YG Entertainment")]}
 
 
@@ -49,10 +52,10 @@ B_SCRIPTS = {q: replace(s, react=B_REACT.get(q, s.react)) for q, s in SCRIPTS.it
 
 # Expected EM per cell over the 6 scripted questions, then the 14 extra ones.
 EXPECTED = {
-    ("local-a", "react"): [1, 1, 0, 1, 1, 0] + [0] * 14,
-    ("local-a", "cot-sc+react"): [1, 1, 1, 0, 1, 0] + [1] * 14,
-    ("hosted/b", "react"): [1] * 6 + [1] * 14,
-    ("hosted/b", "cot-sc+react"): [1, 1, 1, 0, 1, 0] + [0] * 14,
+    ("local-a", "react"): [1, 1, 0, 1, 1, 0] + [0] * 10,
+    ("local-a", "cot-sc+react"): [1, 1, 1, 0, 1, 0] + [1] * 10,
+    ("hosted/b", "react"): [1] * 6 + [1] * 10,
+    ("hosted/b", "cot-sc+react"): [1, 1, 1, 0, 1, 0] + [0] * 10,
 }
 CELLS = [
     (model, method, protocol)
@@ -132,9 +135,9 @@ def test_a_matrix_runs_every_cell_and_shows_them_with_corrected_tests(
     out = tmp_path / "m"
     a.requests.clear()
     b.requests.clear()
-    result = cli(["eval", str(dataset), *ARGS, "--out", str(out)], **env(wiki))
+    result = cli(["eval", str(dataset), *ARGS, "--out", str(out), "--json"], **env(wiki))
     assert result.code == 0, result.stderr
-    assert result.stdout.strip() == str(out / "matrix.json")
+    assert "Holm over 28" in result.stderr and "▲" in result.stderr  # the table, on stderr
     # Each cell is a normal eval folder of its model (its endpoint and key), method, protocol.
     for model, method, protocol in CELLS:
         folder = cell_folder(out, model, method, protocol)
@@ -149,21 +152,17 @@ def test_a_matrix_runs_every_cell_and_shows_them_with_corrected_tests(
     assert {r.headers.get("authorization") for r in b.requests} == {"Bearer sk-b-only"}
     for request in a.requests:
         assert request.json is not None and request.json["model"] == "local-a"
-    # The table, and the tests against the reference.
-    shown = cli(["eval", "show", str(out), "--json"])
-    assert shown.code == 0, shown.stderr
-    data = json.loads(shown.stdout)
+    # The matrix (as eval show --json prints it), and its tests against the reference.
+    data = json.loads(result.stdout)
+    assert data["path"] == str(out) and data["status"] == "finished"
     cells = data["cells"]
     assert [(c["model"], c["method"], c["protocol"]) for c in cells] == CELLS
     assert [c["em"] for c in cells] == [
-        sum(EXPECTED[model, method]) / 20 for model, method, _ in CELLS
+        sum(EXPECTED[model, method]) / len(QUESTIONS) for model, method, _ in CELLS
     ]
     best_em = [c["number"] for c in cells if c["em"] == max(x["em"] for x in cells)]
     assert data["best"]["em"] == best_em == [5, 7]
     check_tests(data, out)
-    table = cli(["eval", "show", str(out)])
-    assert table.code == 0
-    assert "Holm over 28" in table.stdout and "▲" in table.stdout
     report = cli(["eval", "report", str(out), "-o", str(tmp_path / "m.html")])
     assert report.code == 0, report.stderr
     page = (tmp_path / "m.html").read_text(encoding="utf-8")
@@ -197,7 +196,7 @@ def check_tests(data: dict[str, Any], out: Path) -> None:
         assert [t["p_holm"] for t in got["pairs"]] == pytest.approx(holm(reference), abs=1e-12)
         for test, adjusted in zip(got["pairs"], holm(reference), strict=True):
             assert test["significant"] is (adjusted < 0.05)
-    # B's ReAct (cell 5) beats A's (cell 1) on 16 questions, loses none: significant.
+    # B's ReAct (cell 5) beats A's (cell 1) on 12 questions, loses none: significant.
     exact = {(t["a"], t["b"]): t for t in data["tests"]["mcnemar_exact"]["pairs"]}
     assert exact[1, 5]["better"] == 5 and exact[1, 5]["p_holm"] < 0.05
     assert exact[1, 3]["better"] is None and exact[1, 3]["p"] == 1.0  # text and tools agree
@@ -221,3 +220,66 @@ def holm(p: list[float]) -> list[float]:
         previous = max(previous, min(1.0, (m - rank) * p[i]))
         adjusted[i] = previous
     return adjusted
+
+
+def rows_on_disk(folder: Path) -> int:
+    path = folder / "results.jsonl"
+    return path.read_bytes().count(b"\n") if path.exists() else 0
+
+
+def test_a_killed_matrix_resumes_its_missing_cells_and_rows_only(
+    cli: Runner,
+    servers: tuple[FakeOpenAI, FakeOpenAI, Gate],
+    wiki: FakeMediaWiki,
+    dataset: Path,
+    tmp_path: Path,
+) -> None:
+    a, b, gate = servers
+    configure(cli, a, b)
+    out = tmp_path / "m"
+    gate.open.clear()  # model B's endpoint hangs: its cells start, none of them finishes
+    command = [sys.executable, "-m", "react_cli", "eval", str(dataset), *ARGS, "--out", str(out)]
+    process = subprocess.Popen(
+        command,
+        env=cli_env(cli.home, **env(wiki)),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        ends = time.monotonic() + HANG_S
+        a_cells: list[Path] = []
+        while time.monotonic() < ends:
+            if (out / "matrix.json").exists():
+                a_cells = [cell_folder(out, *cell) for cell in CELLS[:4]]
+                if all(rows_on_disk(folder) == len(QUESTIONS) for folder in a_cells):
+                    break
+            time.sleep(0.05)
+        assert a_cells and all(rows_on_disk(folder) == len(QUESTIONS) for folder in a_cells)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        gate.open.set()
+    assert json.loads((out / "matrix.json").read_text(encoding="utf-8"))["status"] == "running"
+    assert all(rows_on_disk(cell_folder(out, *cell)) == 0 for cell in CELLS[4:])
+    # What else a kill can leave: a cell not started yet, a cell with rows missing.
+    first, fourth = (cell_folder(out, *cell) for cell in (CELLS[0], CELLS[3]))
+    kept = (first / "results.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (first / "results.jsonl").write_text("".join(kept[:15]), encoding="utf-8")
+    missing = {json.loads(line)["question"] for line in kept[15:]}
+    shutil.rmtree(fourth)
+    a.requests.clear()
+    resumed = cli(["eval", "--resume", str(out)], **env(wiki))
+    assert resumed.code == 0, resumed.stderr
+    asked = [r.json for r in a.requests if r.json is not None]
+    loops = [body for body in asked if re.search(r"Thought \d+:$", prompt_of(body))]
+    assert {question_of(body) for body in loops} == missing  # only the rows cell 1 lost
+    assert any(body.get("tools") for body in asked)  # the missing tools cell, again
+    for model, method, protocol in CELLS:
+        rows = rows_of(cell_folder(out, model, method, protocol))
+        assert [row["em"] for row in rows] == EXPECTED[model, method], (model, method)
+    matrix = json.loads((out / "matrix.json").read_text(encoding="utf-8"))
+    assert matrix["status"] == "finished"
+    assert {cell["status"] for cell in matrix["cells"]} == {"finished"}
+    shown = cli(["eval", "show", str(out)])
+    assert shown.code == 0, shown.stderr
+    assert "hosted/b" in shown.stdout and "Holm over 28" in shown.stdout
