@@ -43,35 +43,41 @@ class ModelEntry:
     served: str  # the name the endpoint serves (``model``, else ``name``)
     base_url: str | None = None
     api: str | None = None
-    api_key: str | None = None  # given in the entry, or read from its ``api_key_env``
-    key_named: bool = False  # the entry names a key (api_key or api_key_env)
+    api_key: str | None = None
+    api_key_env: str | None = None  # the variable that holds its key, read when it is used
+    where: str = ""  # how errors name it
 
-    def settings(self) -> dict[str, Any]:
+    def settings(self, env: Mapping[str, str]) -> dict[str, Any]:
         """The settings the entry gives (the model's served name, its endpoint, its key: none
-        when it names an endpoint but no key)."""
+        when it names an endpoint but no key); UsageError when its key's variable is unset."""
         given: dict[str, Any] = {"model": self.served}
         if self.base_url is not None:
             given["base_url"] = self.base_url
         if self.api is not None:
             given["api"] = self.api
-        if self.key_named or self.base_url is not None:
-            given["api_key"] = self.api_key
+        key = self.api_key
+        if self.api_key_env is not None:
+            key = env.get(self.api_key_env) or None
+            if key is None:
+                raise UsageError(
+                    f"{self.where}: api_key_env names {self.api_key_env}, which is not set"
+                )
+        if key is not None or self.base_url is not None:
+            given["api_key"] = key
         return given
 
 
-def model_entries(table: Any, path: Path, env: Mapping[str, str]) -> dict[str, ModelEntry]:
+def model_entries(table: Any, path: Path) -> dict[str, ModelEntry]:
     """The ``[models]`` table's entries by name; UsageError naming the one that is wrong."""
     where = f"config file {path}: [{MODELS_TABLE}]"
     if table is None:
         return {}
     if not isinstance(table, dict) or not all(isinstance(v, dict) for v in table.values()):
         raise UsageError(f"{where} holds one table per model: [{MODELS_TABLE}.NAME]")
-    return {
-        name: _entry(name, entry, f"{where} {quoted(name)}", env) for name, entry in table.items()
-    }
+    return {name: _entry(name, entry, f"{where} {quoted(name)}") for name, entry in table.items()}
 
 
-def _entry(name: str, entry: dict[str, Any], where: str, env: Mapping[str, str]) -> ModelEntry:
+def _entry(name: str, entry: dict[str, Any], where: str) -> ModelEntry:
     unknown = sorted(set(entry) - set(ENTRY_KEYS))
     if unknown:
         raise UsageError(
@@ -81,21 +87,17 @@ def _entry(name: str, entry: dict[str, Any], where: str, env: Mapping[str, str])
     texts = {key: _text(entry.get(key), key, where) for key in ENTRY_KEYS}
     if texts["api_key"] is not None and texts["api_key_env"] is not None:
         raise UsageError(f"{where}: give api_key or api_key_env, not both")
-    key = texts["api_key"]
     variable = texts["api_key_env"]
-    if variable is not None:
-        if not VARIABLE.fullmatch(variable):
-            raise UsageError(f"{where}: api_key_env {quoted(variable)} is no variable name")
-        key = env.get(variable) or None
-        if key is None:
-            raise UsageError(f"{where}: api_key_env names {variable}, which is not set")
+    if variable is not None and not VARIABLE.fullmatch(variable):
+        raise UsageError(f"{where}: api_key_env {quoted(variable)} is no variable name")
     return ModelEntry(
         name=name,
         served=texts["model"] or name,
         base_url=texts["base_url"],
         api=texts["api"],
-        api_key=key,
-        key_named=texts["api_key"] is not None or variable is not None,
+        api_key=texts["api_key"],
+        api_key_env=variable,
+        where=where,
     )
 
 

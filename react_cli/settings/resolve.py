@@ -260,10 +260,10 @@ def resolve_with_origins(
         if value is not None and name != MCP_TABLE and name not in _RULES:
             values[name] = _coerce(name, value, f"option for {name}")
             origins[name] = Origin(Source.FLAG)
-    entries = model_entries(data.get(MODELS_TABLE), path, env)
+    entries = model_entries(data.get(MODELS_TABLE), path)
     entry = entries.get(values["model"]) if isinstance(values.get("model"), str) else None
     if entry is not None:  # more specific than the file's keys and the environment
-        for name, value in entry.settings().items():
+        for name, value in entry.settings(env).items():
             if name == "model" or origins[name].source != Source.FLAG:
                 values[name] = _coerce(name, value, f"config file {path} [{MODELS_TABLE}]")
                 if name != "model":

@@ -31,7 +31,7 @@ from conftest import cli_env
 from eval_fakes import HOTPOT, Q, finish, prompt_of, question_of, rows_of, summary_of
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, Reply
-from inproc import FAST_CONFIG, HANG_S, Runner, toml_value
+from inproc import FAST_CONFIG, HANG_S, Runner, one_error_line, toml_value
 from method_fakes import SCRIPTS, MethodsEndpoint, Script, samples
 from tool_fakes import ProtocolsEndpoint, tools_script
 
@@ -283,3 +283,41 @@ def test_a_killed_matrix_resumes_its_missing_cells_and_rows_only(
     shown = cli(["eval", "show", str(out)])
     assert shown.code == 0, shown.stderr
     assert "hosted/b" in shown.stdout and "Holm over 28" in shown.stdout
+    check_cells_compare(cli, out)
+
+
+def check_cells_compare(cli: Runner, out: Path) -> None:
+    """Any two cells, by number, by what they cross, by folder; a cell alone is an eval."""
+    by_number = cli(["eval", "compare", f"{out}@1", f"{out}@5", "--json"])
+    assert by_number.code == 0, by_number.stderr
+    data = json.loads(by_number.stdout)
+    assert data["paired"] == len(QUESTIONS)
+    assert data["flips"]["wrong_to_right"] == 12 and data["flips"]["right_to_wrong"] == 0
+    assert data["a"]["path"] == str(cell_folder(out, *CELLS[0]))
+    named = cli(
+        [
+            "eval",
+            "compare",
+            f"{out}@local-a,react,tools",
+            f"{out}@model=hosted/b,method=cot-sc+react,protocol=tools",
+            "--json",
+        ]
+    )
+    assert named.code == 0, named.stderr
+    sides = json.loads(named.stdout)
+    assert sides["a"]["path"] == str(cell_folder(out, *CELLS[2]))
+    assert sides["b"]["path"] == str(cell_folder(out, *CELLS[7]))
+    folder = cell_folder(out, *CELLS[1])
+    plain = cli(["eval", "compare", str(folder), f"{out}@{folder.name}", "--json"])
+    assert plain.code == 0 and json.loads(plain.stdout)["scores"]["em"]["difference"] == 0
+    one = cli(["eval", "show", f"{out}@2", "--json"])
+    assert one.code == 0 and json.loads(one.stdout)["config"]["method"] == "cot-sc+react"
+    for wrong, said in (
+        ([str(out), f"{out}@1"], "is a matrix: name one of its cells"),
+        ([f"{out}@react", f"{out}@1"], "4 cells"),
+        ([f"{out}@9", f"{out}@1"], "has cells 1 to 8, not 9"),
+        ([f"{out}@1", f"{out}@color=red"], "'color' is no part of a cell"),
+    ):
+        refused = cli(["eval", "compare", *wrong])
+        assert refused.code == 2
+        assert said in one_error_line(refused.stderr)
