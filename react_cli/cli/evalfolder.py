@@ -148,7 +148,7 @@ def eval_report(
         "react-cli eval compare runs/text runs/tools",
         "react-cli eval compare runs/text runs/tools --list flips",
         "react-cli eval compare runs/all runs/all --method react --method-b cot-sc",
-        "react-cli eval compare runs/m@gpt-4o-mini,react,text runs/m@gpt-4o-mini,react,tools",
+        "react-cli eval compare runs/m@qwen,react,text runs/m@qwen,react,tools",
     ),
 )
 def eval_compare(
