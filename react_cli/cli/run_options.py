@@ -139,8 +139,7 @@ class EvalOptions(RunOptions):
     @property
     def models(self) -> tuple[str, ...]:
         """The models given, each once, in order."""
-        given: list[str] | None = self.model  # type: ignore[assignment]
-        return tuple(dict.fromkeys(given or ()))
+        return tuple(dict.fromkeys(self.model or ()))
 
     def flags(self) -> dict[str, Any]:
         """As ``RunOptions.flags``, the model among them when one is given."""

@@ -4,16 +4,10 @@ DIR@N``."""
 
 from __future__ import annotations
 
-from react_cli.share.matrix_show import (
-    ALPHA,
-    BOOTSTRAP_RESAMPLES,
-    NONE,
-    MatrixShown,
-    PairTest,
-    metric_label,
-    p_text,
-)
+from react_cli.share.evaldir import metric_label
+from react_cli.share.matrix_show import ALPHA, NONE, MatrixShown, PairTest, p_text
 from react_cli.share.page import Html, el, page
+from react_cli.share.stats import BOOTSTRAP_RESAMPLES
 from react_cli.share.text import one_line
 
 
