@@ -23,7 +23,7 @@ def run_matrix_command(
 ) -> None:
     """Plan the matrix, run its cells with one progress display on stderr, print its table
     there, then the path of ``matrix.json`` (``--json``: the matrix as ``eval show --json``
-    gives it) on stdout; the error it ended with, if any."""
+    gives it, but for the pairs' tests) on stdout; the error it ended with, if any."""
     from react_cli.cli.notices import told
     from react_cli.display.terminal import make_console, plain
     from react_cli.eval.matrix import MATRIX
@@ -36,7 +36,7 @@ def run_matrix_command(
     view = MatrixProgress(console, plan.cells)
     notices = told(debug, on_retry=view.retry_waiting, note=view.note)
     result = run_matrix(plan, observer=view, told=notices, warn=print_warning)
-    shown = load_matrix(plan.folder)
+    shown = load_matrix(plan.folder, tested=False)  # the tests: eval show
     for part in matrix_view(shown):
         console.print(part)
     if as_json:

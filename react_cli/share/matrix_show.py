@@ -21,7 +21,7 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from react_cli.display.terminal import format_seconds
+from react_cli.display.terminal import format_seconds, shell_word
 from react_cli.eval.matrix import Cell, MatrixRecord, read_matrix
 from react_cli.eval.summary import ScoreKind
 from react_cli.share.evaldir import EvalFolder, load_eval, metric_label
@@ -105,6 +105,7 @@ class MatrixShown:
     exact: tuple[PairTest, ...]  # McNemar on EM (FEVER: accuracy)
     bootstrap: tuple[PairTest, ...]  # paired bootstrap on F1 (FEVER: accuracy)
     seed: int
+    tested: bool = True  # False: the pairs were left untested (the end of ``eval``)
 
     def best(self, column: Column) -> set[int]:
         """The numbers of the cells with the best value of ``column`` (ties all)."""
@@ -116,15 +117,17 @@ class MatrixShown:
         return {n for n, v in known.items() if v == top}
 
 
-def load_matrix(path: Path, *, seed: int = DEFAULT_SEED) -> MatrixShown:
-    """The matrix in ``path``, its cells read and every pair tested; UsageError when it is no
-    matrix."""
+def load_matrix(path: Path, *, seed: int = DEFAULT_SEED, tested: bool = True) -> MatrixShown:
+    """The matrix in ``path``, its cells read and (``tested``) every pair tested; UsageError
+    when it is no matrix. The bootstrap is most of the time (10,000 resamples of every pair's
+    questions), so the end of ``eval`` leaves it to ``eval show``."""
     record = read_matrix(path)
     cells = tuple(_shown(number, cell, path) for number, cell in enumerate(record.cells, 1))
     kinds = {c.folder.kind for c in cells if c.folder is not None}
     kind = kinds.pop() if len(kinds) == 1 else ScoreKind.EM_F1
-    exact, boot = _tests(cells, kind, seed)
-    return MatrixShown(path, record, kind, cells, _columns(cells, kind), exact, boot, seed)
+    exact, boot = _tests(cells, kind, seed) if tested else ((), ())
+    columns = _columns(cells, kind)
+    return MatrixShown(path, record, kind, cells, columns, exact, boot, seed, tested)
 
 
 def _shown(number: int, cell: Cell, matrix: Path) -> ShownCell:
@@ -297,6 +300,11 @@ def matrix_view(shown: MatrixShown) -> list[RenderableType]:
                 "answered"
             ),
         ]
+    if not shown.tested:
+        shown_path = shell_word(str(shown.path))
+        parts.append(
+            Text(f"* best of its column; every pair tested: react-cli eval show {shown_path}")
+        )
     skipped = sum(c.folder.skipped for c in shown.cells if c.folder is not None)
     if skipped:
         parts.append(Text(f"{skipped} line(s) of the cells' results.jsonl skipped"))
@@ -322,7 +330,9 @@ def matrix_json(shown: MatrixShown) -> dict[str, Any]:
         "axes": record.axes.to_json(),
         "cells": cells,
         "best": {c.key: sorted(shown.best(c)) for c in shown.columns if c.better},
-        "tests": {
+        "tests": None
+        if not shown.tested
+        else {
             "mcnemar_exact": {
                 **test,
                 "of": shown.kind.metrics[0],

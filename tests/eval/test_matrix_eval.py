@@ -137,7 +137,8 @@ def test_a_matrix_runs_every_cell_and_shows_them_with_corrected_tests(
     b.requests.clear()
     result = cli(["eval", str(dataset), *ARGS, "--out", str(out), "--json"], **env(wiki))
     assert result.code == 0, result.stderr
-    assert "Holm over 28" in result.stderr and "▲" in result.stderr  # the table, on stderr
+    assert "every pair tested: react-cli eval show" in result.stderr  # the table, on stderr
+    assert json.loads(result.stdout)["tests"] is None  # eval show tests them
     # Each cell is a normal eval folder of its model (its endpoint and key), method, protocol.
     for model, method, protocol in CELLS:
         folder = cell_folder(out, model, method, protocol)
@@ -152,8 +153,10 @@ def test_a_matrix_runs_every_cell_and_shows_them_with_corrected_tests(
     assert {r.headers.get("authorization") for r in b.requests} == {"Bearer sk-b-only"}
     for request in a.requests:
         assert request.json is not None and request.json["model"] == "local-a"
-    # The matrix (as eval show --json prints it), and its tests against the reference.
-    data = json.loads(result.stdout)
+    # The matrix, and its tests against the reference.
+    shown = cli(["eval", "show", str(out), "--json"])
+    assert shown.code == 0, shown.stderr
+    data = json.loads(shown.stdout)
     assert data["path"] == str(out) and data["status"] == "finished"
     cells = data["cells"]
     assert [(c["model"], c["method"], c["protocol"]) for c in cells] == CELLS
