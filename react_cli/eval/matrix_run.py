@@ -127,6 +127,10 @@ def plan_matrix(
     if dataset is None and earlier is None:
         raise UsageError("give DATASET, or --resume DIR to continue an earlier run")
     folder = resume or out or new_folder(dataset or Path("matrix"))
+    if earlier is None and is_matrix(folder):
+        raise UsageError(
+            f"{folder} holds an earlier matrix: continue it with: {resume_command(folder)}"
+        )
     cells = axes.cells(earlier.cells if earlier is not None else ())
     recorded = _recorded_selection(earlier.dataset) if earlier is not None else None
     plans = []

@@ -324,3 +324,66 @@ def check_cells_compare(cli: Runner, out: Path) -> None:
         refused = cli(["eval", "compare", *wrong])
         assert refused.code == 2
         assert said in one_error_line(refused.stderr)
+
+
+FOLDERS = Path(__file__).resolve().parents[1] / "fixtures" / "eval" / "folders"
+
+
+@pytest.mark.parametrize("name", ["hotpotqa", "fever", "jsonl"])
+def test_an_old_single_eval_still_shows_and_is_no_matrix(cli: Runner, name: str) -> None:
+    folder = FOLDERS / name
+    shown = cli(["eval", "show", str(folder), "--json"])
+    assert shown.code == 0, shown.stderr
+    recorded = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    assert json.loads(shown.stdout)["n"] == recorded["n"]
+    refused = cli(["eval", "compare", f"{folder}@1", str(folder)])
+    assert refused.code == 2
+    assert "no matrix eval there" in one_error_line(refused.stderr)
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        (lambda m: m["cells"][0].update(name="../../escape"), "cell folder '../../escape'"),
+        (lambda m: m["cells"][0].update(method="magic"), "not a react-cli matrix"),
+        (lambda m: m.update(kind="eval"), "not a react-cli matrix (kind)"),
+        (lambda m: m["cells"].append(dict(m["cells"][0])), "a folder named twice"),
+    ],
+)
+def test_a_matrix_file_is_read_as_untrusted(
+    cli: Runner, tmp_path: Path, change: Any, said: str
+) -> None:
+    folder = tmp_path / "m"
+    (folder / "cells").mkdir(parents=True)
+    dataset = {"path": "q.jsonl", "format": "jsonl", "rows": 1, "offset": 0, "limit": None}
+    cell = {"name": "a--react--text", "model": "a", "method": "react", "protocol": "text"}
+    matrix = {
+        "version": 1,
+        "kind": "matrix",
+        "status": "finished",
+        "dataset": dataset,
+        "axes": {"models": ["a"], "methods": ["react"], "protocols": ["text"]},
+        "cells": [cell],
+        "created": "2026-01-01T00:00:00+00:00",
+        "updated": "2026-01-01T00:00:00+00:00",
+        "wall_s": 1.0,
+    }
+    change(matrix)
+    (folder / "matrix.json").write_text(json.dumps(matrix), encoding="utf-8")
+    for command in (["eval", "show", str(folder)], ["eval", "--resume", str(folder)]):
+        result = cli(command)
+        assert result.code == 2
+        assert said in one_error_line(result.stderr)
+
+
+def test_a_new_matrix_never_writes_over_an_old_one(
+    cli: Runner, tmp_path: Path, dataset: Path
+) -> None:
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "matrix.json").write_text("{}", encoding="utf-8")
+    result = cli(["eval", str(dataset), *ARGS, "--out", str(folder)], REACT_CLI_MODEL="x")
+    assert result.code == 2
+    assert "holds an earlier matrix: continue it with: react-cli eval --resume" in one_error_line(
+        result.stderr
+    )
