@@ -13,15 +13,7 @@ from __future__ import annotations
 import threading
 
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from rich.progress import Progress, TaskID, TextColumn
 from rich.text import Text
 
 from react_cli.core.records import RetryWait
@@ -30,7 +22,7 @@ from react_cli.eval.events import EvalObserver
 from react_cli.eval.matrix import Cell, MatrixObserver
 from react_cli.eval.rows import Row
 from react_cli.eval.summary import Summary
-from react_cli.eval.view import score_text
+from react_cli.eval.view import progress_columns, score_text
 
 
 class MatrixProgress(MatrixObserver):
@@ -38,17 +30,8 @@ class MatrixProgress(MatrixObserver):
 
     def __init__(self, console: Console, cells: tuple[Cell, ...]) -> None:
         self.console = console
-        self.progress = Progress(
-            TextColumn("{task.description}", markup=False),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[scores]}"),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-            console=console,
-            transient=False,
-        )
+        label = TextColumn("{task.description}", markup=False)
+        self.progress = Progress(*progress_columns(label), console=console, transient=False)
         self._lock = threading.Lock()
         self._cells = cells
         self._done_cells: set[int] = set()
