@@ -8,7 +8,7 @@ then Finish) in both protocols. The cells run at once and the two cells of a mod
 endpoint's C requests at once, so the ideal is the busier endpoint's calls × L / C; running the
 cells one after the other would take the sum over cells (twice that here). The run's time is
 ``matrix.json``'s ``wall_s`` (from the cells' start to their end); the command's adds planning
-and the table with its tests.
+and the table.
 
     python bench/matrix.py [--questions 50] [--latency 0.1] [--concurrency 8]
 """
@@ -108,7 +108,7 @@ def main() -> None:
     print(f"cells: {cells}  questions per cell: {args.questions}  calls: {sum(calls)}")
     print(f"latency: {args.latency * 1000:.0f} ms  concurrency: {args.concurrency} per endpoint")
     run = float(matrix["wall_s"])
-    print(f"command: {wall:.3f} s (with planning, the table and its tests)")
+    print(f"command: {wall:.3f} s (with planning and the table)")
     print(f"run: {run:.3f} s  ideal: {ideal:.3f} s  cells in turn: {2 * ideal:.3f} s")
     print(f"run / ideal: {run / ideal:.3f} (goal <= 1.2)")
 
