@@ -222,7 +222,7 @@ def run_matrix(
     shared = _limits()
     started = time.monotonic()
     statuses = {cell.name: EvalStatus.RUNNING for cell in plan.cells}
-    outcomes: list[tuple[EvalStatus, str | None]] = [(EvalStatus.FAILED, None)] * len(plan.cells)
+    outcomes: list[tuple[EvalStatus, str | None] | None] = [None] * len(plan.cells)
     runs: list[EvalRun] = []
     interrupted = False
     with ExitStack() as stack, interrupts.guard():
@@ -265,9 +265,8 @@ def run_matrix(
             for thread in threads:
                 thread.join()
             results = []
-            for cell, run, (status, error) in zip(plan.cells, runs, outcomes, strict=False):
-                if interrupted and status is EvalStatus.FAILED and error is None:
-                    status = EvalStatus.INTERRUPTED  # stopped before it began
+            for cell, run, outcome in zip(plan.cells, runs, outcomes, strict=False):
+                status, error = outcome or _undriven(run)
                 result = run.end(status, error)
                 statuses[cell.name] = result.status
                 results.append(result)
@@ -303,7 +302,7 @@ def _limits() -> Callable[[EvalPlan], tuple[Shared, Concurrency]]:
 def _drive(
     run: EvalRun,
     observer: EvalObserver,
-    outcomes: list[tuple[EvalStatus, str | None]],
+    outcomes: list[tuple[EvalStatus, str | None] | None],
     index: int,
 ) -> None:
     """A cell's thread: its eval driven to its end."""
@@ -311,6 +310,12 @@ def _drive(
         outcomes[index] = run.drive(observer)
     except Exception as exc:  # a bug, or the store refused: the cell failed, the others go on
         outcomes[index] = (EvalStatus.FAILED, describe(exc))
+
+
+def _undriven(run: EvalRun) -> tuple[EvalStatus, str | None]:
+    """How a cell ends that never ran (the matrix stopped before it began): finished if it had
+    nothing left to run, else interrupted (``--resume`` goes on)."""
+    return (EvalStatus.INTERRUPTED if run.pending else EvalStatus.FINISHED), None
 
 
 def _matrix_status(interrupted: bool, statuses: dict[str, EvalStatus]) -> EvalStatus:

@@ -230,23 +230,18 @@ def rows_on_disk(folder: Path) -> int:
     return path.read_bytes().count(b"\n") if path.exists() else 0
 
 
-def test_a_killed_matrix_resumes_its_missing_cells_and_rows_only(
-    cli: Runner,
-    servers: tuple[FakeOpenAI, FakeOpenAI, Gate],
-    wiki: FakeMediaWiki,
-    dataset: Path,
-    tmp_path: Path,
-) -> None:
-    a, b, gate = servers
-    configure(cli, a, b)
-    out = tmp_path / "m"
+def stop_when_a_is_done(
+    cli: Runner, wiki: FakeMediaWiki, dataset: Path, out: Path, gate: Gate, signum: int
+) -> subprocess.CompletedProcess[bytes]:
+    """A real ``react-cli eval`` of the matrix, model B's endpoint hanging, sent ``signum``
+    once model A's four cells hold every row."""
     gate.open.clear()  # model B's endpoint hangs: its cells start, none of them finishes
     command = [sys.executable, "-m", "react_cli", "eval", str(dataset), *ARGS, "--out", str(out)]
     process = subprocess.Popen(
         command,
         env=cli_env(cli.home, **env(wiki)),
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     try:
         ends = time.monotonic() + HANG_S
@@ -258,10 +253,50 @@ def test_a_killed_matrix_resumes_its_missing_cells_and_rows_only(
                     break
             time.sleep(0.05)
         assert a_cells and all(rows_on_disk(folder) == len(QUESTIONS) for folder in a_cells)
+        process.send_signal(signum)
+        _, stderr = process.communicate(timeout=HANG_S)
     finally:
-        process.send_signal(signal.SIGKILL)
+        process.kill()
         process.wait()
         gate.open.set()
+    return subprocess.CompletedProcess(command, process.returncode, b"", stderr)
+
+
+def test_ctrl_c_stops_every_cell_and_keeps_their_rows(
+    cli: Runner,
+    servers: tuple[FakeOpenAI, FakeOpenAI, Gate],
+    wiki: FakeMediaWiki,
+    dataset: Path,
+    tmp_path: Path,
+) -> None:
+    a, b, gate = servers
+    configure(cli, a, b)
+    out = tmp_path / "m"
+    stopped = stop_when_a_is_done(cli, wiki, dataset, out, gate, signal.SIGINT)
+    assert stopped.returncode == 130
+    error = one_error_line(stopped.stderr.decode().splitlines()[-1])
+    assert error.startswith("Error: interrupted; 64 results kept in ")
+    assert error.endswith(f"continue with: react-cli eval --resume {out}")
+    matrix = json.loads((out / "matrix.json").read_text(encoding="utf-8"))
+    statuses = {cell["name"]: cell["status"] for cell in matrix["cells"]}
+    assert matrix["status"] == "interrupted"
+    assert sorted(statuses.values()) == ["finished"] * 4 + ["interrupted"] * 4
+    for cell in CELLS[4:]:
+        assert summary_of(cell_folder(out, *cell))["status"] == "interrupted"
+
+
+def test_a_killed_matrix_resumes_its_missing_cells_and_rows_only(
+    cli: Runner,
+    servers: tuple[FakeOpenAI, FakeOpenAI, Gate],
+    wiki: FakeMediaWiki,
+    dataset: Path,
+    tmp_path: Path,
+) -> None:
+    a, b, gate = servers
+    configure(cli, a, b)
+    out = tmp_path / "m"
+    stopped = stop_when_a_is_done(cli, wiki, dataset, out, gate, signal.SIGKILL)
+    assert stopped.returncode == -signal.SIGKILL
     assert json.loads((out / "matrix.json").read_text(encoding="utf-8"))["status"] == "running"
     assert all(rows_on_disk(cell_folder(out, *cell)) == 0 for cell in CELLS[4:])
     # What else a kill can leave: a cell not started yet, a cell with rows missing.
