@@ -123,23 +123,9 @@ def cell_folder(out: Path, model: str, method: str, protocol: str) -> Path:
     return out / found[0]["folder"]
 
 
-def test_a_matrix_runs_every_cell_and_shows_them_with_corrected_tests(
-    cli: Runner,
-    servers: tuple[FakeOpenAI, FakeOpenAI, Gate],
-    wiki: FakeMediaWiki,
-    dataset: Path,
-    tmp_path: Path,
-) -> None:
-    a, b, _ = servers
-    configure(cli, a, b)
-    out = tmp_path / "m"
-    a.requests.clear()
-    b.requests.clear()
-    result = cli(["eval", str(dataset), *ARGS, "--out", str(out), "--json"], **env(wiki))
-    assert result.code == 0, result.stderr
-    assert "every pair tested: react-cli eval show" in result.stderr  # the table, on stderr
-    assert json.loads(result.stdout)["tests"] is None  # eval show tests them
-    # Each cell is a normal eval folder of its model (its endpoint and key), method, protocol.
+def check_finished(cli: Runner, out: Path, a: FakeOpenAI, b: FakeOpenAI, html: Path) -> None:
+    """A finished matrix: every cell an eval folder of its model (its endpoint and key), method
+    and protocol with the expected rows; its table, tests against the reference, report."""
     for model, method, protocol in CELLS:
         folder = cell_folder(out, model, method, protocol)
         summary = summary_of(folder)
@@ -153,7 +139,6 @@ def test_a_matrix_runs_every_cell_and_shows_them_with_corrected_tests(
     assert {r.headers.get("authorization") for r in b.requests} == {"Bearer sk-b-only"}
     for request in a.requests:
         assert request.json is not None and request.json["model"] == "local-a"
-    # The matrix, and its tests against the reference.
     shown = cli(["eval", "show", str(out), "--json"])
     assert shown.code == 0, shown.stderr
     data = json.loads(shown.stdout)
@@ -166,9 +151,9 @@ def test_a_matrix_runs_every_cell_and_shows_them_with_corrected_tests(
     best_em = [c["number"] for c in cells if c["em"] == max(x["em"] for x in cells)]
     assert data["best"]["em"] == best_em == [5, 7]
     check_tests(data, out)
-    report = cli(["eval", "report", str(out), "-o", str(tmp_path / "m.html")])
+    report = cli(["eval", "report", str(out), "-o", str(html)])
     assert report.code == 0, report.stderr
-    page = (tmp_path / "m.html").read_text(encoding="utf-8")
+    page = html.read_text(encoding="utf-8")
     assert "hosted/b" in page and "Holm over 28 pairs" in page and "▲" in page
 
 
@@ -231,12 +216,19 @@ def rows_on_disk(folder: Path) -> int:
 
 
 def stop_when_a_is_done(
-    cli: Runner, wiki: FakeMediaWiki, dataset: Path, out: Path, gate: Gate, signum: int
+    cli: Runner,
+    wiki: FakeMediaWiki,
+    dataset: Path,
+    out: Path,
+    gate: Gate,
+    signum: int,
+    args: list[str] = ARGS,
 ) -> subprocess.CompletedProcess[bytes]:
-    """A real ``react-cli eval`` of the matrix, model B's endpoint hanging, sent ``signum``
-    once model A's four cells hold every row."""
+    """A real ``react-cli eval`` of the matrix (``args``), model B's endpoint hanging, sent
+    ``signum`` once model A's cells hold every row."""
     gate.open.clear()  # model B's endpoint hangs: its cells start, none of them finishes
-    command = [sys.executable, "-m", "react_cli", "eval", str(dataset), *ARGS, "--out", str(out)]
+    command = [sys.executable, "-m", "react_cli", "eval", str(dataset), *args, "--out", str(out)]
+    a_count = 4 if args is ARGS else 1
     process = subprocess.Popen(
         command,
         env=cli_env(cli.home, **env(wiki)),
@@ -248,7 +240,7 @@ def stop_when_a_is_done(
         a_cells: list[Path] = []
         while time.monotonic() < ends:
             if (out / "matrix.json").exists():
-                a_cells = [cell_folder(out, *cell) for cell in CELLS[:4]]
+                a_cells = [cell_folder(out, *cell) for cell in CELLS[:a_count]]
                 if all(rows_on_disk(folder) == len(QUESTIONS) for folder in a_cells):
                     break
             time.sleep(0.05)
@@ -272,20 +264,19 @@ def test_ctrl_c_stops_every_cell_and_keeps_their_rows(
     a, b, gate = servers
     configure(cli, a, b)
     out = tmp_path / "m"
-    stopped = stop_when_a_is_done(cli, wiki, dataset, out, gate, signal.SIGINT)
+    two = [*ARGS[:4], "--method", "react", "--protocol", "text"]  # cells 1 and 5
+    stopped = stop_when_a_is_done(cli, wiki, dataset, out, gate, signal.SIGINT, two)
     assert stopped.returncode == 130
     error = one_error_line(stopped.stderr.decode().splitlines()[-1])
-    assert error.startswith("Error: interrupted; 64 results kept in ")
+    assert error.startswith(f"Error: interrupted; {len(QUESTIONS)} results kept in ")
     assert error.endswith(f"continue with: react-cli eval --resume {out}")
     matrix = json.loads((out / "matrix.json").read_text(encoding="utf-8"))
-    statuses = {cell["name"]: cell["status"] for cell in matrix["cells"]}
     assert matrix["status"] == "interrupted"
-    assert sorted(statuses.values()) == ["finished"] * 4 + ["interrupted"] * 4
-    for cell in CELLS[4:]:
-        assert summary_of(cell_folder(out, *cell))["status"] == "interrupted"
+    assert [cell["status"] for cell in matrix["cells"]] == ["finished", "interrupted"]
+    assert summary_of(cell_folder(out, *CELLS[4]))["status"] == "interrupted"
 
 
-def test_a_killed_matrix_resumes_its_missing_cells_and_rows_only(
+def test_a_matrix_killed_resumes_its_missing_cells_and_rows_then_shows_its_tests(
     cli: Runner,
     servers: tuple[FakeOpenAI, FakeOpenAI, Gate],
     wiki: FakeMediaWiki,
@@ -295,6 +286,7 @@ def test_a_killed_matrix_resumes_its_missing_cells_and_rows_only(
     a, b, gate = servers
     configure(cli, a, b)
     out = tmp_path / "m"
+    a.requests.clear()
     stopped = stop_when_a_is_done(cli, wiki, dataset, out, gate, signal.SIGKILL)
     assert stopped.returncode == -signal.SIGKILL
     assert json.loads((out / "matrix.json").read_text(encoding="utf-8"))["status"] == "running"
@@ -305,10 +297,13 @@ def test_a_killed_matrix_resumes_its_missing_cells_and_rows_only(
     (first / "results.jsonl").write_text("".join(kept[:15]), encoding="utf-8")
     missing = {json.loads(line)["question"] for line in kept[15:]}
     shutil.rmtree(fourth)
-    a.requests.clear()
-    resumed = cli(["eval", "--resume", str(out)], **env(wiki))
+    asked_before = len(a.requests)
+    b.requests.clear()  # what it got before the kill: held, never answered
+    resumed = cli(["eval", "--resume", str(out), "--json"], **env(wiki))
     assert resumed.code == 0, resumed.stderr
-    asked = [r.json for r in a.requests if r.json is not None]
+    assert "every pair tested: react-cli eval show" in resumed.stderr  # the table, on stderr
+    assert json.loads(resumed.stdout)["tests"] is None  # eval show tests them
+    asked = [r.json for r in a.requests[asked_before:] if r.json is not None]
     loops = [body for body in asked if re.search(r"Thought \d+:$", prompt_of(body))]
     assert {question_of(body) for body in loops} == missing  # only the rows cell 1 lost
     assert any(body.get("tools") for body in asked)  # the missing tools cell, again
@@ -321,6 +316,7 @@ def test_a_killed_matrix_resumes_its_missing_cells_and_rows_only(
     shown = cli(["eval", "show", str(out)])
     assert shown.code == 0, shown.stderr
     assert "hosted/b" in shown.stdout and "Holm over 28" in shown.stdout
+    check_finished(cli, out, a, b, tmp_path / "m.html")
     check_cells_compare(cli, out)
 
 
