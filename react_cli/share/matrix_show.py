@@ -22,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from react_cli.display.terminal import format_seconds, shell_word
+from react_cli.eval.files import SUMMARY
 from react_cli.eval.matrix import Cell, MatrixRecord, read_matrix
 from react_cli.eval.summary import ScoreKind
 from react_cli.share.evaldir import EvalFolder, load_eval, metric_label
@@ -132,7 +133,7 @@ def load_matrix(path: Path, *, seed: int = DEFAULT_SEED, tested: bool = True) ->
 
 def _shown(number: int, cell: Cell, matrix: Path) -> ShownCell:
     where = cell.folder(matrix)
-    if not where.is_dir():
+    if not (where / SUMMARY).is_file():  # not started (or stopped before its summary)
         return ShownCell(number, cell, None, None)
     folder = load_eval(where)
     calls = [row.model_calls() for row in folder.rows]
