@@ -169,6 +169,11 @@ def eval_command(
     was started with (options given now win; --methods adds methods it runs for every
     question).
 
+    Several -m (each model at its [models.NAME] endpoint), or --protocol text,tools, run a
+    matrix: every model × method × protocol a cell, an eval folder of its own under DIR/cells,
+    all at once; matrix.json's path on stdout; 'eval --resume DIR' runs its missing cells and
+    rows, 'eval show DIR' tests every pair of cells.
+
     Exit codes: 0 the run completed (whatever the score); 1 questions failed hard (endpoint
     errors; --resume retries them); 2 usage or configuration error (the endpoint refused the
     key or the model: the run stops at once); 130 interrupted (results kept), 143 by SIGTERM,
