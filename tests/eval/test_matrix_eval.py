@@ -302,6 +302,8 @@ def test_a_matrix_killed_resumes_its_missing_cells_and_rows_then_shows_its_tests
     resumed = cli(["eval", "--resume", str(out), "--json"], **env(wiki))
     assert resumed.code == 0, resumed.stderr
     assert "every pair tested: react-cli eval show" in resumed.stderr  # the table, on stderr
+    assert "8/8 cells" in resumed.stderr  # one display: the whole, and a line per cell
+    assert re.search(r"hosted/b · react · tools +━+ 16/16 +EM 1\.000", resumed.stderr)
     assert json.loads(resumed.stdout)["tests"] is None  # eval show tests them
     asked = [r.json for r in a.requests[asked_before:] if r.json is not None]
     loops = [body for body in asked if re.search(r"Thought \d+:$", prompt_of(body))]
@@ -355,6 +357,26 @@ def check_cells_compare(cli: Runner, out: Path) -> None:
         refused = cli(["eval", "compare", *wrong])
         assert refused.code == 2
         assert said in one_error_line(refused.stderr)
+
+
+def test_a_cell_whose_endpoint_refuses_the_key_stops_alone(
+    cli: Runner,
+    servers: tuple[FakeOpenAI, FakeOpenAI, Gate],
+    wiki: FakeMediaWiki,
+    dataset: Path,
+    tmp_path: Path,
+) -> None:
+    a, _, _ = servers
+    with FakeOpenAI([Reply(status=401)]) as refusing:
+        configure(cli, a, refusing)
+        out = tmp_path / "m"
+        args = ["-m", "local-a", "-m", "hosted/b", "--limit", "3", "--out", str(out)]
+        result = cli(["eval", str(dataset), *args], **env(wiki))
+    assert result.code == 2
+    assert "401" in one_error_line(result.stderr.splitlines()[-1])
+    matrix = json.loads((out / "matrix.json").read_text(encoding="utf-8"))
+    assert [cell["status"] for cell in matrix["cells"]] == ["finished", "stopped"]
+    assert [row["em"] for row in rows_of(cell_folder(out, *CELLS[0]))] == [1.0, 1.0, 0.0]
 
 
 FOLDERS = Path(__file__).resolve().parents[1] / "fixtures" / "eval" / "folders"
