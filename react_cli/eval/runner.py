@@ -134,9 +134,10 @@ class _Workers:
             return EvalStatus.FAILED, self.failure
         if self.gave_up:
             return EvalStatus.STOPPED, self.last_error
-        if self.stop.is_set():  # stopped from outside (``EvalRun.stop``): a matrix's Ctrl-C
+        unanswered = any(self.store.missing(key) for key in self._keys(pending))
+        if self.stop.is_set() and unanswered:  # stopped from outside (``EvalRun.stop``)
             return EvalStatus.INTERRUPTED, self.last_error
-        if self.budget_reached and any(self.store.missing(key) for key in self._keys(pending)):
+        if self.budget_reached and unanswered:
             return EvalStatus.BUDGET, self.last_error
         return EvalStatus.FINISHED, self.last_error
 
