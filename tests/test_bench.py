@@ -19,6 +19,11 @@ RUNS = [
         ["--questions", "4", "--latency", "0.01", "--concurrency", "2", "--in-process"],
         ["wall / ideal:"],
     ),
+    (
+        "matrix.py",
+        ["--questions", "3", "--latency", "0.01", "--concurrency", "2", "--in-process"],
+        ["run / ideal:"],
+    ),
     ("startup.py", ["--runs", "1"], ["react-cli --help: median"]),
     ("pathological.py", ["--repeat", "1", "--sizes", "1000,2000"], ["worst growth per"]),
     ("methods.py", ["--samples", "3", "--n", "ignore", "--limit", "2"], ["in one pass"]),

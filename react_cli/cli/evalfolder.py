@@ -14,7 +14,11 @@ from react_cli.cli.help import Panel, examples
 from react_cli.core.errors import UsageError
 
 FolderArg = Annotated[
-    Path, typer.Argument(metavar="DIR", help="An eval folder (holding summary.json).")
+    Path,
+    typer.Argument(
+        metavar="DIR",
+        help="An eval folder (holding summary.json), a matrix's, or one of its cells: DIR@N.",
+    ),
 ]
 LISTS = ("flips", "modes")
 
@@ -23,11 +27,21 @@ LISTS = ("flips", "modes")
     "show",
     short_help="Print an eval's summary table again.",
     epilog=examples(
-        "react-cli eval show runs/gpt", "react-cli eval show runs/all --wrong --method cot"
+        "react-cli eval show runs/gpt",
+        "react-cli eval show runs/all --wrong --method cot",
+        "react-cli eval show runs/matrix --json",
     ),
 )
 def eval_show(
     directory: FolderArg,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print the summary (a matrix's cells and tests) as one JSON object.",
+            rich_help_panel=Panel.OUTPUT,
+        ),
+    ] = False,
     wrong: Annotated[
         bool,
         typer.Option(
@@ -46,17 +60,38 @@ def eval_show(
     ] = None,
 ) -> None:
     """Print the summary table of the eval in DIR (stdout); --wrong lists the questions it got
-    wrong (question, gold, answer, stop reason).
+    wrong (question, gold, answer, stop reason). A matrix's DIR: every cell in one table and
+    every pair tested (Holm-corrected); DIR@N one of its cells.
 
     Exit codes: 0 shown; 2 DIR is not a readable eval folder.
     """
     from react_cli.display.terminal import make_console
-    from react_cli.share.show import show_eval
+    from react_cli.eval.matrix import is_matrix
+    from react_cli.share.cells import eval_folder
 
     console = make_console(stderr=False)
-    from react_cli.core.method import parse_method
+    if is_matrix(directory):
+        from react_cli.share.matrix_show import load_matrix, matrix_json, matrix_view
 
+        if wrong or method is not None:
+            raise UsageError(f"--wrong and --method show one cell: {directory}@N")
+        shown = load_matrix(directory)
+        if as_json:
+            print_json(matrix_json(shown), indent=2)
+            return
+        for part in matrix_view(shown):
+            console.print(part)
+        return
+    from react_cli.core.method import parse_method
+    from react_cli.share.show import show_eval
+
+    directory = eval_folder(directory)
     chosen = None if method is None else str(parse_method(method))
+    if as_json:
+        from react_cli.share.evaldir import load_eval
+
+        print_json(load_eval(directory, chosen).summary.to_json(), indent=2)
+        return
     for part in show_eval(directory, wrong=wrong, method=chosen):
         console.print(part)
 
@@ -83,16 +118,26 @@ def eval_report(
 ) -> None:
     """Write the eval in DIR as one HTML file: summary, charts (stop reasons, score by steps,
     latency) and every question with its trajectory. Needs the 'report' extra
-    (pip install 'react-cli[report]') for the charts.
+    (pip install 'react-cli[report]') for the charts. A matrix's DIR: its table and
+    significance matrices (no chart); DIR@N one of its cells.
 
     Exit codes: 0 written; 2 DIR is not an eval folder, PATH cannot be written, or the extra
     is missing.
     """
     from react_cli.display.terminal import plain
+    from react_cli.eval.matrix import is_matrix
+    from react_cli.share.cells import eval_folder
     from react_cli.share.export import write_output
-    from react_cli.share.report import eval_report as build_report
 
-    write_output(output, build_report(directory))
+    if is_matrix(directory):
+        from react_cli.share.matrix_report import matrix_report
+        from react_cli.share.matrix_show import load_matrix
+
+        write_output(output, matrix_report(load_matrix(directory)))
+    else:
+        from react_cli.share.report import eval_report as build_report
+
+        write_output(output, build_report(eval_folder(directory)))
     print(plain(str(output)))
 
 
@@ -103,11 +148,16 @@ def eval_report(
         "react-cli eval compare runs/text runs/tools",
         "react-cli eval compare runs/text runs/tools --list flips",
         "react-cli eval compare runs/all runs/all --method react --method-b cot-sc",
+        "react-cli eval compare runs/m@qwen,react,text runs/m@qwen,react,tools",
     ),
 )
 def eval_compare(
-    first: Annotated[Path, typer.Argument(metavar="A", help="The baseline eval folder.")],
-    second: Annotated[Path, typer.Argument(metavar="B", help="The eval folder compared to A.")],
+    first: Annotated[
+        Path, typer.Argument(metavar="A", help="The baseline eval folder, or a cell: DIR@N.")
+    ],
+    second: Annotated[
+        Path, typer.Argument(metavar="B", help="The eval folder (or cell) compared to A.")
+    ],
     as_json: Annotated[
         bool,
         typer.Option("--json", help="Print one JSON object.", rich_help_panel=Panel.OUTPUT),
@@ -151,7 +201,9 @@ def eval_compare(
     accuracy), a paired bootstrap 95 % interval for the F1 difference, tokens, calls and time
     per question, and each failure mode's count with the questions whose mode changed (--list
     modes lists them). Works across models, prompts and methods: --method picks one of an eval
-    of several (--method-b another for B, e.g. two methods of the same eval).
+    of several (--method-b another for B, e.g. two methods of the same eval). A cell of a
+    matrix is DIR@N (its number in 'eval show DIR'), DIR@NAME (its folder's name) or
+    DIR@MODEL,METHOD,PROTOCOL.
 
     Exit codes: 0 compared; 2 a folder is not an eval, or the two share no question.
     """
@@ -167,7 +219,10 @@ def eval_compare(
         None if name is None else str(parse_method(name, option))
         for name, option in ((method, "--method"), (method_b, "--method-b"))
     ]
-    comparison = compare_evals(first, second, seed=seed, method=names[0], method_b=names[1])
+    from react_cli.share.cells import eval_folder
+
+    a, b = eval_folder(first), eval_folder(second)
+    comparison = compare_evals(a, b, seed=seed, method=names[0], method_b=names[1])
     if as_json:
         print_json(comparison.to_json(), indent=2)
         return
@@ -230,7 +285,9 @@ def eval_export(
     if export_format not in EXPORT_FORMATS:
         formats = ", ".join(EXPORT_FORMATS)
         raise UsageError(f"--format must be one of {formats}, not {quoted(export_format)}")
-    written = export_inspect(directory, output)
+    from react_cli.share.cells import eval_folder
+
+    written = export_inspect(eval_folder(directory), output)
     for path in written:
         print(plain(str(path)))
     if not all(viewer_lists(path) for path in written):

@@ -15,7 +15,7 @@ from react_cli.cli.app import (
 )
 from react_cli.cli.help import Commands, Panel, examples
 from react_cli.cli.options import DebugOpt
-from react_cli.cli.run_options import NO_RUN_OPTIONS, RunOptions, with_options
+from react_cli.cli.run_options import NO_EVAL_OPTIONS, EvalOptions, with_options
 from react_cli.core.errors import EvalIncompleteError, InterruptError, ReactCliError
 
 if TYPE_CHECKING:
@@ -37,10 +37,10 @@ eval_app.callback(invoke_without_command=True)(help_when_bare)
         "react-cli eval hotpot_dev_v1_simplified.json --paper-subset -m gpt-4o-mini",
         "react-cli eval paper_dev.jsonl --methods all --limit 100 --out runs/all",
         "react-cli eval --resume runs/all",
-        "react-cli eval compare runs/text runs/tools",
+        "react-cli eval hotpot.json -m qwen -m gpt-4o-mini --protocol text,tools",
     ),
 )
-@with_options(RunOptions)
+@with_options(EvalOptions)
 def eval_command(
     dataset: Annotated[
         Path | None,
@@ -152,6 +152,15 @@ def eval_command(
             rich_help_panel=Panel.METHOD,
         ),
     ] = None,
+    matrix: Annotated[
+        bool,
+        typer.Option(
+            "--matrix",
+            help="A matrix of cells (a folder each) even for one model and protocol: each "
+            "method its own cell (several -m or --protocol values make one anyway).",
+            rich_help_panel=Panel.METHOD,
+        ),
+    ] = False,
     as_json: Annotated[
         bool,
         typer.Option(
@@ -160,7 +169,7 @@ def eval_command(
             rich_help_panel=Panel.OUTPUT,
         ),
     ] = False,
-    options: RunOptions = NO_RUN_OPTIONS,
+    options: EvalOptions = NO_EVAL_OPTIONS,
     debug: DebugOpt = False,
 ) -> None:
     """Score a model on DATASET: summary.json path on stdout, progress on stderr.
@@ -169,6 +178,11 @@ def eval_command(
     was started with (options given now win; --methods adds methods it runs for every
     question).
 
+    Several -m (each model at its [models.NAME] endpoint), or --protocol text,tools, run a
+    matrix: every model × method × protocol a cell, an eval folder of its own under DIR/cells,
+    all at once; matrix.json's path on stdout; 'eval --resume DIR' runs its missing cells and
+    rows, 'eval show DIR' tests every pair of cells.
+
     Exit codes: 0 the run completed (whatever the score); 1 questions failed hard (endpoint
     errors; --resume retries them); 2 usage or configuration error (the endpoint refused the
     key or the model: the run stops at once); 130 interrupted (results kept), 143 by SIGTERM,
@@ -176,11 +190,13 @@ def eval_command(
     """
     from react_cli.cli.notices import told
     from react_cli.display.terminal import make_console
+    from react_cli.eval.matrix_run import protocols_given, wants_matrix
     from react_cli.eval.plan import EvalRequest, plan_eval
     from react_cli.eval.runner import claimed, evaluate, shared_limits
     from react_cli.eval.view import ProgressView
     from react_cli.session import open_session
 
+    models, protocols = options.models, protocols_given(options.protocol)
     request = EvalRequest(
         dataset=dataset,
         format=data_format,
@@ -198,6 +214,11 @@ def eval_command(
         shard=shard,
         flags=options.flags(),
     )
+    if wants_matrix(request, models, protocols, matrix):
+        from react_cli.cli.matrix import run_matrix_command
+
+        run_matrix_command(request, models, protocols, as_json=as_json, debug=debug)
+        return
     plan = plan_eval(request)
     shared, used = shared_limits(plan)  # what every request of the eval goes through
     view = ProgressView(make_console(), used.text)

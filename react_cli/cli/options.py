@@ -24,6 +24,17 @@ ModelOpt = Annotated[
         rich_help_panel=Panel.MODEL,
     ),
 ]
+ModelsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "-m",
+        "--model",
+        metavar="NAME",
+        help="Model name; repeat it for a matrix of models, each at its [models.NAME] "
+        "endpoint [env REACT_CLI_MODEL].",
+        rich_help_panel=Panel.MODEL,
+    ),
+]
 BaseUrlOpt = Annotated[
     str | None,
     typer.Option(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, TypeVar, get_type_hints
 
 from react_cli.cli.options import (
@@ -30,6 +30,7 @@ from react_cli.cli.options import (
     McpOpt,
     MethodOpt,
     ModelOpt,
+    ModelsOpt,
     NoStreamOpt,
     NoWikiOpt,
     OtelOpt,
@@ -132,7 +133,28 @@ class RunOptions:
         return settings_flags(**given)
 
 
+@dataclass(frozen=True)
+class EvalOptions(RunOptions):
+    """``eval``'s run options: ``-m`` may be repeated (a matrix of models)."""
+
+    model: ModelsOpt = None  # type: ignore[assignment]
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        """The models given, each once, in order."""
+        return tuple(dict.fromkeys(self.model or ()))
+
+    def flags(self) -> dict[str, Any]:
+        """As ``RunOptions.flags``, the model among them when one is given."""
+        models = self.models
+        flags = RunOptions.flags(replace(self, model=None))
+        if len(models) == 1:
+            flags["model"] = models[0]
+        return flags
+
+
 NO_RUN_OPTIONS = RunOptions()
+NO_EVAL_OPTIONS = EvalOptions()
 """A command's ``options`` default (typer replaces the parameter: see :func:`with_options`)."""
 
 

@@ -164,7 +164,7 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
     flags = dict(request.flags)
     if "prompt" not in flags and data.format is Format.FEVER and earlier is None:
         flags["prompt"] = "fever"
-    folder = request.resume or request.out or _new_folder(path)
+    folder = request.resume or request.out or new_folder(path)
     general = False  # a resumed eval's prompt is the one it recorded
     if config is None:
         settings, origins = resolve_with_origins(flags)
@@ -187,7 +187,7 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
         wiki_concurrency=wiki,
         max_concurrency=max_concurrency,
         max_total_cost=_total_cost(request.max_total_cost, settings),
-        resume_hint=_resume_hint(folder, flags, settings),
+        resume_hint=resume_hint_for(folder, flags, settings),
     )
     if earlier is not None:  # refused before any file loads or server starts
         given = tuple(ToolFile(path, file_digest(path)) for path in settings.tools_from)
@@ -312,7 +312,7 @@ def _resumed_settings(flags: dict[str, Any], recorded: EvalConfig, folder: Path)
     return resolve({**unset, **flags})
 
 
-def _resume_hint(folder: Path, flags: dict[str, Any], settings: Settings) -> str:
+def resume_hint_for(folder: Path, flags: dict[str, Any], settings: Settings) -> str:
     """The command that continues the eval in ``folder``, as the user can paste it: with the
     endpoint if a flag gave it (a resume takes no endpoint from a folder), and the
     ``--tools-from`` files (a resume runs no code a folder names)."""
@@ -323,7 +323,7 @@ def _resume_hint(folder: Path, flags: dict[str, Any], settings: Settings) -> str
     return hint + "".join(f" --tools-from {shell_word(str(p))}" for p in settings.tools_from)
 
 
-def _new_folder(dataset: Path) -> Path:
+def new_folder(dataset: Path) -> Path:
     """``<home>/evals/<time>-<random>-<dataset>``: unique even for two evals started in the
     same second."""
     stamp = now_utc().strftime("%Y%m%dT%H%M%SZ")

@@ -43,7 +43,6 @@ from react_cli.llm import replicas
 from react_cli.llm.base import LanguageModel
 from react_cli.loop.events import Observer
 from react_cli.session import OpenSession, Session, Shared
-from react_cli.telemetry.base import EvalSpans
 
 MAX_CONSECUTIVE_FAILURES = 5
 Watch = Callable[[Example], AbstractContextManager[Observer]]
@@ -136,7 +135,10 @@ class _Workers:
             return EvalStatus.FAILED, self.failure
         if self.gave_up:
             return EvalStatus.STOPPED, self.last_error
-        if self.budget_reached and any(self.store.missing(key) for key in self._keys(pending)):
+        unanswered = any(self.store.missing(key) for key in self._keys(pending))
+        if self.stop.is_set() and unanswered:  # stopped from outside (``EvalRun.stop``)
+            return EvalStatus.INTERRUPTED, self.last_error
+        if self.budget_reached and unanswered:
             return EvalStatus.BUDGET, self.last_error
         return EvalStatus.FINISHED, self.last_error
 
@@ -254,13 +256,79 @@ def evaluate(
     eval stops with status ``failed`` and the store's error as ``last_error``. ``warn`` hears
     about a torn last row dropped from an earlier eval.
     """
-    spans = opened.spans.eval(_eval_facts(plan))
-    result = _run(plan, opened, lock, spans, observer or EvalObserver(), warn, concurrency)
-    figures = result.summary.figures
-    scores = {metric: figures.score(metric) for metric in figures.kind.metrics}
-    facts = {"status": result.status.value, "answered": figures.n, **scores}
-    spans.finish(facts, method_figures(result.summary))
+    observer = observer or EvalObserver()
+    with interrupts.guard():
+        run = EvalRun(plan, opened, lock, warn, concurrency)
+        status, last_error = EvalStatus.FAILED, None
+        try:
+            status, last_error = run.drive(observer)
+        except KeyboardInterrupt:
+            status = EvalStatus.INTERRUPTED
+        finally:
+            interrupts.hold()  # the final summary gets written whatever the user presses
+            result = run.end(status, last_error)
+    observer.finished(result.summary)
     return result
+
+
+class EvalRun:
+    """One eval's run in its three parts, for :func:`evaluate` and for a matrix's cells,
+    which run side by side (``eval.matrix_run``): made (its store open, its rows read back),
+    driven (on any thread: its questions run on its own workers), ended (its workers stopped,
+    the final summary written). :meth:`stop` stops it from another thread: it ends
+    ``interrupted``."""
+
+    def __init__(
+        self,
+        plan: EvalPlan,
+        opened: OpenSession,
+        lock: IO[bytes],
+        warn: Callable[[str], None] | None,
+        concurrency: Concurrency | None,
+    ) -> None:
+        self.plan, self._opened = plan, opened
+        self._spans = opened.spans.eval(_eval_facts(plan))
+        keys = {(example.index, example.question) for example in plan.dataset.examples}
+
+        def watch(example: Example) -> AbstractContextManager[Observer]:
+            shown = None if example.id is None else str(example.id)
+            return self._spans.question(example.question, {"index": example.index, "id": shown})
+
+        levels = concurrency.to_json if concurrency is not None else None
+        config = plan.config(ran_files(opened.tool_specs()))
+        self.store = ResultsStore(plan.folder, lock, plan.dataset_ref(), config, keys, levels)
+        self.workers = _Workers(plan, self.store, watch, concurrency)
+        if self.store.torn and warn is not None:
+            cut = "its last row was cut short (crash or full disk); that question runs again"
+            warn(f"{plan.folder / RESULTS}: {cut}")
+        self.pending = [e for e in plan.examples if self.store.missing((e.index, e.question))]
+
+    def drive(self, observer: EvalObserver) -> tuple[EvalStatus, str | None]:
+        """Run the questions not done yet; the status and the last failure."""
+        plan, opened = self.plan, self._opened
+        count = max(1, min(plan.workers, len(self.pending)))
+        models = [opened.model() for _ in range(count)]
+        total = len(plan.examples)
+        observer.started(total, total - len(self.pending), self.store.summary(EvalStatus.RUNNING))
+        return self.workers.drive(opened.session, self.pending, models, observer)
+
+    def stop(self) -> None:
+        """No question starts any more, those in flight are dropped: :meth:`drive` returns
+        ``interrupted`` at once."""
+        self.workers.stop.set()
+
+    def end(self, status: EvalStatus, last_error: str | None) -> EvalResult:
+        """Stop the workers, write the final summary, end the eval's span."""
+        workers = self.workers
+        workers.close()
+        summary = _final_summary(self.store, status)
+        figures = summary.figures
+        scores = {metric: figures.score(metric) for metric in figures.kind.metrics}
+        facts = {"status": status.value, "answered": figures.n, **scores}
+        self._spans.finish(facts, method_figures(summary))
+        return EvalResult(
+            summary, status, last_error, workers.max_tokens_reached, workers.config_error
+        )
 
 
 def shared_limits(plan: EvalPlan) -> tuple[Shared, Concurrency]:
@@ -272,47 +340,6 @@ def shared_limits(plan: EvalPlan) -> tuple[Shared, Concurrency]:
     zim = settings.wiki.lower().startswith("zim:")
     wiki = None if zim else shared.wiki
     return shared, Concurrency(shared.endpoint, wiki, settings.stream, shared.replicas)
-
-
-def _run(
-    plan: EvalPlan,
-    opened: OpenSession,
-    lock: IO[bytes],
-    spans: EvalSpans,
-    observer: EvalObserver,
-    warn: Callable[[str], None] | None,
-    concurrency: Concurrency | None,
-) -> EvalResult:
-    keys = {(example.index, example.question) for example in plan.dataset.examples}
-
-    def watch(example: Example) -> AbstractContextManager[Observer]:
-        shown = None if example.id is None else str(example.id)
-        return spans.question(example.question, {"index": example.index, "id": shown})
-
-    with interrupts.guard():
-        levels = concurrency.to_json if concurrency is not None else None
-        config = plan.config(ran_files(opened.tool_specs()))
-        store = ResultsStore(plan.folder, lock, plan.dataset_ref(), config, keys, levels)
-        workers = _Workers(plan, store, watch, concurrency)
-        status, last_error = EvalStatus.FAILED, None
-        try:
-            if store.torn and warn is not None:
-                cut = "its last row was cut short (crash or full disk); that question runs again"
-                warn(f"{plan.folder / RESULTS}: {cut}")
-            pending = [e for e in plan.examples if store.missing((e.index, e.question))]
-            count = max(1, min(plan.workers, len(pending)))
-            models = [opened.model() for _ in range(count)]
-            total = len(plan.examples)
-            observer.started(total, total - len(pending), store.summary(EvalStatus.RUNNING))
-            status, last_error = workers.drive(opened.session, pending, models, observer)
-        except KeyboardInterrupt:
-            status = EvalStatus.INTERRUPTED
-        finally:
-            interrupts.hold()  # the final summary gets written whatever the user presses
-            workers.close()
-            summary = _final_summary(store, status)
-    observer.finished(summary)
-    return EvalResult(summary, status, last_error, workers.max_tokens_reached, workers.config_error)
 
 
 def _eval_facts(plan: EvalPlan) -> dict[str, str | int | None]:

@@ -64,21 +64,27 @@ class _Said(ProgressColumn):
         return Text(shown, style="dim", no_wrap=True)
 
 
+def progress_columns(label: ProgressColumn) -> list[ProgressColumn]:
+    """An eval's progress line: ``label``, the bar, questions done, scores, time and ETA (a
+    matrix's display has one a cell)."""
+    return [
+        label,
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[scores]}"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+    ]
+
+
 class ProgressView(EvalObserver):
     """A rich progress bar on the console (stderr), with the requests each endpoint gets at
     once (``levels``) when given; the summary table when done."""
 
     def __init__(self, console: Console, levels: Callable[[], str] | None = None) -> None:
         self.console = console
-        columns: list[ProgressColumn] = [
-            TextColumn("eval"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[scores]}"),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-        ]
+        columns = progress_columns(TextColumn("eval"))
         if levels is not None:
             columns.append(_Said(levels, console))
         self.progress = Progress(*columns, console=console, transient=False)

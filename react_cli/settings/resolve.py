@@ -27,6 +27,7 @@ from react_cli.infra.untrusted import BadInput, clean_text, read_text
 from react_cli.settings.archives import find_archive, is_bare_name
 from react_cli.settings.environment import ENV_VARS, HOME_ENV
 from react_cli.settings.mcp import MCP_TABLE, mcp_servers
+from react_cli.settings.models import MODELS_TABLE, model_entries
 from react_cli.settings.settings import Settings
 from react_cli.settings.tools import RULES, TOOLS_TABLE, tool_rules
 from react_cli.settings.urls import default_variant, wiki_root
@@ -112,7 +113,12 @@ def load_config_file(path: Path) -> dict[str, Any]:
         raise UsageError(f"config file {path}: {exc}") from None
     except ValueError:  # int() refuses integers of more than 4,300 digits
         raise UsageError(f"config file {path}: a number too long to read") from None
-    known = (*(name for name in _FIELD_TYPES if name not in _RULES), PRICES_TABLE, TOOLS_TABLE)
+    known = (
+        *(name for name in _FIELD_TYPES if name not in _RULES),
+        PRICES_TABLE,
+        TOOLS_TABLE,
+        MODELS_TABLE,
+    )
     unknown = sorted(set(data) - set(known))
     if unknown:
         named = ", ".join(_suggested(key, known) for key in unknown)
@@ -241,7 +247,7 @@ def resolve_with_origins(
     origins = {name: Origin(Source.DEFAULT) for name in _FIELD_TYPES}
     data = load_config_file(path)
     for name, value in data.items():
-        if name not in (PRICES_TABLE, MCP_TABLE, TOOLS_TABLE):
+        if name not in (PRICES_TABLE, MCP_TABLE, TOOLS_TABLE, MODELS_TABLE):
             values[name] = _coerce(name, value, f"config file {path}")
             origins[name] = Origin(Source.FILE)
     for name, names in ENV_VARS.items():
@@ -254,6 +260,14 @@ def resolve_with_origins(
         if value is not None and name != MCP_TABLE and name not in _RULES:
             values[name] = _coerce(name, value, f"option for {name}")
             origins[name] = Origin(Source.FLAG)
+    entries = model_entries(data.get(MODELS_TABLE), path)
+    entry = entries.get(values["model"]) if isinstance(values.get("model"), str) else None
+    if entry is not None:  # more specific than the file's keys and the environment
+        for name, value in entry.settings(env).items():
+            if name == "model" or origins[name].source != Source.FLAG:
+                values[name] = _coerce(name, value, f"config file {path} [{MODELS_TABLE}]")
+                if name != "model":
+                    origins[name] = Origin(Source.FILE, f"[{MODELS_TABLE}.{entry.name}]")
     values.update(tool_rules(data.get(TOOLS_TABLE), {k: flags.get(k) for k in _RULES}, path))
     for name in _RULES:
         if flags.get(name):
@@ -265,7 +279,11 @@ def resolve_with_origins(
     if values[MCP_TABLE]:
         origins[MCP_TABLE] = Origin(Source.FLAG if given else Source.FILE)
     if PRICES_TABLE in data:
-        model_prices = _model_prices(data[PRICES_TABLE], values.get("model"), path)
+        priced = values.get("model")
+        table = data[PRICES_TABLE]
+        if entry is not None and isinstance(table, dict) and entry.name in table:
+            priced = entry.name  # [prices] may name the model as -m does
+        model_prices = _model_prices(data[PRICES_TABLE], priced, path)
         for name, value in model_prices.items():
             values[name] = _coerce(name, value, f"config file {path} [{PRICES_TABLE}]")
             origins[name] = Origin(Source.FILE, f"[{PRICES_TABLE}]")
