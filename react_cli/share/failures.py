@@ -1,5 +1,6 @@
 """Failure modes as ``eval show``, ``eval report`` and ``eval compare`` show them: a table of
-counts and shares per eval, and the questions whose mode changed between two.
+counts and shares per eval, method or matrix cell, and the questions whose mode changed
+between two.
 
 The modes themselves are the eval's (``eval.failures``); each row carries its own
 (``ShownRow.failure``), recorded or derived when the folder is read.
@@ -16,6 +17,7 @@ from rich.text import Text
 
 from react_cli.eval.failures import FailureMode, mode_counts
 from react_cli.share.evaldir import EvalFolder, ShownRow, load_eval
+from react_cli.share.page import Html, el
 from react_cli.share.text import brief
 
 
@@ -64,6 +66,21 @@ def shares_rows(
         for mode in present
     ]
     return ["mode", *(name for name, _ in sides)], rows
+
+
+def failures_html(sides: Sequence[tuple[str, Sequence[ShownRow]]]) -> list[Html]:
+    """The report's "Failure modes" section: a column of counts and shares per side (nothing
+    when no side has a row)."""
+    headers, rows = shares_rows(sides)
+    if not rows:
+        return []
+    head = el("tr", *(el("th", h, class_="num" if n else None) for n, h in enumerate(headers)))
+    body = (
+        el("tr", el("td", row[0]), *(el("td", cell, class_="num") for cell in row[1:]))
+        for row in rows
+    )
+    table = el("table", el("thead", head), el("tbody", *body))
+    return [el("h2", "Failure modes"), el("div", table, class_="scroll")]
 
 
 def _cell(count: int, total: int) -> str:

@@ -5,6 +5,7 @@ DIR@N``."""
 from __future__ import annotations
 
 from react_cli.share.evaldir import metric_label
+from react_cli.share.failures import failures_html
 from react_cli.share.matrix_show import ALPHA, NONE, MatrixShown, PairTest, p_text
 from react_cli.share.page import Html, el, page
 from react_cli.share.stats import BOOTSTRAP_RESAMPLES
@@ -23,6 +24,7 @@ def matrix_report(shown: MatrixShown) -> str:
         el("h2", "Cells"),
         el("div", _table(shown), class_="scroll"),
         el("p", "* best of its column", class_="muted"),
+        *failures_html(shown.failure_sides()),
     ]
     if pairs:
         body += [

@@ -25,7 +25,8 @@ from react_cli.display.terminal import format_seconds, shell_word
 from react_cli.eval.files import SUMMARY
 from react_cli.eval.matrix import Cell, MatrixRecord, read_matrix
 from react_cli.eval.summary import ScoreKind
-from react_cli.share.evaldir import EvalFolder, load_eval, metric_label
+from react_cli.share.evaldir import EvalFolder, ShownRow, load_eval, metric_label
+from react_cli.share.failures import counts_json, failure_table
 from react_cli.share.stats import BOOTSTRAP_RESAMPLES, bootstrap_p, holm, mcnemar_exact
 from react_cli.share.text import one_line
 
@@ -108,6 +109,11 @@ class MatrixShown:
     seed: int
     tested: bool = True  # False: the pairs were left untested (the end of ``eval``)
 
+    def failure_sides(self) -> list[tuple[str, tuple[ShownRow, ...]]]:
+        """Each started cell's rows, named as the table numbers it: the failure-mode table's
+        columns (counts per mode do not fit one column of the cells' table)."""
+        return [(f"#{c.number}", c.folder.rows) for c in self.cells if c.folder is not None]
+
     def best(self, column: Column) -> set[int]:
         """The numbers of the cells with the best value of ``column`` (ties all)."""
         values = {c.number: column.value(c) for c in self.cells}
@@ -173,7 +179,6 @@ def _columns(cells: tuple[ShownCell, ...], kind: ScoreKind) -> tuple[Column, ...
         Column("cost", "total_cost", _figure("total_cost"), "{:,.4f}".format, -1),
         Column("latency / q", "avg_latency_s", _figure("avg_latency_s"), format_seconds, -1),
         Column("calls / q", "avg_calls", _calls, "{:,.2f}".format, -1),
-        # A failure-mode column goes here (issue 33's failure modes, per row).
     ]
     optional = {"page_recall", "total_cost"}
     return tuple(
@@ -286,6 +291,8 @@ def matrix_view(shown: MatrixShown) -> list[RenderableType]:
     first = metric_label(shown.kind.metrics[0])
     pairs = len(shown.exact)
     parts: list[RenderableType] = [matrix_table(shown)]
+    if any(rows for _, rows in shown.failure_sides()):
+        parts.append(failure_table(shown.failure_sides()))
     if pairs:
         parts += [
             significance_table(shown, shown.exact, f"{first}: exact McNemar, Holm over {pairs}"),
@@ -321,7 +328,8 @@ def matrix_json(shown: MatrixShown) -> dict[str, Any]:
         n = None if cell.folder is None else cell.folder.summary.figures.n
         status = None if cell.folder is None else cell.folder.summary.status.value
         shown_cell = {"number": cell.number, **cell.cell.to_json(), "status": status, "n": n}
-        cells.append({**shown_cell, **figures})
+        modes = None if cell.folder is None else counts_json(cell.folder.rows)
+        cells.append({**shown_cell, **figures, "failure_modes": modes})
     test = {"alpha": ALPHA, "correction": "holm"}
     return {
         "path": str(shown.path),

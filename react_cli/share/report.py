@@ -14,7 +14,7 @@ from react_cli.eval.summary import ScoreKind
 from react_cli.eval.view import estimated, evidence_rows, figure_text, table_1, whose_figures
 from react_cli.share.charts import Chart, charts, require_matplotlib
 from react_cli.share.evaldir import EvalFolder, ShownRow, load_eval, metric_label
-from react_cli.share.failures import method_rows, shares_rows
+from react_cli.share.failures import failures_html, method_rows
 from react_cli.share.html import facts, trace_body
 from react_cli.share.page import Html, data_uri, el, join, page
 from react_cli.share.text import brief
@@ -98,16 +98,7 @@ def _methods(folder: EvalFolder) -> list[Html]:
 
 def _failures(folder: EvalFolder) -> list[Html]:
     """Why answers failed: each failure mode's count and share, a column per method."""
-    if not folder.rows:
-        return []
-    headers, rows = shares_rows(method_rows(folder))
-    head = el("tr", *(el("th", h, class_="num" if n else None) for n, h in enumerate(headers)))
-    body = (
-        el("tr", el("td", row[0]), *(el("td", cell, class_="num") for cell in row[1:]))
-        for row in rows
-    )
-    table = el("table", el("thead", head), el("tbody", *body))
-    return [el("h2", "Failure modes"), el("div", table, class_="scroll")]
+    return failures_html(method_rows(folder)) if folder.rows else []
 
 
 def _charts(figures: list[Chart]) -> Html:

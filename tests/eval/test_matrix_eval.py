@@ -150,11 +150,21 @@ def check_finished(cli: Runner, out: Path, a: FakeOpenAI, b: FakeOpenAI, html: P
     ]
     best_em = [c["number"] for c in cells if c["em"] == max(x["em"] for x in cells)]
     assert data["best"]["em"] == best_em == [5, 7]
+    for cell, (model, method, _) in zip(cells, CELLS, strict=True):  # why each cell's failed
+        modes = cell["failure_modes"]
+        assert sum(mode["count"] for mode in modes.values()) == len(QUESTIONS)
+        right = sum(
+            modes.get(m, {"count": 0})["count"] for m in ("right", "right_without_evidence")
+        )
+        assert right == sum(EXPECTED[model, method])
     check_tests(data, out)
+    text = cli(["eval", "show", str(out)])
+    assert text.code == 0 and "failure modes" in text.stdout and "#8" in text.stdout
     report = cli(["eval", "report", str(out), "-o", str(html)])
     assert report.code == 0, report.stderr
     page = html.read_text(encoding="utf-8")
     assert "hosted/b" in page and "Holm over 28 pairs" in page and "▲" in page
+    assert "<h2>Failure modes</h2>" in page
 
 
 def check_tests(data: dict[str, Any], out: Path) -> None:
