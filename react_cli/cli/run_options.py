@@ -38,6 +38,7 @@ from react_cli.cli.options import (
     SampleConcurrencyOpt,
     SamplesOpt,
     SampleTemperatureOpt,
+    ServiceTierOpt,
     TemperatureOpt,
     TimeoutOpt,
     ToolsFromOpt,
@@ -83,6 +84,7 @@ class RunOptions:
     api: ApiOpt = None
     temperature: TemperatureOpt = None
     no_stream: NoStreamOpt = False
+    service_tier: ServiceTierOpt = None
     method: MethodOpt = None
     prompt: PromptOpt = None
     protocol: ProtocolOpt = None
