@@ -7,6 +7,7 @@ message the same for every question."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import defaultdict
 from collections.abc import Iterator
@@ -81,7 +82,7 @@ def test_text_prompts_only_grow_and_share_one_few_shot_block(
     assert max(len(calls) for calls in prompts.values()) >= 4
     assert any(prompt.endswith("\nAction 1:") for prompt in prompts[Q[2]])  # the follow-up
     for question, calls in prompts.items():
-        for before, after in zip(calls, calls[1:]):
+        for before, after in itertools.pairwise(calls):
             assert after.startswith(before), (question, before[-200:], after[len(before) - 200 :])
             assert len(after) > len(before)
     blocks = {few_shot_block(calls[0], question) for question, calls in prompts.items()}
@@ -131,7 +132,7 @@ def test_tools_messages_only_grow_and_open_the_same_way(
     assert len(chats) == len(Q)
     assert max(len(calls) for calls in chats.values()) >= 2
     for calls in chats.values():
-        for before, after in zip(calls, calls[1:]):
+        for before, after in itertools.pairwise(calls):
             sent = [json.dumps(m, sort_keys=False) for m in before["messages"]]
             again = [json.dumps(m, sort_keys=False) for m in after["messages"]]
             assert again[: len(sent)] == sent  # the chat only grows, each message the same bytes
