@@ -13,6 +13,7 @@ from react_cli.cli.app import (
     print_json,
     print_warning,
 )
+from react_cli.cli.batch_options import NO_BATCH_OPTIONS, BatchRunOptions
 from react_cli.cli.help import Commands, Panel, examples
 from react_cli.cli.options import DebugOpt
 from react_cli.cli.run_options import NO_RUN_OPTIONS, RunOptions, with_options
@@ -37,10 +38,11 @@ eval_app.callback(invoke_without_command=True)(help_when_bare)
         "react-cli eval hotpot_dev_v1_simplified.json --paper-subset -m gpt-4o-mini",
         "react-cli eval paper_dev.jsonl --methods all --limit 100 --out runs/all",
         "react-cli eval --resume runs/all",
-        "react-cli eval compare runs/text runs/tools",
+        "react-cli eval paper_dev.jsonl --batch --limit 500 -m gpt-4o-mini --out runs/batch",
     ),
 )
 @with_options(RunOptions)
+@with_options(BatchRunOptions, "batch")
 def eval_command(
     dataset: Annotated[
         Path | None,
@@ -152,6 +154,7 @@ def eval_command(
         ),
     ] = False,
     options: RunOptions = NO_RUN_OPTIONS,
+    batch: BatchRunOptions = NO_BATCH_OPTIONS,
     debug: DebugOpt = False,
 ) -> None:
     """Score a model on DATASET: summary.json path on stdout, progress on stderr.
@@ -167,6 +170,7 @@ def eval_command(
     """
     from react_cli.cli.notices import told
     from react_cli.display.terminal import make_console
+    from react_cli.eval.batch.ledger import is_batch_folder
     from react_cli.eval.plan import EvalRequest, plan_eval
     from react_cli.eval.runner import claimed, evaluate, shared_limits
     from react_cli.eval.view import ProgressView
@@ -194,8 +198,16 @@ def eval_command(
     notices = told(debug, on_retry=view.retry_waiting, note=view.note)
     settings, prompts = plan.settings, plan.prompts
     session = open_session(settings, prompts, methods=plan.methods, told=notices, shared=shared)
+    waves = batch.options()
     with claimed(plan) as folder, session as opened:  # each server once, for every question
-        result = evaluate(plan, folder, opened, observer=view, warn=print_warning, concurrency=used)
+        if batch.batch or is_batch_folder(plan.folder):
+            from react_cli.eval.batch.driver import run_batch
+
+            result = run_batch(plan, folder, opened, waves, observer=view, say=view.note)
+        else:
+            result = evaluate(
+                plan, folder, opened, observer=view, warn=print_warning, concurrency=used
+            )
         _report(result, plan, as_json)  # then the spans and servers close
 
 

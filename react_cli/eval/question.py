@@ -136,7 +136,7 @@ def _scored(
     run = outcome.whole_run(example.question)
     trace_of(session, outcome, run, created=created).write_in(plan.folder, name)
     em, f1, label = score(example, run.answer, plan.dataset.format is Format.FEVER)
-    prices = plan.settings.prices()
+    prices = plan.settings.prices(batch=plan.batch)
     cached = outcome.cached_usage.total_tokens
     stopped = _server_stopped(run)  # the question failed: --resume runs it again
     return MethodResult(

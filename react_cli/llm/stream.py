@@ -144,15 +144,19 @@ class AnswerReader:
         return [self._choice(choice, None) for choice in choices], self.usage
 
     def _read_body(self, response: requests.Response) -> Answer:
-        data = self._read_json(response)
+        answer = self.answer_of(self._read_json(response))
+        if self.sink and answer.text:
+            self.sink(answer.text)
+        return answer
+
+    def answer_of(self, data: Any) -> Answer:
+        """The answer a JSON body already read holds (a Batch API output line's too), cut
+        and masked as any; Malformed when it holds no choice."""
         choice = _first_choice(data)
         if choice is None:
             raise Malformed("no choices")
         self.usage = _usage(data)
-        answer = self._choice(choice, self.usage)
-        if self.sink and answer.text:
-            self.sink(answer.text)
-        return answer
+        return self._choice(choice, self.usage)
 
     def _read_json(self, response: requests.Response) -> Any:
         try:
