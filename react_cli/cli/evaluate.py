@@ -38,7 +38,7 @@ eval_app.callback(invoke_without_command=True)(help_when_bare)
         "react-cli eval hotpot_dev_v1_simplified.json --paper-subset -m gpt-4o-mini",
         "react-cli eval paper_dev.jsonl --methods all --limit 100 --out runs/all",
         "react-cli eval --resume runs/all",
-        "react-cli eval paper_dev.jsonl --batch --limit 500 -m gpt-4o-mini --out runs/batch",
+        "react-cli eval paper_dev.jsonl --batch -m gpt-4o-mini --out runs/batch",
     ),
 )
 @with_options(RunOptions)
