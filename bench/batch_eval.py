@@ -90,11 +90,8 @@ def main_bench() -> None:
         with BatchServer(script, polls=args.polls) as server:
             env = {**base, "OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "sk-bench"}
             started = time.perf_counter()
-            run_cli(
-                ["eval", str(data), "--out", str(Path(tmp) / "batch"), "--batch"]
-                + ["--batch-poll", "0.05"],
-                env,
-            )
+            out = Path(tmp) / "batch"
+            run_cli(["eval", str(data), "--out", str(out), "--batch", "--batch-poll", "0.05"], env)
             batch_s = time.perf_counter() - started
         live, batch = summary(Path(tmp) / "live"), summary(Path(tmp) / "batch")
         same = rows(Path(tmp) / "live") == rows(Path(tmp) / "batch")
