@@ -222,11 +222,20 @@ def _report(result: EvalResult, plan: EvalPlan, as_json: bool) -> None:
     else:
         print(plain(str(plan.folder / SUMMARY)))
     max_tokens = plan.settings.max_tokens
+    if result.summary.figures.cached_prompt_tokens and _cached_unpriced(plan):
+        from react_cli.core.wording import CACHED_UNPRICED
+
+        print_warning(f"the costs count {CACHED_UNPRICED} (see [prices] in the config file)")
     if result.max_tokens_reached:
         print_warning(max_tokens_warning(max_tokens, result.max_tokens_reached))
     error = ending_error(result, plan.folder, plan.resume_hint)
     if error is not None:
         raise error
+
+
+def _cached_unpriced(plan: EvalPlan) -> bool:
+    """Whether the eval's costs counted the server's cached tokens at the input price."""
+    return plan.settings.prices() is not None and plan.settings.price_cached_input is None
 
 
 def ending_error(result: EvalResult, folder: Path, again: str) -> ReactCliError | None:

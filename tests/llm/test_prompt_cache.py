@@ -132,11 +132,13 @@ def eval_replies(form: dict[str, Any]) -> PerQuestion:
 def test_eval_rows_and_summary_hold_the_cached_share(
     cli: Runner, wiki: FakeMediaWiki, tmp_path: Path
 ) -> None:
+    cli.config(price_input=1.0, price_output=1.0)
     out = tmp_path / "cached"
     with FakeOpenAI(eval_replies(LLAMA_TIMINGS)) as llm:
         args = ["eval", str(HOTPOT), "--out", str(out), "--max-steps", "3", "--no-stream"]
         result = cli(args, **servers_env(llm, wiki))
     assert result.code == 0, result.stderr
+    assert "the costs count cached tokens at the input price" in result.stderr
     rows = rows_of(out)
     assert all(row["usage"]["cached_prompt_tokens"] == 300 * row["steps"] for row in rows)
     summary = summary_of(out)
@@ -148,7 +150,8 @@ def test_eval_rows_and_summary_hold_the_cached_share(
     plain = tmp_path / "plain"
     with FakeOpenAI(eval_replies({})) as llm:
         args = ["eval", str(HOTPOT), "--out", str(plain), "--max-steps", "3"]
-        assert cli(args, **servers_env(llm, wiki)).code == 0
+        uncached = cli(args, **servers_env(llm, wiki))
+    assert uncached.code == 0 and "cached tokens at the input price" not in uncached.stderr
     assert "cached_prompt_tokens" not in summary_of(plain)
     assert "cached_share" not in summary_of(plain)
     assert all("cached_prompt_tokens" not in row["usage"] for row in rows_of(plain))
