@@ -20,7 +20,7 @@ from batch_server import BatchServer
 from eval_fakes import HOTPOT, HOTPOT_SCRIPTS, PerQuestion, Q, rows_of, summary_of
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI
-from inproc import FAST_CONFIG, Runner, servers_env, toml_value
+from inproc import FAST_CONFIG, HANG_S, Runner, servers_env, toml_value
 from method_fakes import SCRIPTS, MethodsEndpoint
 
 KEY = "sk-test-batch-secret-0123456789"
@@ -212,3 +212,19 @@ def test_a_killed_batch_eval_resumed_polls_its_batches_and_never_pays_twice(
     assert same(rows_of(out)) == same(live)
     assert server.lines == sum(row["steps"] for row in live)  # every call answered once
     assert server.created == max(r["steps"] for r in live)  # wave 2 polled again, not re-sent
+
+
+def test_an_endpoint_without_the_batch_api_is_one_error(
+    cli: Runner, wiki: FakeMediaWiki, tmp_path: Path
+) -> None:
+    configure(cli)
+    with FakeOpenAI(PerQuestion(HOTPOT_SCRIPTS)) as llm:  # chat completions, no /v1/files
+        command = ["eval", str(HOTPOT), "--out", str(tmp_path / "b"), *STEPS, "--batch"]
+        result = cli(command, **servers_env(llm, wiki), OPENAI_API_KEY=KEY)
+    assert result.code == 2, result.stderr
+    error = result.stderr.strip().splitlines()[-1]
+    assert error.startswith("Error: ") and error.endswith("does the endpoint have the Batch API?")
+    assert "/v1/files answered HTTP 404" in error and "Traceback" not in result.stderr
+    assert cli.elapsed_s < HANG_S  # no question left waiting for a wave (5 s each)
+    assert KEY not in result.stderr
+    assert rows_of(tmp_path / "b") == []

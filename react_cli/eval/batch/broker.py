@@ -136,16 +136,18 @@ class Broker:
                     if not self._running:
                         return
                     calls, self._pending = self._pending, []
-                self._wave(calls)
+                try:
+                    self._wave(calls)
+                except BaseException:  # Ctrl-C, the Batch API failed: no call waits on
+                    _refuse(calls, CallRefused("the eval stopped"))
+                    raise
         finally:
             self.refuse_all(CallRefused("the eval stopped"))
 
     def refuse_all(self, error: LLMError) -> None:
         with self._cond:
             calls, self._pending = self._pending, []
-        for call in calls:
-            call.error = error
-            call.done.set()
+        _refuse(calls, error)
 
     def _from_ledger(self, call: Call) -> bool:
         answers = [self.ledger.answers.get(key) for key in call.keys]
@@ -358,6 +360,14 @@ class BatchModel:
         body.pop("stream_options", None)
         body["stream"] = False
         return body
+
+
+def _refuse(calls: list[Call], error: LLMError) -> None:
+    """End every call not answered yet with ``error`` (its question keeps no row)."""
+    for call in calls:
+        if not call.done.is_set():
+            call.error = error
+            call.done.set()
 
 
 def _key(body: dict[str, Any], sample: int) -> str:
