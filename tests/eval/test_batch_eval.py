@@ -22,6 +22,7 @@ from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI
 from inproc import FAST_CONFIG, HANG_S, Runner, servers_env, toml_value
 from method_fakes import SCRIPTS, MethodsEndpoint
+from tool_fakes import ProtocolsEndpoint, tools_script
 
 KEY = "sk-test-batch-secret-0123456789"
 PRICES = '[prices]\n"test-model" = { input = 100.0, output = 100.0 }\n'
@@ -228,3 +229,21 @@ def test_an_endpoint_without_the_batch_api_is_one_error(
     assert cli.elapsed_s < HANG_S  # no question left waiting for a wave (5 s each)
     assert KEY not in result.stderr
     assert rows_of(tmp_path / "b") == []
+
+
+def test_the_tools_protocol_in_batches_gives_the_live_rows(
+    cli: Runner, wiki: FakeMediaWiki, tmp_path: Path
+) -> None:
+    configure(cli)
+    tools = {question: tools_script(script) for question, script in SCRIPTS.items()}
+    args = ["--protocol", "tools"]
+    with FakeOpenAI(ProtocolsEndpoint(MethodsEndpoint(SCRIPTS), tools)) as llm:
+        command = ["eval", str(HOTPOT), "--out", str(tmp_path / "live"), *STEPS, *args]
+        assert cli(command, **servers_env(llm, wiki)).code == 0
+    with BatchServer(ProtocolsEndpoint(MethodsEndpoint(SCRIPTS), tools), polls=0) as server:
+        result = batch_eval(cli, server, wiki, tmp_path / "batch", *args)
+    assert result.code == 0, result.stderr
+    live, rows = rows_of(tmp_path / "live"), rows_of(tmp_path / "batch")
+    assert same(rows) == same(live)
+    trace = json.loads((tmp_path / "batch" / rows[1]["trace"]).read_text(encoding="utf-8"))
+    assert trace["steps"][0]["actions"][0]["call"]["name"] == "Search"
