@@ -89,6 +89,10 @@ def test_a_batch_eval_gives_the_live_eval_s_rows_in_waves(
             assert KEY not in path.read_text(encoding="utf-8", errors="replace")
     shown = cli(["eval", "show", str(out)])
     assert shown.code == 0 and "EM" in shown.stdout
+    compared = cli(["eval", "compare", str(tmp_path / "live"), str(out), "--json"])
+    assert compared.code == 0 and json.loads(compared.stdout)["paired"] == len(Q)
+    exported = cli(["eval", "export", str(out), "-o", str(tmp_path / "inspect.json")])
+    assert exported.code == 0, exported.stderr
 
 
 def test_keep_batch_files_keeps_them(cli: Runner, wiki: FakeMediaWiki, tmp_path: Path) -> None:
