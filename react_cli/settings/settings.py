@@ -79,7 +79,7 @@ class Settings:
 
     def prices(self, *, batch: bool = False) -> Prices | None:
         """The configured prices, None when there are none (a missing one counts 0), times
-        the service tier's factor, and the Batch API's for an eval's ``batch`` calls."""
+        the service tier's factor, or the Batch API's for an eval's ``batch`` calls."""
         from react_cli.core.records import Prices
 
         if self.price_input is None and self.price_output is None:
@@ -87,8 +87,8 @@ class Settings:
         factor = {"flex": self.price_flex_factor, "priority": self.price_priority_factor}.get(
             self.service_tier or "", 1.0
         )
-        if batch:
-            factor *= self.price_batch_factor
+        if batch:  # a batch line asks for no tier: the Batch API's price alone
+            factor = self.price_batch_factor
         return Prices(
             self.price_input or 0.0, self.price_output or 0.0, self.price_cached_input, factor
         )

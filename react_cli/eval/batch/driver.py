@@ -49,7 +49,7 @@ def run_batch(
     say: Callable[[str], None] = print,
 ) -> EvalResult:
     """Run the eval in waves (see the module docstring); ``say`` hears each wave's progress."""
-    plan = replace(plan, batch=True)
+    plan = replace(plan, batch=True, settings=replace(plan.settings, service_tier=None))
     observer = observer or EvalObserver()
     settings = plan.settings
     redact = Redactor(known_secrets(settings, os.environ))
