@@ -145,7 +145,9 @@ def _question(
     try:
         key = (example.index, example.question)
         methods = tuple(Method(name) for name in store.missing(key))
-        session = opened.session.over(broker.model(example.index))
+        base = opened.session  # --max-cost counts at the batch price too
+        limits = replace(base.limits, prices=plan.settings.prices(batch=True))
+        session = replace(base, limits=limits).over(broker.model(example.index))
         answered = answer_question(
             plan, example, session, methods, store.rows.get(key), None, stop.cancel
         )
