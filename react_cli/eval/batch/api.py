@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 import requests
 
@@ -140,15 +140,16 @@ class BatchApi:
         return Batch.of(self._json("POST", "batches", json=body))
 
     def get(self, batch_id: str) -> Batch:
-        return Batch.of(self._json("GET", f"batches/{batch_id}"))
+        """The batch now (ids the endpoint gave are quoted: never another path)."""
+        return Batch.of(self._json("GET", f"batches/{quote(batch_id, safe='')}"))
 
     def content(self, file_id: str) -> str:
         """A file's text (an output or error file), masked."""
-        raw = self._request("GET", f"files/{file_id}/content", MAX_FILE_BYTES)
+        raw = self._request("GET", f"files/{quote(file_id, safe='')}/content", MAX_FILE_BYTES)
         return self._redact(decode(raw))
 
     def delete(self, file_id: str) -> None:
-        self._request("DELETE", f"files/{file_id}", MAX_ANSWER_BYTES)
+        self._request("DELETE", f"files/{quote(file_id, safe='')}", MAX_ANSWER_BYTES)
 
     def _json(self, method: str, path: str, **kwargs: Any) -> Any:
         raw = self._request(method, path, MAX_ANSWER_BYTES, **kwargs)
