@@ -251,3 +251,17 @@ def test_the_tools_protocol_in_batches_gives_the_live_rows(
     assert same(rows) == same(live)
     trace = json.loads((tmp_path / "batch" / rows[1]["trace"]).read_text(encoding="utf-8"))
     assert trace["steps"][0]["actions"][0]["call"]["name"] == "Search"
+
+
+def test_lines_that_answer_nothing_are_skipped(
+    cli: Runner, wiki: FakeMediaWiki, tmp_path: Path
+) -> None:
+    configure(cli)
+    live = live_eval(cli, wiki, tmp_path / "live")
+    with BatchServer(PerQuestion(HOTPOT_SCRIPTS), polls=0) as server:
+        server.junk = True
+        server.empty = {"q00005-step-1-s0"}  # the longest run answered without choices once
+        result = batch_eval(cli, server, wiki, tmp_path / "batch")
+    assert result.code == 0, result.stderr
+    assert same(rows_of(tmp_path / "batch")) == same(live)
+    assert server.created == max(r["steps"] for r in live) + 1

@@ -26,6 +26,11 @@ from typing import Any
 from fake_openai import Reply, _answer, _calls_text, _completion, _usage
 
 Replies = Callable[[dict[str, Any]], Reply]
+JUNK = (
+    'not json\n[1, 2]\n{"custom_id": "q99999-step-1-s0", "response": {"status_code": 200}}\n'
+    '{"custom_id": {"x": 1}}\n\n' + "{" * 10_000 + "\n"
+)
+"""Lines of an output file that answer nothing: not JSON, not an object, no such line."""
 
 
 @dataclass
@@ -58,6 +63,8 @@ class BatchServer:
         self.faults: list[str] = []  # consumed one per batch created: "expire", "fail_batch"
         self.expire_keep = 0
         self.hold_from: int | None = None  # batches from this number on stay in progress
+        self.junk = False  # output files hold lines that are no answer too
+        self.empty: set[str] = set()  # custom_ids answered once with no choices, then rightly
         self.fail_line: Callable[[str], bool] = lambda custom_id: False
         self.ids = itertools.count(1)
         self.lock = threading.Lock()
@@ -121,11 +128,13 @@ class BatchServer:
                     }
                 )
             else:
+                body = {"choices": []} if custom_id in self.empty else self._answer(line)
+                self.empty.discard(custom_id)
                 outputs.append(
                     {
                         "id": self.new_id("req"),
                         "custom_id": custom_id,
-                        "response": {"status_code": 200, "body": self._answer(line)},
+                        "response": {"status_code": 200, "body": body},
                         "error": None,
                     }
                 )
@@ -133,6 +142,8 @@ class BatchServer:
             if records:
                 file_id = self.new_id("file")
                 text = "".join(json.dumps(r) + "\n" for r in records)
+                if self.junk:
+                    text = JUNK + text + JUNK
                 self.files[file_id] = text.encode()
                 setattr(batch, name, file_id)
         batch.counts = {"total": len(batch.lines), "completed": len(outputs), "failed": len(errors)}

@@ -390,7 +390,10 @@ def _outcome(record: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
     if isinstance(response, dict):
         status, body = response.get("status_code"), response.get("body")
         if status == 200 and isinstance(body, dict):
-            return body, ""
+            choices = body.get("choices")
+            if isinstance(choices, list) and choices:
+                return body, ""
+            return None, "an answer without choices"  # asked again, never kept
         said = body.get("error") if isinstance(body, dict) else None
         message = said.get("message") if isinstance(said, dict) else None
         return None, f"HTTP {status}" + (f": {str(message)[:200]}" if message else "")
