@@ -265,3 +265,19 @@ def test_lines_that_answer_nothing_are_skipped(
     assert result.code == 0, result.stderr
     assert same(rows_of(tmp_path / "batch")) == same(live)
     assert server.created == max(r["steps"] for r in live) + 1
+
+
+def test_what_a_batch_answer_echoes_of_the_key_is_masked(
+    cli: Runner, wiki: FakeMediaWiki, tmp_path: Path
+) -> None:
+    configure(cli)
+    echoing = PerQuestion({}, default=[f" My key is {KEY}.\nAction 1: Finish[{KEY}]"])
+    out = tmp_path / "echo"
+    with BatchServer(echoing, polls=0) as server:
+        result = batch_eval(cli, server, wiki, out)
+    assert result.code == 0, result.stderr
+    assert KEY not in result.stdout + result.stderr
+    assert {row["answer"] for row in rows_of(out)} == {"***"}
+    for path in out.rglob("*"):
+        if path.is_file():  # the kept answers too
+            assert KEY not in path.read_text(encoding="utf-8", errors="replace"), path
