@@ -63,6 +63,11 @@ RUNS = [
         ["--questions", "2", "--prompt-ms", "0", "--token-ms", "0", "--in-process"],
         ["second run: ", "same rows (answers and scores): True"],
     ),
+    (
+        "batch_eval.py",
+        ["--questions", "4", "--most-steps", "2", "--polls", "0"],
+        ["batch / live cost: 0.", "same rows (answers, scores, steps, tokens): True"],
+    ),
     ("suite_time.py", ["--here", "--busy", "1", "--", "--version"], ["suite, 1 core(s) busy"]),
     (
         "share_speed.py",

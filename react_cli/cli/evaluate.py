@@ -13,10 +13,11 @@ from react_cli.cli.app import (
     print_json,
     print_warning,
 )
+from react_cli.cli.batch_options import NO_BATCH_OPTIONS, BatchRunOptions
 from react_cli.cli.help import Commands, Panel, examples
 from react_cli.cli.options import DebugOpt
 from react_cli.cli.run_options import NO_EVAL_OPTIONS, EvalOptions, with_options
-from react_cli.core.errors import EvalIncompleteError, InterruptError, ReactCliError
+from react_cli.core.errors import EvalIncompleteError, InterruptError, ReactCliError, UsageError
 
 if TYPE_CHECKING:
     from react_cli.eval.events import EvalResult
@@ -38,9 +39,11 @@ eval_app.callback(invoke_without_command=True)(help_when_bare)
         "react-cli eval paper_dev.jsonl --methods all --limit 100 --out runs/all",
         "react-cli eval --resume runs/all",
         "react-cli eval hotpot.json -m qwen -m gpt-4o-mini --protocol text,tools",
+        "react-cli eval paper_dev.jsonl --batch -m gpt-4o-mini --out runs/batch",
     ),
 )
 @with_options(EvalOptions)
+@with_options(BatchRunOptions, "batch")
 def eval_command(
     dataset: Annotated[
         Path | None,
@@ -170,6 +173,7 @@ def eval_command(
         ),
     ] = False,
     options: EvalOptions = NO_EVAL_OPTIONS,
+    batch: BatchRunOptions = NO_BATCH_OPTIONS,
     debug: DebugOpt = False,
 ) -> None:
     """Score a model on DATASET: summary.json path on stdout, progress on stderr.
@@ -190,6 +194,7 @@ def eval_command(
     """
     from react_cli.cli.notices import told
     from react_cli.display.terminal import make_console
+    from react_cli.eval.batch.ledger import is_batch_folder
     from react_cli.eval.matrix_run import protocols_given, wants_matrix
     from react_cli.eval.plan import EvalRequest, plan_eval
     from react_cli.eval.runner import claimed, evaluate, shared_limits
@@ -215,18 +220,31 @@ def eval_command(
         flags=options.flags(),
     )
     if wants_matrix(request, models, protocols, matrix):
+        if batch.batch:
+            raise UsageError("--batch runs one eval, not a matrix: give one -m and one --protocol")
         from react_cli.cli.matrix import run_matrix_command
 
         run_matrix_command(request, models, protocols, as_json=as_json, debug=debug)
         return
     plan = plan_eval(request)
+    batched = batch.batch or is_batch_folder(plan.folder)
+    if batched and plan.settings.replicas:
+        raise UsageError("--batch sends its files to one endpoint: give one --base-url")
     shared, used = shared_limits(plan)  # what every request of the eval goes through
     view = ProgressView(make_console(), used.text)
     notices = told(debug, on_retry=view.retry_waiting, note=view.note)
     settings, prompts = plan.settings, plan.prompts
     session = open_session(settings, prompts, methods=plan.methods, told=notices, shared=shared)
+    waves = batch.options()
     with claimed(plan) as folder, session as opened:  # each server once, for every question
-        result = evaluate(plan, folder, opened, observer=view, warn=print_warning, concurrency=used)
+        if batched:
+            from react_cli.eval.batch.driver import run_batch
+
+            result = run_batch(plan, folder, opened, waves, observer=view, say=view.note)
+        else:
+            result = evaluate(
+                plan, folder, opened, observer=view, warn=print_warning, concurrency=used
+            )
         _report(result, plan, as_json)  # then the spans and servers close
 
 
@@ -241,11 +259,20 @@ def _report(result: EvalResult, plan: EvalPlan, as_json: bool) -> None:
     else:
         print(plain(str(plan.folder / SUMMARY)))
     max_tokens = plan.settings.max_tokens
+    if result.summary.figures.cached_prompt_tokens and _cached_unpriced(plan):
+        from react_cli.core.wording import CACHED_UNPRICED
+
+        print_warning(f"the costs count {CACHED_UNPRICED} (see [prices] in the config file)")
     if result.max_tokens_reached:
         print_warning(max_tokens_warning(max_tokens, result.max_tokens_reached))
     error = ending_error(result, plan.folder, plan.resume_hint)
     if error is not None:
         raise error
+
+
+def _cached_unpriced(plan: EvalPlan) -> bool:
+    """Whether the eval's costs counted the server's cached tokens at the input price."""
+    return plan.settings.prices() is not None and plan.settings.price_cached_input is None
 
 
 def ending_error(result: EvalResult, folder: Path, again: str) -> ReactCliError | None:

@@ -77,6 +77,16 @@ TemperatureOpt = Annotated[
         metavar="T", help="Sampling temperature, 0 to 2 [0].", rich_help_panel=Panel.MODEL
     ),
 ]
+ServiceTierOpt = Annotated[
+    str | None,
+    typer.Option(
+        metavar="[auto|default|flex|priority]",  # checked by settings.validation
+        help="Ask for this processing tier (sent as service_tier); flex: cheaper, slower, "
+        "a 900 s request timeout unless set, waits out 'resource unavailable' "
+        "[config service_tier; not sent].",
+        rich_help_panel=Panel.MODEL,
+    ),
+]
 NoStreamOpt = Annotated[
     bool,
     typer.Option(

@@ -39,6 +39,7 @@ from react_cli.cli.options import (
     SampleConcurrencyOpt,
     SamplesOpt,
     SampleTemperatureOpt,
+    ServiceTierOpt,
     TemperatureOpt,
     TimeoutOpt,
     ToolsFromOpt,
@@ -84,6 +85,7 @@ class RunOptions:
     api: ApiOpt = None
     temperature: TemperatureOpt = None
     no_stream: NoStreamOpt = False
+    service_tier: ServiceTierOpt = None
     method: MethodOpt = None
     prompt: PromptOpt = None
     protocol: ProtocolOpt = None

@@ -56,6 +56,17 @@ class ProtocolName(StrEnum):
     TOOLS = "tools"  # the chat API's native function calling: tools declared, calls returned
 
 
+class ServiceTier(StrEnum):
+    """The processing tier a request asks for (``--service-tier``, sent as ``service_tier``):
+    OpenAI's flex is Batch prices on the synchronous API, slower and at times "resource
+    unavailable"; priority is faster and dearer."""
+
+    AUTO = "auto"
+    DEFAULT = "default"
+    FLEX = "flex"
+    PRIORITY = "priority"
+
+
 CHARS_PER_TOKEN = 4
 """The package's one rule of thumb for text without a tokenizer: about 4 characters a token."""
 
@@ -67,11 +78,16 @@ first paragraphs and a Lookup's sentence fit whole, a tool's 10 MB never reach t
 @dataclass
 class Usage:
     """Token counts as reported by the endpoint, or ``estimated`` from the text when it reports
-    none (llama.cpp and others when streaming), so a run that used tokens never shows 0."""
+    none (llama.cpp and others when streaming), so a run that used tokens never shows 0.
+
+    ``cached_prompt_tokens`` are the prompt tokens the server's prompt cache answered (part of
+    ``prompt_tokens``, billed at the cached price): None when no call reported a count, which
+    is not 0 (nothing reported shows nothing)."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     estimated: bool = False
+    cached_prompt_tokens: int | None = None
 
     @property
     def total_tokens(self) -> int:
@@ -82,7 +98,16 @@ class Usage:
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
             self.estimated or other.estimated,
+            _added(self.cached_prompt_tokens, other.cached_prompt_tokens),
         )
+
+    @property
+    def cached_share(self) -> float | None:
+        """The share of the prompt tokens the server's cache answered, where one reported it."""
+        cached = self.cached_prompt_tokens
+        if cached is None or not self.prompt_tokens:
+            return None
+        return round(min(1.0, cached / self.prompt_tokens), 4)
 
     @classmethod
     def estimate(cls, prompt: str, text: str) -> Usage:
@@ -90,12 +115,15 @@ class Usage:
         return cls(_tokens_in(prompt), _tokens_in(text), estimated=True)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "total_tokens": self.total_tokens,
             "estimated": self.estimated,
         }
+        if self.cached_prompt_tokens is not None:
+            data["cached_prompt_tokens"] = self.cached_prompt_tokens
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any] | None) -> Usage:
@@ -103,26 +131,38 @@ class Usage:
         :data:`MAX_RECORDED_TOKENS` counts 0 (an edited trace still replays), and traces
         written before ``estimated`` existed hold reported counts."""
         data = data or {}
+        prompt = _count(data.get("prompt_tokens"), MAX_RECORDED_TOKENS) or 0
+        cached = _count(data.get("cached_prompt_tokens"), MAX_RECORDED_TOKENS)
         return cls(
-            _count(data.get("prompt_tokens"), MAX_RECORDED_TOKENS) or 0,
+            prompt,
             _count(data.get("completion_tokens"), MAX_RECORDED_TOKENS) or 0,
             data.get("estimated") is True,
+            None if cached is None else min(cached, prompt),
         )
 
     @classmethod
-    def reported(cls, data: object) -> Usage | None:
+    def reported(cls, data: object, cached: int | None = None) -> Usage | None:
         """The usage a server reported (its ``usage`` object), or None when it reported none
         worth keeping: nothing counted, or a count missing or not a whole number from 0 to
         :data:`MAX_TOKEN_COUNT` (``1e300``, ``-5``, ``"12"``, null). Such a count is not
         trusted for its neighbour either: the call's usage is then estimated, as for a server
-        that reports none, and an odd usage field never ends a run."""
+        that reports none, and an odd usage field never ends a run.
+
+        Its cached prompt tokens are OpenAI's ``prompt_tokens_details.cached_tokens`` (vLLM's
+        and llama.cpp's too), else ``cached``: a count the server reported beside its usage
+        (llama.cpp's ``timings.cache_n``); a count above the prompt's is no count."""
         if not isinstance(data, dict):
             return None
         prompt = _count(data.get("prompt_tokens"), MAX_TOKEN_COUNT)
         completion = _count(data.get("completion_tokens"), MAX_TOKEN_COUNT)
         if prompt is None or completion is None or not prompt + completion:
             return None
-        return cls(prompt, completion)
+        details = data.get("prompt_tokens_details")
+        if isinstance(details, dict) and details.get("cached_tokens") is not None:
+            cached = _count(details.get("cached_tokens"), MAX_TOKEN_COUNT)
+        if cached is not None and cached > prompt:
+            cached = None
+        return cls(prompt, completion, cached_prompt_tokens=cached)
 
 
 MAX_TOKEN_COUNT = 10**10
@@ -131,6 +171,24 @@ each): a larger count is no count. Bounded counts keep every sum react-cli write
 for its readers (a reported 1e300 was stored as a 301-digit number no reader took back)."""
 MAX_RECORDED_TOKENS = 10**15
 """The most tokens a recorded usage may count (a run's, an eval row's): 10^5 calls at most."""
+
+
+def cached_count(data: object) -> int | None:
+    """The prompt tokens a llama.cpp server says it took from its cache, beside the usage of
+    an answer (``timings.cache_n``, or its native API's ``tokens_cached``); None: none said."""
+    if not isinstance(data, dict):
+        return None
+    timings = data.get("timings")
+    if isinstance(timings, dict) and "cache_n" in timings:
+        return _count(timings.get("cache_n"), MAX_TOKEN_COUNT)
+    if "tokens_cached" in data:
+        return _count(data.get("tokens_cached"), MAX_TOKEN_COUNT)
+    return None
+
+
+def _added(one: int | None, other: int | None) -> int | None:
+    """Two counts that may be unreported (None) added: None only when both are."""
+    return None if one is None and other is None else (one or 0) + (other or 0)
 
 
 def _tokens_in(text: str) -> int:
@@ -148,25 +206,51 @@ def _count(value: object, limit: int) -> int | None:
 
 @dataclass(frozen=True)
 class Cost:
-    """What a run cost in the user's currency; ``estimated`` when its tokens were."""
+    """What a run cost in the user's currency; ``estimated`` when its tokens were;
+    ``cached_unpriced`` when the server reported cached prompt tokens but no cached price is
+    configured (they were counted at the input price)."""
 
     amount: float
     estimated: bool = False
+    cached_unpriced: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {"amount": round(self.amount, 6), "estimated": self.estimated}
+        data: dict[str, Any] = {"amount": round(self.amount, 6), "estimated": self.estimated}
+        if self.cached_unpriced:
+            data["cached_at_input_price"] = True
+        return data
 
 
 @dataclass(frozen=True)
 class Prices:
-    """A model's prices per million tokens, as configured (react-cli ships no price list)."""
+    """A model's prices per million tokens, as configured (react-cli ships no price list):
+    ``cached_input`` for prompt tokens the server's cache answered (None: none configured, so
+    they cost the input price), and ``factor``, what the run's way of calling multiplies them
+    by (the service tier's, the Batch API's)."""
 
     input: float = 0.0
     output: float = 0.0
+    cached_input: float | None = None
+    factor: float = 1.0
 
     def cost(self, usage: Usage) -> Cost:
-        amount = usage.prompt_tokens * self.input + usage.completion_tokens * self.output
-        return Cost(amount / 1_000_000, usage.estimated)
+        cached = min(usage.cached_prompt_tokens or 0, usage.prompt_tokens)
+        cached_price = self.input if self.cached_input is None else self.cached_input
+        amount = (
+            (usage.prompt_tokens - cached) * self.input
+            + cached * cached_price
+            + usage.completion_tokens * self.output
+        )
+        unpriced = bool(cached) and self.cached_input is None
+        return Cost(amount * self.factor / 1_000_000, usage.estimated, unpriced)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"input": self.input, "output": self.output}
+        if self.cached_input is not None:
+            data["cached_input"] = self.cached_input
+        if self.factor != 1.0:
+            data["factor"] = self.factor
+        return data
 
 
 @dataclass(frozen=True)

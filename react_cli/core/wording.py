@@ -19,10 +19,24 @@ def token_text(usage: Usage) -> str:
     return f"{usage.total_tokens:,} tokens"
 
 
+def prompt_cache_text(usage: Usage) -> str | None:
+    """``prompt cache 1,400 tokens (85%)``: the prompt tokens the server's cache answered, as
+    it reported them; None when it reported none (nothing shown, not 0)."""
+    cached, share = usage.cached_prompt_tokens, usage.cached_share
+    if cached is None:
+        return None
+    return f"prompt cache {cached:,} tokens" + ("" if share is None else f" ({share:.0%})")
+
+
 def cost_text(cost: Cost) -> str:
     """``cost 0.0123``, or ``cost ~0.0123 (estimated)`` (the currency is the prices')."""
     amount = f"{cost.amount:.6f}".rstrip("0").rstrip(".")
-    return f"cost ~{amount} (estimated)" if cost.estimated else f"cost {amount}"
+    text = f"cost ~{amount} (estimated)" if cost.estimated else f"cost {amount}"
+    return f"{text} ({CACHED_UNPRICED})" if cost.cached_unpriced else text
+
+
+CACHED_UNPRICED = "cached tokens at the input price: no cached_input price configured"
+"""What a cost says when the server reported cached prompt tokens and no price is set for them."""
 
 
 def byte_text(count: int) -> str:

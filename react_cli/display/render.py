@@ -17,7 +17,7 @@ from rich.text import Text
 from react_cli.core.method import Method
 from react_cli.core.records import Prices, RetryWait
 from react_cli.core.trajectory import Cue, ErrorKind, Run, Step, action_label, refusal_text
-from react_cli.core.wording import cost_text, plural, token_text
+from react_cli.core.wording import cost_text, plural, prompt_cache_text, token_text
 from react_cli.display.terminal import format_seconds, plain
 from react_cli.display.wrap import HangingWrap
 from react_cli.loop.events import (
@@ -62,6 +62,7 @@ def step_meta(step: Step) -> str:
         parts.append(f"tool {format_seconds(ran)}")
     if step.usage.total_tokens:
         parts.append(token_text(step.usage))
+    parts += filter(None, [prompt_cache_text(step.usage)])
     if step.cached:
         parts.append("cached")
     if any(action.details.get(WIKI_CACHED) is True for action in step.actions):
@@ -322,6 +323,7 @@ class Renderer:
             parts.append(plural(run.refused_calls, "refused tool call"))
         if run.usage.total_tokens:
             parts.append(token_text(run.usage))
+        parts += filter(None, [prompt_cache_text(run.usage)])
         saved = run.cached_usage
         if saved.total_tokens:
             parts.append(f"{token_text(saved)} cached")

@@ -36,6 +36,7 @@ _RECORDED_SETTINGS = {
     "hybrid_max_steps": "hybrid_max_steps",
     "max_cost": "max_cost",
     "max_no_progress": "max_no_progress",
+    "service_tier": "service_tier",
 }
 _OWN = (
     "concurrency",

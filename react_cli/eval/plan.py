@@ -66,6 +66,7 @@ class EvalPlan:
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY  # auto's cap
     max_total_cost: float | None = None  # no question starts once this eval spent it
     resume_hint: str = ""  # the command that continues it, with what it must be given again
+    batch: bool = False  # eval --batch: its calls cost the Batch API's price
 
     @property
     def workers(self) -> int:

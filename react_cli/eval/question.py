@@ -8,6 +8,7 @@ its row already holds and runs only the methods it lacks.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass
 from datetime import datetime
@@ -74,6 +75,13 @@ def trace_name(example: Example, method: Method | None = None) -> str:
     return f"{TRACES}/{example.index:05d}-{slug(example.question)}{suffix}.json"
 
 
+def prompt_cache_key(plan: EvalPlan, example: Example) -> str:
+    """The question's prompt cache key: one per question of this eval (its folder), the same
+    when it is resumed; a hash, so it names nothing of the user's and holds no secret."""
+    named = f"{plan.folder.absolute()}\n{example.index}\n{example.question}"
+    return "react-cli-" + hashlib.sha256(named.encode("utf-8", "replace")).hexdigest()[:32]
+
+
 def answer_question(
     plan: EvalPlan,
     example: Example,
@@ -89,6 +97,7 @@ def answer_question(
     is told of the runs' events, and of each method's end (``MethodFinished``); ``cancel``
     ends its calls at once (the eval's stop)."""
     created, started = now_utc(), time.monotonic()
+    session = session.keyed(prompt_cache_key(plan, example))
     memo = session.memo(example.question, observer, cancel=cancel)
     memo.plan(methods)
     results = dict(earlier.results()) if earlier is not None else {}
@@ -128,7 +137,7 @@ def _scored(
     run = outcome.whole_run(example.question)
     trace_of(session, outcome, run, created=created).write_in(plan.folder, name)
     em, f1, label = score(example, run.answer, plan.dataset.format is Format.FEVER)
-    prices = plan.settings.prices()
+    prices = plan.settings.prices(batch=plan.batch)
     cached = outcome.cached_usage.total_tokens
     stopped = _server_stopped(run)  # the question failed: --resume runs it again
     reason = StopReason.ERROR if stopped else _stop_reason(run)

@@ -104,6 +104,8 @@ class Figures:
     evidence: EvidenceFigures | None = None  # None until a result has evidence scores
     cached_tokens: int = 0  # what the calls the cache answered would have cost (not counted)
     refused_calls: int = 0  # tool calls that needed consent and were refused
+    cached_prompt_tokens: int | None = None  # the server's prompt cache, where it reported it
+    cached_share: float | None = None  # of the prompt tokens of the rows that reported it
 
     def score(self, metric: str) -> float | None:
         """A score by its field name: ``em``, ``f1`` or ``accuracy``."""
@@ -124,6 +126,8 @@ class Figures:
             **({} if self.evidence is None else {"evidence": self.evidence.to_json()}),
             **({"cached_tokens": self.cached_tokens} if self.cached_tokens else {}),
             **({"refused_calls": self.refused_calls} if self.refused_calls else {}),
+            **_reported("cached_prompt_tokens", self.cached_prompt_tokens),
+            **_reported("cached_share", self.cached_share),
         }
 
     @classmethod
@@ -152,6 +156,10 @@ class Figures:
             evidence=EvidenceFigures.from_json(data.get("evidence")),
             cached_tokens=fields.whole(data.get("cached_tokens"), "cached_tokens") or 0,
             refused_calls=fields.whole(data.get("refused_calls"), "refused_calls") or 0,
+            cached_prompt_tokens=fields.whole(
+                data.get("cached_prompt_tokens"), "cached_prompt_tokens"
+            ),
+            cached_share=_figure(data, "cached_share", 1.0),
         )
 
 
@@ -279,6 +287,11 @@ def _shard(value: object) -> Shard | None:
         return Shard.parse(value)
     except UsageError:
         raise BadSummary("dataset") from None
+
+
+def _reported(name: str, value: float | None) -> dict[str, Any]:
+    """A figure written only where a server reported it (nothing shows nothing, not 0)."""
+    return {} if value is None else {name: value}
 
 
 def _number(value: object, name: str, limit: float = math.inf) -> float:

@@ -32,6 +32,9 @@ class Tally:
     costed: int = 0  # results with a cost
     cost: float = 0.0
     cached_tokens: int = 0
+    cache_reported: int = 0  # results whose server reported its prompt cache
+    cached_prompt_tokens: int = 0  # what the server's prompt cache answered, where reported
+    reported_prompt_tokens: int = 0  # the prompt tokens of those results
     refused_calls: int = 0
     stop_reasons: Counter[StopReason] = field(default_factory=Counter)
     evidenced: int = 0  # results with evidence scores
@@ -58,6 +61,10 @@ class Tally:
             self.costed += sign
             self.cost += sign * result.cost
         self.cached_tokens += sign * (result.cached_tokens or 0)
+        if result.usage is not None and result.usage.cached_prompt_tokens is not None:
+            self.cache_reported += sign
+            self.cached_prompt_tokens += sign * result.usage.cached_prompt_tokens
+            self.reported_prompt_tokens += sign * result.usage.prompt_tokens
         self.refused_calls += sign * (result.refused_calls or 0)
         self.stop_reasons[result.stop_reason] += sign
         if not self.stop_reasons[result.stop_reason]:
@@ -92,9 +99,18 @@ class Tally:
             total_cost=round(self.cost, 6) if self.costed else None,
             stop_reasons=dict(sorted(self.stop_reasons.items())),
             cached_tokens=self.cached_tokens,
+            cached_prompt_tokens=self.cached_prompt_tokens if self.cache_reported else None,
+            cached_share=self.cached_share(),
             refused_calls=self.refused_calls,
             evidence=self.evidence(),
         )
+
+    def cached_share(self) -> float | None:
+        """The share of the prompt tokens the server's cache answered, over the results
+        whose server reported it (None: none did)."""
+        if not self.cache_reported or not self.reported_prompt_tokens:
+            return None
+        return round(self.cached_prompt_tokens / self.reported_prompt_tokens, 4)
 
     def evidence(self) -> EvidenceFigures | None:
         """The mean evidence scores, once a result has some."""
@@ -124,6 +140,7 @@ class Tally:
             "avg_tokens": figures.avg_tokens,
             "avg_latency_s": figures.avg_latency_s,
             "refused_calls": self.refused_calls or None,
+            "cached_share": self.cached_share(),
         }
         if evidence is not None:
             cells.update(

@@ -185,6 +185,7 @@ def summary_table(summary: Summary) -> Table:
         ("avg steps" + whose, figure_text(figures.avg_steps, "{:.2f}")),
         ("avg tokens" + whose, _tokens(figures)),
         *([("cached tokens", f"{figures.cached_tokens:,}")] if figures.cached_tokens else []),
+        *_prompt_cache_row(figures),
         *([("refused tool calls", f"{figures.refused_calls:,}")] if figures.refused_calls else []),
         *([("cost" + whose, cost_text(cost).removeprefix("cost "))] if cost else []),
         ("avg latency" + whose, figure_text(figures.avg_latency_s, format_seconds)),
@@ -194,6 +195,14 @@ def summary_table(summary: Summary) -> Table:
     for name, value in rows:
         table.add_row(name, Text(value))
     return table
+
+
+def _prompt_cache_row(figures: Figures) -> list[tuple[str, str]]:
+    """The server's prompt cache, where it reported one: its tokens and their share."""
+    cached, share = figures.cached_prompt_tokens, figures.cached_share
+    if cached is None:
+        return []
+    return [("prompt cache", f"{cached:,} tokens" + ("" if share is None else f" ({share:.0%})"))]
 
 
 EVIDENCE = (

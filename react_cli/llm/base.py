@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from react_cli.core.records import StrEnum, ToolCall, Usage
@@ -116,7 +116,9 @@ class ModelRequest:
     A chat request with tools (``--protocol tools``) sends ``messages`` (the chat so far, as
     OpenAI messages) instead of the prompt, declares ``tools`` (OpenAI ``tools`` entries) and
     says which calls it wants (``tool_choice``). ``grammar`` (``--constrain``) is a GBNF grammar
-    the reply must follow, built by the protocol from its tools, for servers that take one."""
+    the reply must follow, built by the protocol from its tools, for servers that take one.
+    ``cache_key`` is what the endpoint may route its prompt cache by (an eval's question: see
+    :class:`CacheKeyed`), sent as ``prompt_cache_key``; never part of the call's identity."""
 
     kind: CallKind
     prompt: str
@@ -127,6 +129,7 @@ class ModelRequest:
     tools: tuple[dict[str, Any], ...] = ()
     tool_choice: ToolChoice = AUTO
     grammar: str | None = None
+    cache_key: str | None = None
 
     def sent_text(self) -> str:
         """What the model reads, as text: the prompt, or the messages and the declared tools
@@ -211,3 +214,25 @@ class Sampler(Protocol):
 
 class LanguageModel(Model, Sampler, Protocol):
     """A model endpoint's client: it answers requests and it samples."""
+
+
+class CacheKeyed:
+    """A model (and sampler) whose every request carries ``key`` as its prompt cache key, so
+    an endpoint that routes by it sends a question's calls where its prefix is cached."""
+
+    def __init__(self, model: Model, sampler: Sampler | None, key: str) -> None:
+        self._model, self._sampler, self.key = model, sampler, key
+
+    def complete(
+        self, request: ModelRequest, *, deadline: Deadline, on_text: TextSink | None = None
+    ) -> Completion:
+        keyed = replace(request, cache_key=self.key)
+        return self._model.complete(keyed, deadline=deadline, on_text=on_text)
+
+    def sample(
+        self, request: ModelRequest, *, n: int, temperature: float, deadline: Deadline
+    ) -> Sampled:
+        if self._sampler is None:
+            raise RuntimeError("this model draws no samples")
+        keyed = replace(request, cache_key=self.key)
+        return self._sampler.sample(keyed, n=n, temperature=temperature, deadline=deadline)

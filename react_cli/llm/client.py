@@ -67,7 +67,7 @@ MODEL_HINT = "check the model name ('react-cli models' lists them) and the base 
 URL_HINT = "check the base URL (an OpenAI-compatible one usually ends in /v1)"
 LENGTH_SLACK = 4  # an answer is cut at 4x its estimated length: no honest answer reaches it
 MAX_MODELS_BYTES = 32 << 20  # aggregators list thousands of models, with descriptions (~2 MB)
-OVERLOADED = frozenset({429, 502, 503, 504})
+OVERLOADED = frozenset({429, 498, 502, 503, 504})
 """Statuses that say the endpoint is busy: its limiter halves."""
 T = TypeVar("T")
 ChoicesRead = tuple[list[Answer], Usage | None]  # a sampling request's answers and reported usage
@@ -94,6 +94,7 @@ class OpenAIClient:
         facts: EndpointFacts | None = None,
         on_warning: Callable[[str], None] | None = None,
         on_note: Callable[[str], None] | None = None,
+        service_tier: str | None = None,
     ) -> None:
         try:
             self.api = Api(api)
@@ -140,6 +141,7 @@ class OpenAIClient:
             facts=self.facts,
             log=self._log,
             warn=on_warning or self._log,
+            service_tier=service_tier,
         )
 
     @property

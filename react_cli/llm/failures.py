@@ -25,13 +25,19 @@ from react_cli.core.wording import plural, quoted
 from react_cli.infra.deadline import Watchdog
 from react_cli.infra.http import TIMED_OUT, failure_reason
 from react_cli.infra.redaction import Redactor, redact_url
-from react_cli.infra.retry import RETRY_STATUSES, GiveUp, Retryable
+from react_cli.infra.retry import RETRY_STATUSES, GiveUp, Retryable, retry_after_s
 from react_cli.infra.untrusted import decode, loads
 from react_cli.llm.stream import Malformed
 
 MAX_MESSAGE_CHARS = 300
 ERROR_BODY_BYTES = 65_536  # of an error answer, only this much is read (its message is cut)
 EXCERPT_CHARS = 80  # of a malformed answer, shown in the error
+CAPACITY_STATUS = 498
+"""Groq's flex tier out of capacity ("capacity exceeded"): a busy tier, not a failure."""
+_UNAVAILABLE = re.compile(r"resource[ _]unavailable|capacity", re.IGNORECASE)
+CAPACITY_RETRIES = 30
+"""Retries of a flex tier's "resource unavailable" (backoff capped as every retry's): flex
+requests wait for capacity for minutes rather than fail their question."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +73,8 @@ class Failures:
             )
         if status == 404:
             return LLMNotFoundError(f"not found (HTTP 404) at {where}: {hint}{said}")
+        if busy_tier(status, message):
+            return _busy(status, response, where, said)
         if status < 500 and status != 429:
             return LLMRequestError(
                 f"the endpoint rejected the request (HTTP {status}) at {where}{said}"
@@ -152,6 +160,29 @@ def reissued(error: LLMError) -> GiveUp:
     """A failure after the 200: its message ends with how often the request was re-issued."""
     return lambda retries, out_of_time: type(error)(
         f"{error} (after {plural(retries, 're-issued request')})", retries
+    )
+
+
+def busy_tier(status: int, message: str) -> bool:
+    """Whether an error answer says the service tier has no capacity now (flex's 429
+    "resource unavailable", Groq's 498): worth waiting for, many times over."""
+    return status == CAPACITY_STATUS or (status == 429 and bool(_UNAVAILABLE.search(message)))
+
+
+def _busy(status: int, response: requests.Response, where: str, said: str) -> Retryable:
+    """A busy tier's answer, retried with backoff up to :data:`CAPACITY_RETRIES` times."""
+
+    def still_busy(retries: int, out_of_time: bool) -> Exception:
+        late = "; no time left to retry within the run's time limit" if out_of_time else ""
+        return LLMConnectionError(
+            f"{where} had no capacity (HTTP {status}) after "
+            f"{plural(retries, 'retry', 'retries')}{said}{late}",
+            retries,
+        )
+
+    wait = retry_after_s(response.headers.get("Retry-After"))
+    return Retryable(
+        f"HTTP {status}: no capacity", still_busy, retry_after_s=wait, max_retries=CAPACITY_RETRIES
     )
 
 

@@ -29,6 +29,10 @@ _MENTIONS_GRAMMAR = re.compile(r"\bgrammar\b|\bstructured_outputs\b", re.IGNOREC
 TOOLS_HINT = "use --protocol text"
 GRAMMAR = "grammar"
 STREAMED_TOOLS = "streamed tool requests"
+CACHE_KEY = "prompt_cache_key"
+SERVICE_TIER = "service_tier"
+UNSENT = (CACHE_KEY, SERVICE_TIER)
+"""Fields that say how to serve a call, never what it is: not part of its identity."""
 
 
 class Parameters:
@@ -45,8 +49,10 @@ class Parameters:
         facts: EndpointFacts,
         log: Callable[[str], None],
         warn: Callable[[str], None],
+        service_tier: str | None = None,
     ) -> None:
         self.api, self.model = api, model
+        self.service_tier = service_tier
         self.temperature, self.max_tokens, self.stream = temperature, max_tokens, stream
         self.facts = facts
         self.stop_supported = True
@@ -87,6 +93,10 @@ class Parameters:
             body["structured_outputs"] = {"grammar": request.grammar}
         if n > 1:
             body["n"] = n
+        if request.cache_key is not None and CACHE_KEY not in self.facts.refused:
+            body[CACHE_KEY] = request.cache_key
+        if self.service_tier is not None:
+            body[SERVICE_TIER] = self.service_tier
         stream = self.streaming and not sampling
         if request.tools and STREAMED_TOOLS in self.facts.refused:
             stream = False
@@ -101,8 +111,8 @@ class Parameters:
         """The body as first sent, whatever carries it: its stop sequences whether or not the
         endpoint took them, never whether it is streamed."""
         body = self.body(request, temperature=temperature, n=n)
-        body.pop("stream", None)
-        body.pop("stream_options", None)
+        for unsent in ("stream", "stream_options", *UNSENT):
+            body.pop(unsent, None)
         if request.stop:
             body["stop"] = list(request.stop)
         return body
@@ -124,6 +134,10 @@ class Parameters:
         if status == 400 and "stream_options" in body and "stream_options" in message:
             self.stream_options_supported = False
             self._log("endpoint rejected stream_options; retrying without it")
+            return True
+        if status in (400, 422) and CACHE_KEY in body and CACHE_KEY in message:
+            if self.facts.refuse(CACHE_KEY):
+                self._log("endpoint rejected prompt_cache_key; not sending it again in this run")
             return True
         if status == 400 and "stop" in body and _MENTIONS_STOP.search(message):
             self.stop_supported = False

@@ -84,8 +84,18 @@ def split(usage: Usage, parts: int) -> list[Usage]:
     """``usage`` in ``parts`` even shares that add up to it (the first takes the remainder)."""
     prompt, prompt_rest = divmod(usage.prompt_tokens, parts)
     completion, completion_rest = divmod(usage.completion_tokens, parts)
-    shares = [Usage(prompt, completion, usage.estimated) for _ in range(parts)]
-    shares[0] = Usage(prompt + prompt_rest, completion + completion_rest, usage.estimated)
+    cached, cached_rest = divmod(usage.cached_prompt_tokens or 0, parts)
+    unreported = usage.cached_prompt_tokens is None
+    shares = [
+        Usage(prompt, completion, usage.estimated, None if unreported else cached)
+        for _ in range(parts)
+    ]
+    shares[0] = Usage(
+        prompt + prompt_rest,
+        completion + completion_rest,
+        usage.estimated,
+        None if unreported else cached + cached_rest,
+    )
     return shares
 
 

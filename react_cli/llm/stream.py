@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import requests
 
-from react_cli.core.records import Api, ToolCall, Usage
+from react_cli.core.records import Api, ToolCall, Usage, cached_count
 from react_cli.infra.deadline import Watchdog
 from react_cli.infra.redaction import Redactor
 from react_cli.infra.sizelimit import TooLarge, capped_lines, read_capped
@@ -144,15 +144,19 @@ class AnswerReader:
         return [self._choice(choice, None) for choice in choices], self.usage
 
     def _read_body(self, response: requests.Response) -> Answer:
-        data = self._read_json(response)
+        answer = self.answer_of(self._read_json(response))
+        if self.sink and answer.text:
+            self.sink(answer.text)
+        return answer
+
+    def answer_of(self, data: Any) -> Answer:
+        """The answer a JSON body already read holds (a Batch API output line's too), cut
+        and masked as any; Malformed when it holds no choice."""
         choice = _first_choice(data)
         if choice is None:
             raise Malformed("no choices")
         self.usage = _usage(data)
-        answer = self._choice(choice, self.usage)
-        if self.sink and answer.text:
-            self.sink(answer.text)
-        return answer
+        return self._choice(choice, self.usage)
 
     def _read_json(self, response: requests.Response) -> Any:
         try:
@@ -193,6 +197,7 @@ class AnswerReader:
         show = self.redact.stream(self.sink) if self.sink else None
         calls = CallAssembler(self.max_chars)
         usage: Usage | None = None
+        cached: int | None = None  # llama.cpp's timings may come in a chunk of their own
         finish, done, saw_choice, saw_data = None, False, False, False
         received = shown = 0
         try:
@@ -212,6 +217,8 @@ class AnswerReader:
                     raise Malformed("malformed stream chunk", payload) from None
                 if isinstance(chunk, dict) and chunk.get("usage"):
                     usage = _usage(chunk) or usage
+                said = cached_count(chunk)
+                cached = cached if said is None else said
                 choice = _first_choice(chunk)
                 if choice is None:
                     continue
@@ -245,6 +252,8 @@ class AnswerReader:
             raise CutOff(DONE_WITHOUT_FINISH if done else ENDED_BEFORE_DONE)
         if not saw_choice:
             raise Malformed("a stream without choices")
+        if usage is not None and usage.cached_prompt_tokens is None and cached is not None:
+            usage = _with_cached(usage, cached)
         self.usage = usage
         tail = cutter.flush()[: max(0, self.max_chars - shown)]
         if show:
@@ -288,8 +297,14 @@ def _finish_reason(choice: dict[str, Any]) -> str | None:
 
 
 def _usage(data: dict[str, Any]) -> Usage | None:
-    """The reported usage; None when there is none worth keeping (see ``Usage.reported``)."""
-    return Usage.reported(data.get("usage"))
+    """The reported usage with its cached prompt tokens, however the server said them; None
+    when there is none worth keeping (see ``Usage.reported``)."""
+    return Usage.reported(data.get("usage"), cached_count(data))
+
+
+def _with_cached(usage: Usage, cached: int) -> Usage:
+    """``usage`` with the cached count a stream said apart (none above the prompt's)."""
+    return usage if cached > usage.prompt_tokens else replace(usage, cached_prompt_tokens=cached)
 
 
 def _sse_data(line: bytes) -> str | None:

@@ -17,7 +17,7 @@ from react_cli.core.method import Method, Task
 from react_cli.core.records import ProtocolName
 from react_cli.core.trajectory import Run
 from react_cli.infra.deadline import Cancel
-from react_cli.llm.base import LanguageModel, Model, Sampler
+from react_cli.llm.base import CacheKeyed, LanguageModel, Model, Sampler
 from react_cli.loop.events import Observer, RunStarted, Tee
 from react_cli.loop.limits import Limits
 from react_cli.loop.prompts import PromptSet
@@ -72,6 +72,11 @@ class Session:
     def over(self, model: LanguageModel) -> Session:
         """The same session over ``model`` (an eval's worker's own client)."""
         return replace(self, model=model, sampler=model)
+
+    def keyed(self, key: str) -> Session:
+        """The same session, every request of it carrying ``key`` as its prompt cache key."""
+        keyed = CacheKeyed(self.model, self.sampler, key)
+        return replace(self, model=keyed, sampler=None if self.sampler is None else keyed)
 
     def memo(
         self,

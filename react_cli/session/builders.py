@@ -167,6 +167,7 @@ def model_client(
         facts=facts or endpoint_facts(None),
         on_warning=told.warn,
         on_note=told.note,
+        service_tier=settings.service_tier,
     )
 
 

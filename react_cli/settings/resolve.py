@@ -55,6 +55,10 @@ def absolute_path(text: str | Path) -> Path:
 
 
 PRICES_TABLE = "prices"  # [prices] "model name" = { input = 0.15, output = 0.60 }
+PRICE_KEYS = ("input", "output", "cached_input", "flex_factor", "priority_factor", "batch_factor")
+"""What a model's ``[prices]`` entry may set (each the ``price_`` setting of its name)."""
+FLEX_TIMEOUT_S = 900.0
+"""One request's time limit on the flex tier unless one is set: flex calls may take minutes."""
 
 
 class Source(str, Enum):
@@ -171,11 +175,11 @@ def _model_prices(table: Any, model: str | None, path: Path) -> dict[str, float]
     entry = table.get(model) if model else None
     if entry is None:
         return {}
-    unknown = sorted(set(entry) - {"input", "output"})
+    unknown = sorted(set(entry) - set(PRICE_KEYS))
     if unknown:
         raise UsageError(
             f"config file {path}: [{PRICES_TABLE}] {quoted(model)}: unknown key(s) "
-            f"{', '.join(map(clipped, unknown))} (use input and output)"
+            f"{', '.join(map(clipped, unknown))} (use {', '.join(PRICE_KEYS)})"
         )
     return {f"price_{key}": value for key, value in entry.items()}
 
@@ -288,6 +292,8 @@ def resolve_with_origins(
             values[name] = _coerce(name, value, f"config file {path} [{PRICES_TABLE}]")
             origins[name] = Origin(Source.FILE, f"[{PRICES_TABLE}]")
     settings = Settings(**values)
+    if settings.service_tier == "flex" and origins["timeout_s"].source is Source.DEFAULT:
+        values["timeout_s"] = FLEX_TIMEOUT_S
     if settings.base_url.endswith("/"):
         values["base_url"] = settings.base_url.rstrip("/")
     values["replicas"] = tuple(url.rstrip("/") for url in settings.replicas)

@@ -52,6 +52,12 @@ class Settings:
     max_retry_after_s: float = 30.0  # the longest Retry-After we honour
     price_input: float | None = None  # per million prompt tokens (no built-in price list)
     price_output: float | None = None  # per million completion tokens
+    price_cached_input: float | None = None  # per million prompt tokens the server's cache
+    # answered (None: they cost price_input)
+    service_tier: str | None = None  # --service-tier: a records.ServiceTier value; None: not sent
+    price_flex_factor: float = 0.5  # what the flex tier multiplies the prices by (Batch prices)
+    price_priority_factor: float = 1.0  # the priority tier's multiplier (configure yours)
+    price_batch_factor: float = 0.5  # eval --batch: the Batch API's multiplier
     otel: bool | None = None  # spans over OTLP; None: on when an OTLP endpoint variable is set
     otel_capture_content: bool | None = None  # prompts, replies, tool calls in spans; None: as
     # OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT says
@@ -72,10 +78,18 @@ class Settings:
     # each file under its host and path, as `wget -x URL` lays it out
     download_timeout_s: float = 30.0  # one read of a download (data get, wiki get)
 
-    def prices(self) -> Prices | None:
-        """The configured prices, None when there are none (a missing one counts 0)."""
+    def prices(self, *, batch: bool = False) -> Prices | None:
+        """The configured prices, None when there are none (a missing one counts 0), times
+        the service tier's factor, or the Batch API's for an eval's ``batch`` calls."""
         from react_cli.core.records import Prices
 
         if self.price_input is None and self.price_output is None:
             return None
-        return Prices(self.price_input or 0.0, self.price_output or 0.0)
+        factor = {"flex": self.price_flex_factor, "priority": self.price_priority_factor}.get(
+            self.service_tier or "", 1.0
+        )
+        if batch:  # a batch line asks for no tier: the Batch API's price alone
+            factor = self.price_batch_factor
+        return Prices(
+            self.price_input or 0.0, self.price_output or 0.0, self.price_cached_input, factor
+        )

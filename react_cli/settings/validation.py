@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 from react_cli.core.errors import UsageError
 from react_cli.core.method import Method
-from react_cli.core.records import Api, ProtocolName
+from react_cli.core.records import Api, ProtocolName, ServiceTier
 from react_cli.core.wording import quoted
 from react_cli.settings.urls import VARIANT_CODE, check_url
 
@@ -45,6 +45,8 @@ MAX_TOOL_FILES = 64
 MAX_MCP_SERVERS = 32
 MAX_PRICE = 1e9
 """The highest price per million tokens, in any currency (a finite cost for any usage)."""
+MAX_PRICE_FACTOR = 100.0
+"""The highest price factor of a tier or of the Batch API (a typo beyond it)."""
 MAX_BUDGET = 1e12
 """The highest cost budget, in any currency."""
 _DURATIONS = (
@@ -116,13 +118,19 @@ def validate(settings: Settings, api_source: str) -> None:
             settings.max_total_tokens is None or settings.max_total_tokens >= 1,
             "--max-total-tokens must be ≥ 1",
         ),
+        (all(p is None or p >= 0 for p in _prices(settings)), "prices must be ≥ 0"),
         (
-            all(p is None or p >= 0 for p in (settings.price_input, settings.price_output)),
-            "prices must be ≥ 0",
+            all(p is None or p <= MAX_PRICE for p in _prices(settings)),
+            f"prices must be at most {MAX_PRICE:,.0f} per million tokens",
         ),
         (
-            all(p is None or p <= MAX_PRICE for p in (settings.price_input, settings.price_output)),
-            f"prices must be at most {MAX_PRICE:,.0f} per million tokens",
+            all(0 <= f <= MAX_PRICE_FACTOR for f in _factors(settings)),
+            f"price factors must be from 0 to {MAX_PRICE_FACTOR:g}",
+        ),
+        (
+            settings.service_tier is None or settings.service_tier in set(ServiceTier),
+            f"--service-tier must be one of {', '.join(ServiceTier)}, not "
+            f"{_shown(settings.service_tier or '')}",
         ),
         (
             settings.max_no_progress is None or settings.max_no_progress >= 1,
@@ -155,6 +163,18 @@ def validate(settings: Settings, api_source: str) -> None:
         check_url("--wiki", settings.wiki)
     if settings.data_url is not None:
         check_url("data_url", settings.data_url)
+
+
+def _prices(settings: Settings) -> tuple[float | None, ...]:
+    return settings.price_input, settings.price_output, settings.price_cached_input
+
+
+def _factors(settings: Settings) -> tuple[float, ...]:
+    return (
+        settings.price_flex_factor,
+        settings.price_priority_factor,
+        settings.price_batch_factor,
+    )
 
 
 def check_endpoint(settings: Settings, *, model: bool = True) -> None:

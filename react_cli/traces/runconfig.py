@@ -52,6 +52,7 @@ class RunConfig:
     """What the run's loops could call, Finish last (none recorded: the paper's three)."""
     protocol: ProtocolName | str | None = None  # None: not recorded (text); unknown: text
     constrain: bool | None = None  # text protocol: replies constrained by a grammar
+    service_tier: str | None = None  # --service-tier as sent (None: none sent)
 
     def to_json(self) -> dict[str, Any]:
         limits = self.limits
@@ -82,6 +83,7 @@ class RunConfig:
             "timeout_s": limits.timeout_s,
             "force_answer": limits.force_answer,
             **_recorded("constrain", self.constrain),
+            **_recorded("service_tier", self.service_tier),
             "wiki": self.wiki,
             "variant": self.variant,
             **_optional_limits(limits),
@@ -131,6 +133,7 @@ class RunConfig:
             tools=_tools(data.get("tools")),
             protocol=_known(ProtocolName, _text(data, "protocol")),
             constrain=_flag(data, "constrain"),
+            service_tier=_text(data, "service_tier"),
         )
 
 
@@ -141,9 +144,7 @@ def _optional_limits(limits: Limits) -> dict[str, Any]:
     if limits.max_cost is not None:
         data["max_cost"] = limits.max_cost
         prices = limits.prices
-        data["prices"] = (
-            None if prices is None else {"input": prices.input, "output": prices.output}
-        )
+        data["prices"] = None if prices is None else prices.to_json()
     if limits.max_no_progress is not None:
         data["max_no_progress"] = limits.max_no_progress
     return data
@@ -155,7 +156,13 @@ def _prices(data: Any) -> Prices | None:
         return None
     if not isinstance(data, dict):
         raise TypeError(f"config prices is {type(data).__name__}, not an object")
-    return Prices(_number(data, "input") or 0.0, _number(data, "output") or 0.0)
+    factor = _number(data, "factor")
+    return Prices(
+        _number(data, "input") or 0.0,
+        _number(data, "output") or 0.0,
+        _number(data, "cached_input"),
+        1.0 if factor is None else factor,
+    )
 
 
 def _recorded(key: str, value: Any) -> dict[str, Any]:
@@ -225,7 +232,7 @@ def run_config(
     never a secret: ``template`` its main prompt, ``kinds`` the prompts it sends, recorded
     when they are not that one alone; ``methods`` its method first; ``tools`` what its loops
     could call."""
-    copied = ("model", "api", "temperature", "max_tokens", "stream", "variant")
+    copied = ("model", "api", "temperature", "max_tokens", "stream", "variant", "service_tier")
     sends: dict[str, tuple[str | None, str | None]] = {
         str(t.method): (t.name, t.sha256) for t in kinds
     }

@@ -105,9 +105,9 @@ def test_ask_eval_and_config_take_the_same_run_options(cli: Runner) -> None:
     from react_cli.cli.run_options import RunOptions
 
     flags = {f"--{option.name.replace('_', '-')}" for option in fields(RunOptions)}
-    assert len(flags) == 31  # --method, the 3 sampling options, --otel, --protocol, --constrain,
+    assert len(flags) == 32  # --method, the 3 sampling options, --otel, --protocol, --constrain,
     # --tools-from, --mcp, --no-wiki, --tool-timeout, --max-cost, --max-no-progress, --cache,
-    # --allow-tool, --deny-tool
+    # --allow-tool, --deny-tool, --service-tier
     for command in (["ask"], ["eval", "run"], ["config"]):
         shown = set(re.findall(r"(--[a-z-]+)", cli([*command, "-h"]).stdout))
         assert flags <= shown, (command, flags - shown)

@@ -76,6 +76,10 @@ class Reply:
     finish_reason: str = "stop"
     tool_calls: list[dict[str, Any]] = field(default_factory=list)  # chat only
     call_deltas: str = "openai"  # how calls stream: "openai", "repeat", "no_index"
+    usage_extra: dict[str, Any] = field(default_factory=dict)  # merged into the usage
+    # (OpenAI's prompt_tokens_details)
+    extra: dict[str, Any] = field(default_factory=dict)  # merged into the answer's top level,
+    # and a stream's finishing chunk (llama.cpp's timings, tokens_cached)
 
 
 @dataclass
@@ -241,7 +245,7 @@ class _Handler(BaseHTTPRequestHandler):
         replies = [reply] + [fake._next_reply(body) for _ in range(choices - 1)]
         answers = [_answer(r, body, fake.default_max_tokens) for r in replies]
         written = [text + _calls_text(r) for r, (text, _) in zip(replies, answers, strict=True)]
-        usage = _usage(body, written) if reply.usage else None
+        usage = {**_usage(body, written), **reply.usage_extra} if reply.usage else None
         if body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             text, finish = answers[0]
@@ -269,7 +273,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def _stream(
-        self, reply: Reply, chat: bool, text: str, finish: str, usage: dict[str, int] | None
+        self, reply: Reply, chat: bool, text: str, finish: str, usage: dict[str, Any] | None
     ) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -301,7 +305,7 @@ class _Handler(BaseHTTPRequestHandler):
             if chat:
                 for delta in _call_deltas(reply, size):
                     self._event(_chunk(chat, calls=[delta]))
-            self._event(_chunk(chat, finish=_finish(reply, finish)))
+            self._event({**_chunk(chat, finish=_finish(reply, finish)), **reply.extra})
             if usage is not None:
                 self._event({"object": "chunk", "choices": [], "usage": usage})
         self._write_chunk(b"data: [DONE]\n\n")
@@ -396,7 +400,7 @@ def _finish(reply: Reply, finish: str) -> str:
     return "tool_calls" if reply.tool_calls and finish == "stop" else finish
 
 
-def _usage(body: dict[str, Any], texts: list[str]) -> dict[str, int]:
+def _usage(body: dict[str, Any], texts: list[str]) -> dict[str, Any]:
     """The prompt counted once (with the tools it declares and the calls in its messages),
     every choice's text: 4 characters a token."""
     messages = body.get("messages") or []
@@ -413,7 +417,7 @@ def _usage(body: dict[str, Any], texts: list[str]) -> dict[str, int]:
 
 
 def _completion(
-    reply: Reply, chat: bool, answers: list[tuple[str, str]], usage: dict[str, int] | None
+    reply: Reply, chat: bool, answers: list[tuple[str, str]], usage: dict[str, Any] | None
 ) -> dict[str, Any]:
     choices = []
     for index, (text, finish) in enumerate(answers):
@@ -436,7 +440,7 @@ def _completion(
     }
     if usage is not None:
         result["usage"] = usage
-    return result
+    return {**result, **reply.extra}
 
 
 def _chunk(

@@ -25,6 +25,7 @@ from xdist.scheduler import LoadScopeScheduling
 COSTLIEST = (  # CPU seconds of the file's tests alone, measured on the 2-core machine (issue 30)
     "tests/eval/test_matrix_eval.py",  # 5.5: a 2 × 2 × 2 matrix killed and resumed, Ctrl-C
     "tests/test_pathological.py",  # 3.4: growth checks up to 1 MB
+    "tests/eval/test_batch_eval.py",  # 3.0: batch evals beside live ones, a process killed
     "tests/test_bench.py",  # 2.6: every bench script once
     "tests/cli/test_cli_process.py",  # 2.3: react-cli processes, Ctrl-C
     "tests/cli/test_sources.py",  # 2.1
