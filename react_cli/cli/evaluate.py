@@ -37,7 +37,6 @@ eval_app.callback(invoke_without_command=True)(help_when_bare)
     epilog=examples(
         "react-cli eval hotpot_dev_v1_simplified.json --paper-subset -m gpt-4o-mini",
         "react-cli eval paper_dev.jsonl --methods all --limit 100 --out runs/all",
-        "react-cli eval --resume runs/all",
         "react-cli eval hotpot.json -m qwen -m gpt-4o-mini --protocol text,tools",
         "react-cli eval paper_dev.jsonl --batch -m gpt-4o-mini --out runs/batch",
     ),
