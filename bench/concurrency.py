@@ -36,7 +36,7 @@ from eval_fakes import PerQuestion
 from fake_mediawiki import FakeMediaWiki
 from slot_server import SlotServer
 
-from react_cli.infra import limiter
+from react_cli.infra import vegas
 
 THOUGHT = (
     " I need to search {entity} to find out when it was started, then compare the year with"
@@ -73,7 +73,7 @@ class Aimd:
     max_level: int = 64
     timeout_s: float = 5.0
 
-    def sample(self, sample: limiter.Sample) -> None:
+    def sample(self, sample: vegas.Sample) -> None:
         if sample.delay * sample.units > self.timeout_s:
             self.drop(sample.at)
         elif sample.inflight * 2 >= self.level:
@@ -96,7 +96,7 @@ class Gradient2:
     _long: dict[str, float] = field(default_factory=dict)
     _value: float = 1.0
 
-    def sample(self, sample: limiter.Sample) -> None:
+    def sample(self, sample: vegas.Sample) -> None:
         kind, delay, inflight = sample.kind, sample.delay, sample.inflight
         if delay <= 0:
             return
@@ -121,7 +121,7 @@ class Gradient2:
         self._value, self.level = 1.0, 1
 
 
-RULES = {"vegas": limiter.Vegas, "aimd": Aimd, "gradient2": Gradient2}
+RULES = {"vegas": vegas.Vegas, "aimd": Aimd, "gradient2": Gradient2}
 
 
 @dataclass
@@ -208,7 +208,7 @@ def main_bench() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="runs per setting (the median)")
     add_in_process(parser)
     args = parser.parse_args()
-    limiter.Vegas = RULES[args.rule]  # type: ignore[misc]  # Limiter.auto builds this rule
+    vegas.Vegas = RULES[args.rule]  # type: ignore[misc]  # Limiter.auto builds this rule
     print(f"rule: {args.rule}  prompt {args.prompt_ms:g} ms  {args.token_ms:g} ms/token")
     print(
         f"{'endpoint':<9} {'setting':>7} {'wall s':>7} {'q/s':>6} {'failed':>6} "

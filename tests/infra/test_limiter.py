@@ -11,7 +11,8 @@ import threading
 import pytest
 
 from react_cli.infra.deadline import Deadline
-from react_cli.infra.limiter import ALPHA, BETA, IDLE_STEPS, Limiter, Sample, Vegas, Waited
+from react_cli.infra.limiter import Limiter, Waited
+from react_cli.infra.vegas import ALPHA, BETA, IDLE_STEPS, Sample, Vegas
 from react_cli.infra.limiter import Permit as LimiterPermit
 
 NOW = Deadline()  # no time limit

@@ -5,7 +5,8 @@ the level starts at twice that. Synthetic delays on a fake clock, no timing."""
 from __future__ import annotations
 
 from react_cli.infra.deadline import Deadline
-from react_cli.infra.limiter import PROBE, Limiter, Sample, Vegas
+from react_cli.infra.limiter import Limiter
+from react_cli.infra.vegas import PROBE, Sample, Vegas
 
 NOW = Deadline()
 
