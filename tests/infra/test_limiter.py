@@ -12,8 +12,8 @@ import pytest
 
 from react_cli.infra.deadline import Deadline
 from react_cli.infra.limiter import Limiter, Waited
-from react_cli.infra.vegas import ALPHA, BETA, IDLE_STEPS, Sample, Vegas
 from react_cli.infra.limiter import Permit as LimiterPermit
+from react_cli.infra.vegas import ALPHA, BETA, IDLE_STEPS, Sample, Vegas
 
 NOW = Deadline()  # no time limit
 
