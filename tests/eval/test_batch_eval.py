@@ -304,3 +304,23 @@ def test_a_batch_eval_is_one_eval_at_one_endpoint(
     assert result.code == 2, result.stderr
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith("Error: ") and said in line
+
+
+def test_shards_in_batches_merge_into_the_live_eval(
+    cli: Runner, wiki: FakeMediaWiki, tmp_path: Path
+) -> None:
+    """Each machine's shard may run in batches: merged, they are the live eval, row for row
+    (and every row keeps the reason it failed)."""
+    configure(cli)
+    live = live_eval(cli, wiki, tmp_path / "live")
+    parts = [tmp_path / f"part-{i}" for i in (1, 2)]
+    for i, part in enumerate(parts, 1):
+        with BatchServer(PerQuestion(HOTPOT_SCRIPTS), polls=1) as server:
+            result = batch_eval(cli, server, wiki, part, "--shard", f"{i}/2")
+        assert result.code == 0, result.stderr
+    assert sum(len(rows_of(part)) for part in parts) == len(live)
+    merged = cli(["eval", "merge", *map(str, parts), "--out", str(tmp_path / "all")])
+    assert merged.code == 0, merged.stderr
+    rows = sorted(rows_of(tmp_path / "all"), key=lambda row: row["index"])
+    assert same(rows) == same(live)
+    assert [r["failure"]["mode"] for r in rows] == [r["failure"]["mode"] for r in live]
