@@ -66,7 +66,7 @@ def eval_show(
     Exit codes: 0 shown; 2 DIR is not a readable eval folder.
     """
     from react_cli.display.terminal import make_console
-    from react_cli.eval.matrix import is_matrix
+    from react_cli.eval.matrix.record import is_matrix
     from react_cli.share.cells import eval_folder
 
     console = make_console(stderr=False)
@@ -125,7 +125,7 @@ def eval_report(
     is missing.
     """
     from react_cli.display.terminal import plain
-    from react_cli.eval.matrix import is_matrix
+    from react_cli.eval.matrix.record import is_matrix
     from react_cli.share.cells import eval_folder
     from react_cli.share.export import write_output
 

@@ -194,7 +194,7 @@ def eval_command(
     from react_cli.cli.notices import told
     from react_cli.display.terminal import make_console
     from react_cli.eval.batch.ledger import is_batch_folder
-    from react_cli.eval.matrix_run import protocols_given, wants_matrix
+    from react_cli.eval.matrix.run import protocols_given, wants_matrix
     from react_cli.eval.plan import EvalRequest, plan_eval
     from react_cli.eval.runner import claimed, evaluate, shared_limits
     from react_cli.eval.view import ProgressView

@@ -1,5 +1,5 @@
 """``react-cli eval`` of a matrix: several models (``-m A -m B``), methods or protocols
-(``--protocol text,tools``), every cell run over the same questions (``eval.matrix_run``)."""
+(``--protocol text,tools``), every cell run over the same questions (``eval.matrix.run``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from react_cli.cli.app import print_json, print_warning
 from react_cli.core.errors import EvalIncompleteError, InterruptError, ReactCliError
 
 if TYPE_CHECKING:
-    from react_cli.eval.matrix_run import MatrixPlan, MatrixResult
+    from react_cli.eval.matrix.run import MatrixPlan, MatrixResult
     from react_cli.eval.plan import EvalRequest
 
 
@@ -26,9 +26,9 @@ def run_matrix_command(
     gives it, but for the pairs' tests) on stdout; the error it ended with, if any."""
     from react_cli.cli.notices import told
     from react_cli.display.terminal import make_console, plain
-    from react_cli.eval.matrix import MATRIX
-    from react_cli.eval.matrix_run import plan_matrix, run_matrix
-    from react_cli.eval.matrix_view import MatrixProgress
+    from react_cli.eval.matrix.record import MATRIX
+    from react_cli.eval.matrix.run import plan_matrix, run_matrix
+    from react_cli.eval.matrix.view import MatrixProgress
     from react_cli.share.matrix_show import load_matrix, matrix_json, matrix_view
 
     plan = plan_matrix(request, models, protocols)

@@ -273,7 +273,7 @@ def evaluate(
 
 class EvalRun:
     """One eval's run in its three parts, for :func:`evaluate` and for a matrix's cells,
-    which run side by side (``eval.matrix_run``): made (its store open, its rows read back),
+    which run side by side (``eval.matrix.run``): made (its store open, its rows read back),
     driven (on any thread: its questions run on its own workers), ended (its workers stopped,
     the final summary written). :meth:`stop` stops it from another thread: it ends
     ``interrupted``."""

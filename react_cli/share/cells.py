@@ -21,7 +21,7 @@ from react_cli.core.errors import UsageError
 from react_cli.core.method import Method
 from react_cli.core.records import ProtocolName
 from react_cli.core.wording import quoted
-from react_cli.eval.matrix import Cell, is_matrix, read_matrix
+from react_cli.eval.matrix.record import Cell, is_matrix, read_matrix
 from react_cli.share.text import one_line
 
 KEYS = ("model", "method", "protocol")

@@ -23,7 +23,7 @@ from rich.text import Text
 
 from react_cli.display.terminal import format_seconds, shell_word
 from react_cli.eval.files import SUMMARY
-from react_cli.eval.matrix import Cell, MatrixRecord, read_matrix
+from react_cli.eval.matrix.record import Cell, MatrixRecord, read_matrix
 from react_cli.eval.summary import ScoreKind
 from react_cli.share.evaldir import EvalFolder, ShownRow, load_eval, metric_label
 from react_cli.share.failures import counts_json, failure_table

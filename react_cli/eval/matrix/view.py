@@ -19,7 +19,7 @@ from rich.text import Text
 from react_cli.core.records import RetryWait
 from react_cli.display.terminal import plain
 from react_cli.eval.events import EvalObserver
-from react_cli.eval.matrix import Cell, MatrixObserver
+from react_cli.eval.matrix.record import Cell, MatrixObserver
 from react_cli.eval.rows import Row
 from react_cli.eval.summary import Summary
 from react_cli.eval.view import progress_columns, score_text

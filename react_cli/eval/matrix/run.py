@@ -1,5 +1,5 @@
 """A matrix eval planned and run: every cell (model × method × protocol) over the same
-questions, side by side, each an eval of its own (``eval.matrix`` lays out the folder).
+questions, side by side, each an eval of its own (``eval.matrix.record`` lays out the folder).
 
 Each cell is planned as ``eval`` plans one (``plan.plan_eval``: its model's settings, from
 ``[models.NAME]`` where the config file has an entry, its method, its protocol, its folder
@@ -26,7 +26,7 @@ from react_cli.core.wording import quoted
 from react_cli.eval.datasets import Selection
 from react_cli.eval.events import Concurrency, EvalObserver, EvalResult
 from react_cli.eval.files import SUMMARY
-from react_cli.eval.matrix import (
+from react_cli.eval.matrix.record import (
     Axes,
     Cell,
     MatrixObserver,
