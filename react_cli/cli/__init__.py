@@ -5,7 +5,15 @@ inside commands, so ``react-cli --help`` stays fast. Each command lives in its o
 which registers itself on ``app`` when imported here.
 """
 
-from react_cli.cli import ask, chat, evalfolder, models, tools, traces  # noqa: F401  (register them)
+from react_cli.cli import (  # noqa: F401  (register them)
+    ask,
+    chat,
+    distill,
+    evalfolder,
+    models,
+    tools,
+    traces,
+)
 from react_cli.cli.app import app, main
 from react_cli.cli.cache import cache_app
 from react_cli.cli.config import config_app
