@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -208,7 +209,7 @@ def _explain(pool: Pool) -> None:
         typer.echo(f"{line} — {plain(shown)}" if shown.strip() else line, err=True)
 
 
-def _redactor(options: RunOptions) -> object:
+def _redactor(options: RunOptions) -> Callable[[str], str]:
     from react_cli.infra.redaction import Redactor
     from react_cli.settings.resolve import resolve
     from react_cli.settings.secrets import known_secrets
@@ -246,7 +247,7 @@ def _prompt_text(
     redactor = _redactor(options)
     provenance = Provenance(model, distilled, selection)
     protocol = _protocol(options, chosen)
-    return prompt_file(chosen, protocol, provenance, redactor.redact)  # type: ignore[attr-defined, arg-type]
+    return prompt_file(chosen, protocol, provenance, redactor)  # type: ignore[arg-type]
 
 
 def _write_prompt(
@@ -279,7 +280,7 @@ def _write_records(
 
     assert isinstance(form, RecordFormat)
     redactor = _redactor(options)
-    made = records(chosen, form, _protocol(options, chosen), redactor.redact)  # type: ignore[attr-defined, arg-type]
+    made = records(chosen, form, _protocol(options, chosen), redactor)  # type: ignore[arg-type]
 
     def lines(rows: list[object]) -> str:
         return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)

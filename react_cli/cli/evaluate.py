@@ -143,6 +143,15 @@ def eval_command(
             rich_help_panel=Panel.METHOD,
         ),
     ] = None,
+    allow_overlap: Annotated[
+        bool,
+        typer.Option(
+            "--allow-overlap",
+            help="Score a distilled prompt on questions it holds as exemplars (the summary "
+            "says so).",
+            rich_help_panel=Panel.METHOD,
+        ),
+    ] = False,
     as_json: Annotated[
         bool,
         typer.Option(
@@ -187,8 +196,11 @@ def eval_command(
         resume=resume,
         methods=methods,
         flags=options.flags(),
+        allow_overlap=allow_overlap,
     )
     plan = plan_eval(request)
+    if plan.overlap:
+        print_warning(f"the prompt holds {len(plan.overlap)} of these questions as exemplars")
     shared, used = shared_limits(plan)  # what every request of the eval goes through
     view = ProgressView(make_console(), used.text)
     notices = told(debug, on_retry=view.retry_waiting, note=view.note)

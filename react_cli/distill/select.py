@@ -89,7 +89,7 @@ class Candidate:
 
     @property
     def tokens(self) -> int:
-        return self.trace.run.usage.total
+        return self.trace.run.usage.total_tokens
 
     @property
     def first_action(self) -> str:

@@ -22,6 +22,7 @@ from react_cli.eval.catalog import dataset_path
 from react_cli.eval.config import AUTO, EvalConfig, ToolFile
 from react_cli.eval.datasets import Dataset, Example, Format, Selection, load_dataset, select
 from react_cli.eval.files import SUMMARY, read_summary
+from react_cli.eval.leakage import checked_overlap
 from react_cli.eval.store import check_same_eval, resume_command
 from react_cli.eval.summary import DatasetRef, Summary
 from react_cli.infra.redaction import redact_url
@@ -65,6 +66,7 @@ class EvalPlan:
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY  # auto's cap
     max_total_cost: float | None = None  # no question starts once this eval spent it
     resume_hint: str = ""  # the command that continues it, with what it must be given again
+    overlap: tuple[str, ...] = ()  # exemplars of the prompt among the questions (allowed)
 
     @property
     def workers(self) -> int:
@@ -89,8 +91,9 @@ class EvalPlan:
         kinds = prompts.templates.values()
         run = run_config(self.settings, prompts.named, self.methods, self.task, kinds)
         names = tuple(str(method) for method in self.methods)
+        overlap = {"prompt_overlap": list(self.overlap)} if self.overlap else {}
         return EvalConfig(
-            run.to_json(),
+            {**run.to_json(), **overlap},
             self.concurrency or AUTO,
             self.wiki_concurrency or AUTO,
             names,
@@ -122,6 +125,7 @@ class EvalRequest:
     resume: Path | None = None
     methods: str | None = None  # --methods: names separated by commas, or "all"
     flags: dict[str, Any] = field(default_factory=dict)  # run options, as ``settings.resolve``'s
+    allow_overlap: bool = False  # --allow-overlap: score a prompt on its own exemplars
 
 
 def plan_eval(request: EvalRequest) -> EvalPlan:
@@ -164,13 +168,15 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
     folder = request.resume or request.out or _new_folder(path)
     settings = resolve(flags) if config is None else _resumed_settings(flags, config, folder)
     methods = _methods(request, settings, config)
+    prompts = prompt_set(settings.prompt, methods, ProtocolName(settings.protocol))
+    allowed = request.allow_overlap or bool(config and config.run.get("prompt_overlap"))
     plan = EvalPlan(
         dataset=data,
         examples=examples,
         selection=selection,
         settings=settings,
         methods=methods,
-        prompts=prompt_set(settings.prompt, methods, ProtocolName(settings.protocol)),
+        prompts=prompts,
         folder=folder,
         resuming=request.resume is not None,
         concurrency=concurrency,
@@ -178,6 +184,7 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
         max_concurrency=max_concurrency,
         max_total_cost=_total_cost(request.max_total_cost, settings),
         resume_hint=_resume_hint(folder, flags, settings),
+        overlap=checked_overlap(prompts, examples, allowed),
     )
     if earlier is not None:  # refused before any file loads or server starts
         given = tuple(ToolFile(path, file_digest(path)) for path in settings.tools_from)
