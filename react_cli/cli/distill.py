@@ -6,7 +6,7 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -17,7 +17,9 @@ from react_cli.cli.run_options import NO_RUN_OPTIONS, RunOptions, with_options
 from react_cli.core.errors import UsageError
 
 if TYPE_CHECKING:
-    from react_cli.distill.select import Candidate, Pool
+    from react_cli.core.records import ProtocolName
+    from react_cli.distill.finetune import RecordFormat
+    from react_cli.distill.select import Candidate, Pool, Rules
 
 DEFAULT_EXAMPLES = 6
 MAX_EXAMPLES = 50
@@ -31,10 +33,9 @@ _SLICE = re.compile(r"^(\d*):(\d*)$")
     epilog=examples(
         "react-cli distill runs/train --out my-prompt.txt",
         "react-cli eval dev.json --prompt my-prompt.txt -m gpt-4o-mini",
-        "react-cli distill runs/train --explain --min-sentence-recall 1 --out p.txt",
         "# four candidate sets, each scored on rows 0 to 20 of dev.json, the best kept",
-        "react-cli distill runs/train --candidates 4 --dev dev.json@0:20 -m gpt-4o-mini \\",
-        "    --out best.txt",
+        "react-cli distill runs/train --candidates 4 --dev dev.json@0:20 \\",
+        "    -m gpt-4o-mini --out best.txt",
         "react-cli distill runs/train --format openai-chat --split 0.9 --out ft.jsonl",
     ),
 )
@@ -153,7 +154,7 @@ def distill_command(
 
 
 def _check(
-    form: object,
+    form: RecordFormat,
     count: int | None,
     recall: float,
     candidates: int,
@@ -217,7 +218,7 @@ def _redactor(options: RunOptions) -> Callable[[str], str]:
     return Redactor(known_secrets(resolve(options.flags()), os.environ))
 
 
-def _protocol(options: RunOptions, chosen: list[Candidate]) -> object:
+def _protocol(options: RunOptions, chosen: list[Candidate]) -> ProtocolName:
     from react_cli.core.records import ProtocolName
 
     if options.protocol is not None:
@@ -225,15 +226,11 @@ def _protocol(options: RunOptions, chosen: list[Candidate]) -> object:
     return chosen[0].trace.protocol
 
 
-def _prompt_text(
-    chosen: list[Candidate], rules: object, pool: Pool, options: RunOptions
-) -> str:
+def _prompt_text(chosen: list[Candidate], rules: Rules, pool: Pool, options: RunOptions) -> str:
     from react_cli import __version__
     from react_cli.distill.render import Provenance, prompt_file
-    from react_cli.distill.select import Rules
     from react_cli.traces.trace import now_utc
 
-    assert isinstance(rules, Rules)
     config = chosen[0].summary.config
     api = config.run.get("api")
     model = f"{config.model} ({api}); method {chosen[0].method}"
@@ -247,11 +244,11 @@ def _prompt_text(
     redactor = _redactor(options)
     provenance = Provenance(model, distilled, selection)
     protocol = _protocol(options, chosen)
-    return prompt_file(chosen, protocol, provenance, redactor)  # type: ignore[arg-type]
+    return prompt_file(chosen, protocol, provenance, redactor)
 
 
 def _write_prompt(
-    chosen: list[Candidate], out: Path, rules: object, pool: Pool, options: RunOptions
+    chosen: list[Candidate], out: Path, rules: Rules, pool: Pool, options: RunOptions
 ) -> None:
     from react_cli.infra.files import write_atomic
     from react_cli.loop.prompts import load_prompt
@@ -268,21 +265,20 @@ def _write_prompt(
 
 def _write_records(
     chosen: list[Candidate],
-    form: object,
+    form: RecordFormat,
     out: Path,
     split_share: float | None,
     options: RunOptions,
 ) -> None:
     import json
 
-    from react_cli.distill.finetune import RecordFormat, records, split
+    from react_cli.distill.finetune import records, split
     from react_cli.infra.files import write_atomic
 
-    assert isinstance(form, RecordFormat)
     redactor = _redactor(options)
-    made = records(chosen, form, _protocol(options, chosen), redactor)  # type: ignore[arg-type]
+    made = records(chosen, form, _protocol(options, chosen), redactor)
 
-    def lines(rows: list[object]) -> str:
+    def lines(rows: list[Any]) -> str:
         return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
 
     if split_share is None:
@@ -319,7 +315,7 @@ def parse_slice(text: str) -> tuple[str, int | None, int | None]:
 def _search(
     sets: list[list[Candidate]],
     out: Path,
-    rules: object,
+    rules: Rules,
     pool: Pool,
     options: RunOptions,
     dev: str,
@@ -369,8 +365,9 @@ def _score(prompt: Path, folder: Path, dev: str, options: RunOptions) -> float:
     )
     plan = plan_eval(request)
     shared, used = shared_limits(plan)
-    session = open_session(plan.settings, plan.prompts, methods=plan.methods, told=told(False),
-                           shared=shared)
+    session = open_session(
+        plan.settings, plan.prompts, methods=plan.methods, told=told(False), shared=shared
+    )
     with claimed(plan) as lock, session as opened:
         result = evaluate(plan, lock, opened, concurrency=used)
     return result.summary.figures.em or 0.0

@@ -26,10 +26,10 @@ from react_cli.core.records import ProtocolName, StrEnum
 from react_cli.distill.render import (
     QUESTION_LABELS,
     Parts,
-    one_line,
-    task_of,
     example_messages,
+    one_line,
     parts_of,
+    task_of,
     text_steps,
 )
 from react_cli.distill.select import Candidate

@@ -25,10 +25,10 @@ from typing import Any
 from react_cli.core.method import Method, Task
 from react_cli.core.records import ProtocolName
 from react_cli.core.trajectory import Step
+from react_cli.distill.select import Candidate
 from react_cli.llm.toolcalls import assistant_message
 from react_cli.loop.prompts import QUESTION_MARKER, PromptTemplate, load_prompt, shipped_name
 from react_cli.loop.tools.calls import wire_call
-from react_cli.distill.select import Candidate
 
 QUESTION_LABELS = {Task.HOTPOTQA: "Question", Task.FEVER: "Claim"}
 _EXAMPLES_LINE = "Here are some examples."

@@ -31,16 +31,21 @@ def steps(*texts: str) -> list[str | Reply]:
 TRAIN: dict[str, list[str | Reply]] = {
     Q[0]: steps(search("Scott Derrickson"), search("Ed Wood", 2), finish("yes", 3)),
     Q[1]: steps(
-        search("Kiss and Tell (1945 film)"), search("Shirley Temple", 2),
+        search("Kiss and Tell (1945 film)"),
+        search("Shirley Temple", 2),
         finish("Chief of Protocol", 3),
     ),
     Q[2]: steps(search("Animorphs"), finish("Goosebumps", 2)),  # wrong
     Q[3]: steps(  # a repeated action
-        search("Esma Sultan Mansion"), search("Laleli Mosque", 2), search("Laleli Mosque", 3),
+        search("Esma Sultan Mansion"),
+        search("Laleli Mosque", 2),
+        search("Laleli Mosque", 3),
         finish("no", 4),
     ),
     Q[4]: steps(  # a parse error first
-        " hmm", search("Adriana Trigiani", 2), search("Big Stone Gap (film)", 3),
+        " hmm",
+        search("Adriana Trigiani", 2),
+        search("Big Stone Gap (film)", 3),
         finish("Greenwich Village, New York City", 4),
     ),
     Q[5]: steps(search("2014 S/S"), finish("YG Entertainment", 2)),  # half the gold pages
@@ -48,18 +53,23 @@ TRAIN: dict[str, list[str | Reply]] = {
         search("Eenasul Fateh"), search("Management consulting", 2), finish("Eenasul Fateh", 3)
     ),
     Q[7]: steps(
-        search("Lewiston Maineiacs"), search("Androscoggin Bank Colisée", 2),
+        search("Lewiston Maineiacs"),
+        search("Androscoggin Bank Colisée", 2),
         finish("3,677 seated", 3),
     ),
 }
 LONGER = {  # question 0 again, a step longer: the shorter run is kept
     Q[0]: steps(
-        search("Scott Derrickson"), " I need more.\nAction 2: Lookup[American]",
-        search("Ed Wood", 3), finish("yes", 4),
+        search("Scott Derrickson"),
+        " I need more.\nAction 2: Lookup[American]",
+        search("Ed Wood", 3),
+        finish("yes", 4),
     )
 }
 DEV = {  # the two questions the train folders do not hold
-    Q[8]: steps(search("Annie Morton"), search("Terry Richardson", 2), finish("Terry Richardson", 3)),
+    Q[8]: steps(
+        search("Annie Morton"), search("Terry Richardson", 2), finish("Terry Richardson", 3)
+    ),
     Q[9]: steps(search("Local H"), search("For Against", 2), finish("yes", 3)),
 }
 
@@ -146,21 +156,47 @@ def test_the_prompt_runs_as_is_its_exemplars_verbatim_and_leakage_refused(
     assert "Observation 1: " in block and "Thought 2: I need to search Ed Wood." in block
     with FakeOpenAI(PerQuestion(DEV)) as llm:
         done = run(
-            cli, llm, archive, "eval", str(HOTPOT), "--offset", "8", "--prompt", str(out),
-            "--out", str(tmp_path / "dev"),
+            cli,
+            llm,
+            archive,
+            "eval",
+            str(HOTPOT),
+            "--offset",
+            "8",
+            "--prompt",
+            str(out),
+            "--out",
+            str(tmp_path / "dev"),
         )
         assert done.code == 0, done.stderr
         first = llm.requests[0].json["prompt"]
         assert block in first and question_of(llm.requests[0].json) in (Q[8], Q[9])
         refused = run(
-            cli, llm, archive, "eval", str(HOTPOT), "--prompt", str(out),
-            "--out", str(tmp_path / "all"),
+            cli,
+            llm,
+            archive,
+            "eval",
+            str(HOTPOT),
+            "--prompt",
+            str(out),
+            "--out",
+            str(tmp_path / "all"),
         )
         assert refused.code == 2 and "as exemplars" in refused.stderr
         assert "--allow-overlap" in refused.stderr
         allowed = run(
-            cli, llm, archive, "eval", str(HOTPOT), "--limit", "2", "--prompt", str(out),
-            "--out", str(tmp_path / "allowed"), "--allow-overlap",
+            cli,
+            llm,
+            archive,
+            "eval",
+            str(HOTPOT),
+            "--limit",
+            "2",
+            "--prompt",
+            str(out),
+            "--out",
+            str(tmp_path / "allowed"),
+            "--allow-overlap",
         )
         assert allowed.code == 0, allowed.stderr
     summary = json.loads((tmp_path / "allowed" / "summary.json").read_text(encoding="utf-8"))
@@ -170,7 +206,9 @@ def test_the_prompt_runs_as_is_its_exemplars_verbatim_and_leakage_refused(
 def _tools_endpoint(body: dict[str, Any]) -> Reply:
     """The tools protocol's replies to the dev questions: each question's script as calls."""
     messages = body["messages"]
-    last = max(i for i, m in enumerate(messages) if m["role"] == "user" and "Question" in m["content"])
+    last = max(
+        i for i, m in enumerate(messages) if m["role"] == "user" and "Question" in m["content"]
+    )
     question = messages[last]["content"].split(": ", 1)[1]
     made = sum(m["role"] == "assistant" for m in messages[last:])
     script = DEV[question]
@@ -193,16 +231,30 @@ def test_a_tools_prompt_sends_its_examples_as_messages(
     assert template.examples[0] == {"role": "user", "content": f"Question: {Q[0]}"}
     with FakeOpenAI(_tools_endpoint) as llm:
         done = run(
-            cli, llm, archive, "eval", str(HOTPOT), "--offset", "8", "--protocol", "tools",
-            "--prompt", str(out), "--out", str(tmp_path / "dev"), api="chat",
+            cli,
+            llm,
+            archive,
+            "eval",
+            str(HOTPOT),
+            "--offset",
+            "8",
+            "--protocol",
+            "tools",
+            "--prompt",
+            str(out),
+            "--out",
+            str(tmp_path / "dev"),
+            api="chat",
         )
         assert done.code == 0, done.stderr
         messages = llm.requests[0].json["messages"]
-    assert messages[0]["role"] == "system" and "{\"role\"" not in messages[0]["content"]
+    assert messages[0]["role"] == "system" and '{"role"' not in messages[0]["content"]
     assert messages[1 : 1 + len(template.examples)] == list(template.examples)
     calls = [m for m in messages if m.get("tool_calls")]
     assert calls[0]["tool_calls"][0]["function"]["name"] == "search"
-    rows = [json.loads(line) for line in (tmp_path / "dev" / "results.jsonl").read_text().splitlines()]
+    rows = [
+        json.loads(line) for line in (tmp_path / "dev" / "results.jsonl").read_text().splitlines()
+    ]
     assert sorted(row["em"] for row in rows) == [1.0, 1.0]
 
 
@@ -212,8 +264,16 @@ def test_candidate_search_scores_each_set_and_repeats_come_from_the_cache(
     folder, _ = train
     out = tmp_path / "best.txt"
     args = [
-        "distill", str(folder), "--out", str(out), "--candidates", "3", "--examples", "2",
-        "--dev", f"{HOTPOT}@8:10",
+        "distill",
+        str(folder),
+        "--out",
+        str(out),
+        "--candidates",
+        "3",
+        "--examples",
+        "2",
+        "--dev",
+        f"{HOTPOT}@8:10",
     ]
     with FakeOpenAI(PerQuestion(DEV)) as llm:
         done = run(cli, llm, archive, *args)
