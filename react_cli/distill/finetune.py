@@ -24,6 +24,7 @@ from react_cli.core.errors import UsageError
 from react_cli.core.method import Method
 from react_cli.core.records import ProtocolName, StrEnum
 from react_cli.distill.render import (
+    EXAMPLES_LINE,
     QUESTION_LABELS,
     Parts,
     example_messages,
@@ -45,7 +46,6 @@ class RecordFormat(StrEnum):
 
 
 FORMATS = tuple(RecordFormat)
-_EXAMPLES_LINE = "Here are some examples."
 
 
 def _parts(candidate: Candidate, protocol: ProtocolName) -> Parts:
@@ -54,7 +54,7 @@ def _parts(candidate: Candidate, protocol: ProtocolName) -> Parts:
         template.name, template.text, candidate.method, task_of(candidate), template.protocol
     )
     parts = parts_of(template, protocol)
-    instruction = parts.instruction.replace(_EXAMPLES_LINE, "").strip()
+    instruction = parts.instruction.replace(EXAMPLES_LINE, "").strip()
     return Parts(instruction, parts.question_line)
 
 

@@ -31,7 +31,7 @@ from react_cli.loop.prompts import QUESTION_MARKER, PromptTemplate, load_prompt,
 from react_cli.loop.tools.calls import wire_call
 
 QUESTION_LABELS = {Task.HOTPOTQA: "Question", Task.FEVER: "Claim"}
-_EXAMPLES_LINE = "Here are some examples."
+EXAMPLES_LINE = "Here are some examples."
 
 
 def one_line(text: str) -> str:
@@ -185,8 +185,8 @@ def prompt_file(
     if protocol is ProtocolName.TEXT:
         label = QUESTION_LABELS[task]
         instruction = parts.instruction
-        if _EXAMPLES_LINE not in instruction:
-            instruction += f"\n{_EXAMPLES_LINE}\n"
+        if EXAMPLES_LINE not in instruction:
+            instruction += f"\n{EXAMPLES_LINE}\n"
         blocks = [text_exemplar(c, limit, label) for c in chosen]
         body = instruction.rstrip("\n") + "\n\n" + "\n".join(blocks) + "\n" + parts.question_line
     else:

@@ -143,6 +143,19 @@ def test_sentence_recall_and_the_examples_count(
     assert question_key(Q[0]) in chosen  # the yes/no comparison beside a bridge question
     none = cli(["distill", str(folder), "--out", str(out), "--min-sentence-recall", "1.1"])
     assert none.code == 2 and "--min-sentence-recall" in none.stderr
+    results = folder / "results.jsonl"  # question 1's run shown half its gold sentences
+    rows = [json.loads(line) for line in results.read_text(encoding="utf-8").splitlines()]
+    for row in rows:
+        if row["index"] == 1:
+            row["evidence"]["sentence_recall"] = 0.5
+    results.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    args = ["distill", str(folder), "--out", str(out), "--explain"]
+    loose = cli(args)
+    assert loose.code == 0 and question_key(Q[1]) in load_prompt(str(out)).exemplars
+    strict = cli([*args, "--min-sentence-recall", "1"])
+    assert strict.code == 0, strict.stderr
+    assert "row 1: " in strict.stderr and "sentence recall 0.5 < 1" in strict.stderr
+    assert question_key(Q[1]) not in load_prompt(str(out)).exemplars
 
 
 def test_the_prompt_runs_as_is_its_exemplars_verbatim_and_leakage_refused(
@@ -316,3 +329,25 @@ def test_fine_tuning_records_read_back(
     whole = cli([*args], OPENAI_API_KEY=secret)
     assert whole.code == 0 and len(out.read_text().splitlines()) == 4
     assert secret not in out.read_text()
+
+
+def test_a_folder_that_points_elsewhere_or_holds_a_broken_trace_is_judged_not_followed(
+    cli: Runner, train: tuple[Path, Path], tmp_path: Path
+) -> None:
+    folder, _ = train
+    results = folder / "results.jsonl"
+    rows = [json.loads(line) for line in results.read_text(encoding="utf-8").splitlines()]
+    outside = tmp_path / "outside.json"
+    outside.write_text("{}", encoding="utf-8")
+    for row in rows:
+        if row["index"] == 0:
+            row["trace"] = "../outside.json"
+        if row["index"] == 1:
+            (folder / row["trace"]).write_text('{"version": 9, "steps": "no"', encoding="utf-8")
+    results.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    done = cli(["distill", str(folder), "--out", str(tmp_path / "p.txt"), "--explain"])
+    assert done.code == 0, done.stderr
+    assert "row 0: " in done.stderr and "its trace is outside the eval folder" in done.stderr
+    assert "row 1: " in done.stderr and "trace unreadable" in done.stderr
+    empty = cli(["distill", str(tmp_path), "--out", str(tmp_path / "q.txt")])
+    assert empty.code == 2 and "not an eval folder" in empty.stderr
