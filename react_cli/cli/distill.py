@@ -132,20 +132,19 @@ def distill_command(
     rules = Rules(min_sentence_recall)
     folders = [folder.expanduser().absolute() for folder in folders]
     pool = judge(folders, rules, _row_types(folders))
-    if explain:
-        _explain(pool)
     kept = pool.kept
+    k = count or (DEFAULT_EXAMPLES if form is RecordFormat.PROMPT else len(kept))
+    sets = [choose(kept, k, seed) for seed in range(candidates)]
+    if explain:
+        _explain(pool, sets[0])
     if not kept:
         raise UsageError(
             f"no run passes the rules ({len(pool.verdicts)} judged; --explain says why each "
             "was left)"
         )
     if form is not RecordFormat.PROMPT:
-        chosen = choose(kept, count or len(kept))
-        _write_records(chosen, form, out, split_share, options)
+        _write_records(sets[0], form, out, split_share, options)
         return
-    k = count or DEFAULT_EXAMPLES
-    sets = [choose(kept, k, seed) for seed in range(candidates)]
     if candidates == 1:
         _write_prompt(sets[0], out, rules, pool, options)
         return
@@ -199,15 +198,23 @@ def _row_types(folders: list[Path]) -> dict[Path, list[str | None]]:
     return types
 
 
-def _explain(pool: Pool) -> None:
+def _explain(pool: Pool, chosen: list[Candidate]) -> None:
+    """A line on stderr for each row judged: ``left``, or ``kept`` and whether it was chosen
+    (the first candidate set's), with why."""
     from react_cli.display.terminal import plain
 
     for verdict in pool.verdicts:
         question = plain(" ".join(verdict.question.split()))[:80]
-        mark = "kept" if verdict.kept else "left"
-        shown = verdict.reason if not verdict.kept else verdict.reason.removeprefix("kept")
+        reason = verdict.reason
+        if verdict.candidate is None:
+            mark = "left"
+        elif any(verdict.candidate is c for c in chosen):
+            mark, reason = "kept (chosen)", reason.removeprefix("kept")
+        else:
+            mark = "kept (not chosen)"
+            reason = f"{len(chosen)} others chosen for variety" + reason.removeprefix("kept")
         line = f"{mark}: {plain(str(verdict.folder))} row {verdict.index}: {question}"
-        typer.echo(f"{line} — {plain(shown)}" if shown.strip() else line, err=True)
+        typer.echo(f"{line} — {plain(reason.strip())}" if reason.strip() else line, err=True)
 
 
 def _redactor(options: RunOptions) -> Callable[[str], str]:

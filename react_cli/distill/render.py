@@ -184,11 +184,12 @@ def prompt_file(
     ]
     if protocol is ProtocolName.TEXT:
         label = QUESTION_LABELS[task]
-        instruction = parts.instruction
-        if EXAMPLES_LINE not in instruction:
-            instruction += f"\n{EXAMPLES_LINE}\n"
-        blocks = [text_exemplar(c, limit, label) for c in chosen]
-        body = instruction.rstrip("\n") + "\n\n" + "\n".join(blocks) + "\n" + parts.question_line
+        instruction = parts.instruction.rstrip("\n")
+        if instruction and EXAMPLES_LINE not in instruction:
+            instruction += f"\n{EXAMPLES_LINE}"
+        blocks = "\n".join(text_exemplar(c, limit, label) for c in chosen)
+        head_text = f"{instruction}\n\n" if instruction else ""  # Act's prompt has none
+        body = head_text + blocks + "\n" + parts.question_line
     else:
         rows = [
             json.dumps(message, ensure_ascii=False)

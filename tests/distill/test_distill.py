@@ -136,8 +136,10 @@ def test_sentence_recall_and_the_examples_count(
 ) -> None:
     folder, _ = train
     out = tmp_path / "p.txt"
-    done = cli(["distill", str(folder), "--out", str(out), "--examples", "2"])
+    done = cli(["distill", str(folder), "--out", str(out), "--examples", "2", "--explain"])
     assert done.code == 0, done.stderr
+    assert done.stderr.count("kept (chosen)") == 2
+    assert done.stderr.count("kept (not chosen)") == 2 and "2 others chosen" in done.stderr
     chosen = load_prompt(str(out)).exemplars
     assert len([key for key in chosen if key.startswith("sha256:")]) == 2
     assert question_key(Q[0]) in chosen  # the yes/no comparison beside a bridge question
