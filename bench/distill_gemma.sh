@@ -25,7 +25,9 @@ evaluate() {  # FOLDER ARGS...: a new eval, or the one in FOLDER resumed
 }
 evaluate "$out/paper-train" --limit 50
 react-cli distill "$out/paper-train" --explain --out "$out/distilled.txt" 2> "$out/explain.txt"
-# the two test-half evals side by side, so that whenever they stop they cover the same questions
+# the two test-half evals side by side, so that whenever they stop they cover the same questions;
+# unstreamed: llama-cpp-python's server ends a running stream when another request arrives
+run+=(--no-stream)
 evaluate "$out/paper-test" --offset 50 &
 evaluate "$out/distilled-test" --offset 50 --prompt "$out/distilled.txt" &
 wait
