@@ -37,7 +37,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("traces",),  # traces: the format, how a run was made, the store, replay, forks
     ("display",),  # the terminal: the renderer, replays shown, terminal-safe text
     ("eval", "conversation"),  # questions in a batch; questions in turn (follow-ups), kept
-    ("share",),  # exports, reports, comparisons
+    ("share", "distill"),  # exports, reports, comparisons; prompts made of recorded runs
     ("cli", "entry", "__main__"),  # the command line
 )
 VIEWS = (

@@ -5,7 +5,16 @@ inside commands, so ``react-cli --help`` stays fast. Each command lives in its o
 which registers itself on ``app`` when imported here.
 """
 
-from react_cli.cli import ask, chat, evalfolder, evalmerge, models, replay, traces  # noqa: F401
+from react_cli.cli import (  # noqa: F401  (register them)
+    ask,
+    chat,
+    distill,
+    evalfolder,
+    evalmerge,
+    models,
+    replay,
+    traces,
+)
 from react_cli.cli.app import app, main
 from react_cli.cli.cache import cache_app
 from react_cli.cli.config import config_app

@@ -163,6 +163,15 @@ def eval_command(
             rich_help_panel=Panel.METHOD,
         ),
     ] = False,
+    allow_overlap: Annotated[
+        bool,
+        typer.Option(
+            "--allow-overlap",
+            help="Score a distilled prompt on questions it holds as exemplars (the summary "
+            "says so).",
+            rich_help_panel=Panel.METHOD,
+        ),
+    ] = False,
     as_json: Annotated[
         bool,
         typer.Option(
@@ -217,6 +226,7 @@ def eval_command(
         methods=methods,
         shard=shard,
         flags=options.flags(),
+        allow_overlap=allow_overlap,
     )
     if wants_matrix(request, models, protocols, matrix):
         if batch.batch:
@@ -229,6 +239,8 @@ def eval_command(
     batched = batch.batch or is_batch_folder(plan.folder)
     if batched and plan.settings.replicas:
         raise UsageError("--batch sends its files to one endpoint: give one --base-url")
+    if plan.overlap:
+        print_warning(f"the prompt holds {len(plan.overlap)} of these questions as exemplars")
     shared, used = shared_limits(plan)  # what every request of the eval goes through
     view = ProgressView(make_console(), used.text)
     notices = told(debug, on_retry=view.retry_waiting, note=view.note)

@@ -22,6 +22,7 @@ from react_cli.eval.catalog import dataset_path
 from react_cli.eval.config import AUTO, EvalConfig, ToolFile
 from react_cli.eval.datasets import Dataset, Example, Format, Selection, load_dataset, select
 from react_cli.eval.files import SUMMARY, read_summary
+from react_cli.eval.leakage import checked_overlap
 from react_cli.eval.shard import Shard
 from react_cli.eval.store import check_same_eval, resume_command
 from react_cli.eval.summary import DatasetRef, Summary
@@ -67,6 +68,7 @@ class EvalPlan:
     max_total_cost: float | None = None  # no question starts once this eval spent it
     resume_hint: str = ""  # the command that continues it, with what it must be given again
     batch: bool = False  # eval --batch: its calls cost the Batch API's price
+    overlap: tuple[str, ...] = ()  # exemplars of the prompt among the questions (allowed)
 
     @property
     def workers(self) -> int:
@@ -92,8 +94,9 @@ class EvalPlan:
         kinds = prompts.templates.values()
         run = run_config(self.settings, prompts.named, self.methods, self.task, kinds)
         names = tuple(str(method) for method in self.methods)
+        overlap = {"prompt_overlap": list(self.overlap)} if self.overlap else {}
         return EvalConfig(
-            run.to_json(),
+            {**run.to_json(), **overlap},
             self.concurrency or AUTO,
             self.wiki_concurrency or AUTO,
             names,
@@ -126,6 +129,7 @@ class EvalRequest:
     methods: str | None = None  # --methods: names separated by commas, or "all"
     shard: str | None = None  # --shard I/N
     flags: dict[str, Any] = field(default_factory=dict)  # run options, as ``settings.resolve``'s
+    allow_overlap: bool = False  # --allow-overlap: score a prompt on its own exemplars
 
 
 def plan_eval(request: EvalRequest) -> EvalPlan:
@@ -173,15 +177,15 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
     else:
         settings = _resumed_settings(flags, config, folder)
     methods = _methods(request, settings, config)
+    prompts = prompt_set(settings.prompt, methods, ProtocolName(settings.protocol), general=general)
+    allowed = request.allow_overlap or bool(config and config.run.get("prompt_overlap"))
     plan = EvalPlan(
         dataset=data,
         examples=examples,
         selection=selection,
         settings=settings,
         methods=methods,
-        prompts=prompt_set(
-            settings.prompt, methods, ProtocolName(settings.protocol), general=general
-        ),
+        prompts=prompts,
         folder=folder,
         resuming=request.resume is not None,
         concurrency=concurrency,
@@ -189,6 +193,7 @@ def plan_eval(request: EvalRequest) -> EvalPlan:
         max_concurrency=max_concurrency,
         max_total_cost=_total_cost(request.max_total_cost, settings),
         resume_hint=resume_hint_for(folder, flags, settings),
+        overlap=checked_overlap(prompts, examples, allowed),
     )
     if earlier is not None:  # refused before any file loads or server starts
         given = tuple(ToolFile(path, file_digest(path)) for path in settings.tools_from)

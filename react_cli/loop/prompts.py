@@ -12,7 +12,13 @@ with front matter saying which method's prompt it is and for which task::
 
 (``method``: standard, cot, act or react, the default; ``task``: hotpotqa, the default, or
 fever; ``protocol``: text, the default, or tools: a prompt for native tool calls, which only
-ReAct and Act make). The shipped prompts are named ``TASK`` (ReAct) and ``TASK-METHOD`` (the
+ReAct and Act make). A distilled prompt (``react-cli distill``) records more there:
+``questions`` (its exemplars' question ids and text hashes, which ``eval`` refuses to score a
+prompt on), one ``source`` line per exemplar (the eval folder, row and trace hash it came
+from), and the ``model``, ``distilled`` and ``selection`` it was made with. A tools prompt may
+hold example messages, one JSON object a line (``{"role": ...}``) between its instruction and
+its question's line: they are sent, in order, between the system message and the question.
+The shipped prompts are named ``TASK`` (ReAct) and ``TASK-METHOD`` (the
 others), e.g. ``hotpotqa-cot``, and ``...-tools`` for the tools protocol (``hotpotqa-tools``,
 ``hotpotqa-act-tools``). A run's prompt is ``prefix(question)`` followed only by appended steps,
 so servers' prefix caches keep hitting; a tools prompt is a chat (:meth:`PromptTemplate.chat`):
@@ -22,9 +28,12 @@ its text before the question's line is the system message, the rest the first us
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from react_cli.core.errors import UsageError
 from react_cli.core.method import PROMPT_KINDS, Method, Task
@@ -37,7 +46,9 @@ TOOLS_MARKER = "{tools}"
 _SUFFIX = ".txt"
 MAX_PROMPT_BYTES = 1 << 20
 _FENCE = "---"
-MAX_FRONT_MATTER_LINES = 20
+MAX_FRONT_MATTER_LINES = 200  # a distilled prompt's provenance: a line per exemplar
+MAX_EXAMPLE_MESSAGES = 1000
+_ROLES = ("user", "assistant", "tool")
 # What a file without a marker gets appended, by the method it is written for.
 _QUESTION_TAIL = {
     Method.STANDARD: f"Question: {QUESTION_MARKER}\nAnswer:",
@@ -61,6 +72,8 @@ class PromptTemplate:
     method: Method = Method.REACT
     task: Task = Task.HOTPOTQA
     protocol: ProtocolName = ProtocolName.TEXT
+    exemplars: tuple[str, ...] = ()  # front matter ``questions``: ids and question_key()s
+    provenance: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     @property
     def sha256(self) -> str:
@@ -82,7 +95,38 @@ class PromptTemplate:
         text = self.text.replace(TOOLS_MARKER, tools, 1)
         line = text.rfind("\n", 0, max(0, text.find(QUESTION_MARKER))) + 1
         user = text[line:].replace(QUESTION_MARKER, question.strip(), 1)
-        return text[:line].strip(), user.strip()
+        system = [row for row in text[:line].split("\n") if _example_message(row) is None]
+        return "\n".join(system).strip(), user.strip()
+
+    @cached_property
+    def examples(self) -> tuple[dict[str, Any], ...]:
+        """A tools prompt's example messages (see the module's docstring), in order; none
+        for a text prompt, whose examples are its text."""
+        if self.protocol is not ProtocolName.TOOLS:
+            return ()
+        head = self.text[: max(0, self.text.find(QUESTION_MARKER))]
+        found = (_example_message(row) for row in head.split("\n"))
+        return tuple(message for message in found if message is not None)
+
+
+def question_key(question: str) -> str:
+    """What names a question whatever its row: the hash of its text, spaces and case folded
+    (``sha256:`` and 16 hex digits). A distilled prompt records it for each exemplar."""
+    folded = " ".join(question.split()).casefold()
+    return "sha256:" + hashlib.sha256(folded.encode("utf-8")).hexdigest()[:16]
+
+
+def _example_message(row: str) -> dict[str, Any] | None:
+    """The example message a line of a tools prompt holds, or None for a line of text."""
+    if not row.startswith('{"role"'):
+        return None
+    try:
+        message = json.loads(row)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or message.get("role") not in _ROLES:
+        return None
+    return message if isinstance(message.get("content"), str) else None
 
 
 def shipped_names() -> list[str]:
@@ -119,37 +163,53 @@ def load_prompt(name_or_path: str) -> PromptTemplate:
     except (OSError, ValueError) as exc:  # BadInput, or a NUL byte in the path
         raise UsageError(f"cannot read prompt file {str(path)!r}: {exc}") from None
     name = name_or_path if path == shipped else str(path)
-    method, task, protocol, text = _front_matter(text, name)
+    method, task, protocol, text, facts = _front_matter(text, name)
     if QUESTION_MARKER not in text:
         text = text if text.endswith("\n") or not text else text + "\n"
         text += _QUESTION_TAIL.get(method, f"Question: {QUESTION_MARKER}\n")
-    return PromptTemplate(name=name, text=text, method=method, task=task, protocol=protocol)
+    questions = facts.pop("questions", "")
+    exemplars = tuple(key.strip() for key in questions.split(",") if key.strip())
+    provenance = tuple((key, value) for key, values in facts.items() for value in values)
+    template = PromptTemplate(name, text, method, task, protocol, exemplars, provenance)
+    if len(template.examples) > MAX_EXAMPLE_MESSAGES:
+        raise UsageError(f"prompt {name}: more than {MAX_EXAMPLE_MESSAGES} example messages")
+    return template
 
 
-_KEYS = ("method", "task", "protocol")
+_KEYS = ("method", "task", "protocol", "questions", "model", "distilled", "selection")
+_REPEATED = ("source",)  # a distilled prompt's: a line per exemplar
 
 
-def _front_matter(text: str, name: str) -> tuple[Method, Task, ProtocolName, str]:
-    """The method, task and protocol a file declares, and its text after the front matter."""
+def _front_matter(text: str, name: str) -> tuple[Method, Task, ProtocolName, str, Any]:
+    """The method, task and protocol a file declares, its text after the front matter, and
+    the other facts it records (``questions`` as one text, the rest as lists of lines)."""
     lines = text.split("\n")
     if lines[0].rstrip("\r") != _FENCE:
-        return Method.REACT, Task.HOTPOTQA, ProtocolName.TEXT, text
+        return Method.REACT, Task.HOTPOTQA, ProtocolName.TEXT, text, {}
     head = [line.rstrip("\r") for line in lines[1 : MAX_FRONT_MATTER_LINES + 1]]
     if _FENCE not in head:
         raise UsageError(f"prompt {name}: its front matter (from the first '---') never ends")
     end = head.index(_FENCE)
     fields: dict[str, str] = {}
+    facts: dict[str, Any] = {}
     for line in head[:end]:
         key, colon, value = line.partition(":")
         key = key.strip().lower()
         if not line.strip():
             continue
+        if colon and key in _REPEATED:
+            facts.setdefault(key, []).append(value.strip())
+            continue
         if not colon or key not in _KEYS or key in fields:
             raise UsageError(
                 f"prompt {name}: front matter lines are 'method: NAME', 'task: NAME' and "
-                f"'protocol: NAME' (each once), not {quoted(line.strip())}"
+                f"'protocol: NAME' (each once; a distilled prompt's 'questions', 'model', "
+                f"'distilled', 'selection' and 'source' lines), not {quoted(line.strip())}"
             )
-        fields[key] = value.strip().lower()
+        fields[key] = value.strip() if key in _KEYS[3:] else value.strip().lower()
+    for key in _KEYS[3:]:
+        if key in fields:
+            facts[key] = fields.pop(key) if key == "questions" else [fields.pop(key)]
     method, task = fields.get("method", "react"), fields.get("task", "hotpotqa")
     kinds = ", ".join(PROMPT_KINDS)
     try:
@@ -168,7 +228,7 @@ def _front_matter(text: str, name: str) -> tuple[Method, Task, ProtocolName, str
     assert kind is not None
     if protocol == ProtocolName.TOOLS and not kind.loop:
         raise UsageError(f"prompt {name}: a tools prompt is for the react or act method")
-    return kind, Task(task), ProtocolName(protocol), "\n".join(lines[end + 2 :])
+    return kind, Task(task), ProtocolName(protocol), "\n".join(lines[end + 2 :]), facts
 
 
 @dataclass(frozen=True)

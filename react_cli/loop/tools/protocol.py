@@ -2,7 +2,8 @@
 answered with ``role: tool`` messages (``--protocol tools``).
 
 The chat starts with a system message (the template's instruction, the paper's adapted to
-tools) and the question as a user message. Each step's request declares every tool of the set
+tools), the template's example messages if it has any (a distilled prompt's), and the
+question as a user message. Each step's request declares every tool of the set
 (``search(entity)``, ``lookup(keyword)``, ``finish(answer)``, and any other, each with the JSON
 Schema of its arguments); the reply's text is the step's thought and its call the step's
 action, recorded as the paper writes it (``Search[X]``). The call's answer is a ``role: tool``
@@ -67,7 +68,7 @@ class ToolsProtocol(Protocol):
         system, user = template.chat(question, tool_list(tools.specs))
         transcript = ToolsTranscript(system, user, tools.specs, thoughts=self.thoughts)
         messages, transcript.earlier = earlier_messages(earlier, template, tools.specs)
-        transcript.messages[1:1] = messages
+        transcript.messages[1:1] = [*template.examples, *messages]
         return transcript
 
 

@@ -1,0 +1,1 @@
+"""Prompts and fine-tuning records made of recorded runs (``react-cli distill``)."""
