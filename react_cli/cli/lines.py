@@ -9,12 +9,17 @@ next), each at most :data:`MAX_LINE_BYTES`, any bytes taken (what is not UTF-8 b
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Protocol, TextIO
+from typing import TYPE_CHECKING, Protocol, TextIO
 
 from react_cli.cli.question import MAX_STDIN_BYTES
+from react_cli.infra import interrupts
+
+if TYPE_CHECKING:
+    from prompt_toolkit.application import Application
 
 PROMPT = "react-cli> "
 HISTORY_NAME = "chat_history"
@@ -53,7 +58,38 @@ def terminal_reader(history: Path, warn: Callable[[str], None]) -> Reader:
     session: PromptSession[str] = PromptSession(
         history=KeptHistory(history, warn), key_bindings=bindings
     )
-    return lambda: session.prompt(PROMPT)
+
+    def read() -> str:
+        kept = [(signum, signal.getsignal(signum)) for signum in interrupts.STOPPING]
+        try:
+            return session.prompt(PROMPT, pre_run=lambda: _stop_on_signals(session.app))
+        finally:  # the loop's close set them to their defaults
+            for signum, handler in kept:
+                if handler is not None:
+                    signal.signal(signum, handler)
+
+    return read
+
+
+def _stop_on_signals(app: Application[str]) -> None:
+    """While the prompt reads keys (raw mode, in prompt_toolkit's event loop), a stopping
+    signal ends it as Ctrl-C at an empty prompt does, from a callback of the loop. Raised from
+    a signal handler, KeyboardInterrupt landed in whatever the loop ran (the history being
+    read, say): prompt_toolkit printed it as a traceback, waited for ENTER, and left the
+    terminal raw."""
+    import asyncio
+
+    def stop(signum: int) -> None:
+        interrupts.remember(signum)
+        if app.is_running and not app.is_done:
+            app.exit(exception=KeyboardInterrupt, style="class:aborting")
+
+    loop = asyncio.get_running_loop()
+    for signum in interrupts.STOPPING:
+        try:
+            loop.add_signal_handler(signum, stop, signum)
+        except (NotImplementedError, RuntimeError, ValueError):
+            return  # not the main thread, or no such loop: Python's handlers stay
 
 
 def piped_lines(stdin: TextIO) -> Iterator[str | None]:

@@ -42,13 +42,21 @@ class _State:
 
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:
-    if _State.signum in (None, signal.SIGINT):
-        _State.signum = signum
+    remember(signum)
     if _State.depth == 0:  # outside a guard: as Python's own SIGINT handler does
         raise KeyboardInterrupt
-    _State.count += 1
     if _State.count == 1 and not _State.holding:
         raise KeyboardInterrupt
+
+
+def remember(signum: int) -> None:
+    """A stopping signal that came where raising is not safe (a callback of an event loop,
+    which stops what it runs itself): remembered as a raised one is, for :func:`ending` and
+    the exit code."""
+    if _State.signum in (None, signal.SIGINT):
+        _State.signum = signum
+    if _State.depth:
+        _State.count += 1
 
 
 def _default(signum: int) -> Any:
