@@ -43,7 +43,10 @@ _SLICE = re.compile(r"^(\d*):(\d*)$")
 def distill_command(
     folders: Annotated[
         list[Path],
-        typer.Argument(metavar="EVAL_DIR...", help="Eval folders whose runs are the exemplars."),
+        typer.Argument(
+            metavar="EVAL_DIR...",
+            help="Eval folders whose runs are the exemplars (a matrix: its cells; DIR@N: one).",
+        ),
     ],
     out: Annotated[
         Path,
@@ -130,7 +133,7 @@ def distill_command(
     form = RecordFormat(record_format)
     _check(form, count, min_sentence_recall, candidates, dev, split_share)
     rules = Rules(min_sentence_recall)
-    folders = [folder.expanduser().absolute() for folder in folders]
+    folders = [found.absolute() for folder in folders for found in _eval_folders(folder)]
     pool = judge(folders, rules, _row_types(folders))
     kept = pool.kept
     k = count or (DEFAULT_EXAMPLES if form is RecordFormat.PROMPT else len(kept))
@@ -378,3 +381,17 @@ def _score(prompt: Path, folder: Path, dev: str, options: RunOptions) -> float:
     with claimed(plan) as lock, session as opened:
         result = evaluate(plan, lock, opened, concurrency=used)
     return result.summary.figures.em or 0.0
+
+
+def _eval_folders(given: Path) -> list[Path]:
+    """The eval folders ``given`` names: itself, one cell of a matrix (``DIR@N``), or every
+    cell of a matrix that has started."""
+    from react_cli.eval.files import SUMMARY
+    from react_cli.eval.matrix.record import is_matrix, read_matrix
+    from react_cli.share.cells import eval_folder
+
+    path = given.expanduser()
+    if not is_matrix(path):
+        return [eval_folder(path)]
+    cells = [cell.folder(path) for cell in read_matrix(path).cells]
+    return [cell for cell in cells if (cell / SUMMARY).is_file()]

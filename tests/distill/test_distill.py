@@ -7,6 +7,7 @@ formats read back."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,11 @@ from eval_fakes import PerQuestion, finish, question_of, search
 from fake_openai import FakeOpenAI, Reply
 from inproc import Runner
 
+from react_cli.core.method import Method
+from react_cli.core.records import ProtocolName
 from react_cli.distill.finetune import RecordFormat, read_records
+from react_cli.eval.matrix.record import Axes, MatrixRecord
+from react_cli.eval.summary import EvalStatus
 from react_cli.loop.prompts import load_prompt, question_key
 from react_cli.wiki.zimbuild import build_zim
 
@@ -353,3 +358,31 @@ def test_a_folder_that_points_elsewhere_or_holds_a_broken_trace_is_judged_not_fo
     assert "row 1: " in done.stderr and "trace unreadable" in done.stderr
     empty = cli(["distill", str(tmp_path), "--out", str(tmp_path / "q.txt")])
     assert empty.code == 2 and "not an eval folder" in empty.stderr
+
+
+def test_a_matrix_gives_its_cells_and_a_cell_itself(
+    cli: Runner, train: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """``distill DIR`` of a matrix reads every cell that started, ``DIR@N`` one of them: the
+    same exemplars as the cells' folders given by hand."""
+    folder, longer = train
+    matrix = tmp_path / "m"
+    axes = Axes(("m",), (Method.REACT,), (ProtocolName.TEXT, ProtocolName.TOOLS))
+    cells = axes.cells()
+    for cell, source in zip(cells, (longer, folder), strict=True):
+        shutil.copytree(source, cell.folder(matrix))
+    unstarted = Axes(("n",), (Method.REACT,), (ProtocolName.TEXT,)).cells(cells)[-1]
+    dataset = json.loads((folder / "summary.json").read_text(encoding="utf-8"))["dataset"]
+    made = MatrixRecord(axes, (*cells, unstarted), dataset, EvalStatus.FINISHED, "t", "t", 1.0)
+    made.write(matrix)
+    by_hand = tmp_path / "by-hand.txt"
+    assert cli(["distill", str(longer), str(folder), "--out", str(by_hand)]).code == 0
+    whole = tmp_path / "whole.txt"
+    done = cli(["distill", str(matrix), "--out", str(whole)])
+    assert done.code == 0, done.stderr
+    assert load_prompt(str(whole)).exemplars == load_prompt(str(by_hand)).exemplars
+    one = tmp_path / "one.txt"
+    done = cli(["distill", f"{matrix}@2", "--out", str(one)])
+    assert done.code == 0, done.stderr
+    sources = [value for key, value in load_prompt(str(one)).provenance if key == "source"]
+    assert sources and all(str(cells[1].folder(matrix)) in source for source in sources)
