@@ -19,7 +19,10 @@ WRITER = """
 import sys
 from pathlib import Path
 from react_cli.cache.store import CacheStore
-store = CacheStore(Path(sys.argv[1]), 1 << 30, print)
+# What is tested is a kill mid-write, not a wait for the lock: however starved the machine
+# keeps the two writers, neither gives up waiting for the other (a warning would go to stderr).
+warn = lambda said: print(said, file=sys.stderr)
+store = CacheStore(Path(sys.argv[1]), 1 << 30, warn, busy_timeout_s=60)
 name, number = sys.argv[2], 0
 while True:  # as fast as it can, until it is killed in the middle of a write
     value = ('{"key": "%s%d", "pad": "%s"}' % (name, number, "x" * 20000)).encode()
