@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import AbstractContextManager, contextmanager
 from typing import IO
 
-from react_cli.core.errors import LLMConfigError, StoreError
+from react_cli.core.errors import LLMConfigError
 from react_cli.core.method import Method
 from react_cli.eval.datasets import Example
 from react_cli.eval.events import Concurrency, EvalObserver, EvalResult
@@ -321,7 +321,7 @@ class EvalRun:
         """Stop the workers, write the final summary, end the eval's span."""
         workers = self.workers
         workers.close()
-        summary = _final_summary(self.store, status)
+        summary = self.store.final(status)
         figures = summary.figures
         scores = {metric: figures.score(metric) for metric in figures.kind.metrics}
         facts = {"status": status.value, "answered": figures.n, **scores}
@@ -352,14 +352,3 @@ def _eval_facts(plan: EvalPlan) -> dict[str, str | int | None]:
         "questions": len(plan.examples),
         "concurrency": plan.concurrency,
     }
-
-
-def _final_summary(store: ResultsStore, status: EvalStatus) -> Summary:
-    """Close the store; when the eval failed on the disk already, that first error is the one
-    reported, and the summary is what the file would say."""
-    try:
-        return store.close(status)
-    except StoreError:
-        if status is not EvalStatus.FAILED:
-            raise
-        return store.summary(status)

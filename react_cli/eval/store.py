@@ -204,6 +204,16 @@ class ResultsStore:
             finally:
                 self._folder_lock.close()
 
+    def final(self, status: EvalStatus) -> Summary:
+        """:meth:`close`; when the eval failed on the disk already, that first error is the one
+        reported, and the summary is what the file would say."""
+        try:
+            return self.close(status)
+        except StoreError:
+            if status is not EvalStatus.FAILED:
+                raise
+            return self.summary(status)
+
     def _write_summary(self, status: EvalStatus) -> Summary:
         summary = self.summary(status)
         write_json_atomic(self.folder / SUMMARY, summary.to_json())

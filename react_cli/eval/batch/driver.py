@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import IO
 
-from react_cli.core.errors import LLMConfigError, LLMError, StoreError
+from react_cli.core.errors import LLMConfigError, LLMError
 from react_cli.core.method import Method
 from react_cli.core.records import Api
 from react_cli.eval.batch.api import BatchApi
@@ -28,7 +28,7 @@ from react_cli.eval.plan import EvalPlan, ran_files
 from react_cli.eval.question import answer_question, describe
 from react_cli.eval.stop import CallRefused, Stop
 from react_cli.eval.store import ResultsStore
-from react_cli.eval.summary import EvalStatus, Summary
+from react_cli.eval.summary import EvalStatus
 from react_cli.infra import interrupts
 from react_cli.infra.redaction import Redactor
 from react_cli.llm.client import LENGTH_SLACK
@@ -108,7 +108,7 @@ def run_batch(
             for thread in threads:
                 thread.join(5.0)
             api.close()
-            summary = _closed(store, status)
+            summary = store.final(status)
     observer.finished(summary)
     error = outcome.config_error
     return EvalResult(summary, status, outcome.last_error, outcome.max_tokens, error)
@@ -194,15 +194,6 @@ def _status(outcome: _Outcome, broker: Broker) -> EvalStatus:
 
 def _stopped() -> LLMError:
     return CallRefused("the eval stopped")
-
-
-def _closed(store: ResultsStore, status: EvalStatus) -> Summary:
-    try:
-        return store.close(status)
-    except StoreError:
-        if status is not EvalStatus.FAILED:
-            raise
-        return store.summary(status)
 
 
 def _ignore(line: str) -> None:
