@@ -81,12 +81,7 @@ class Failures:
             )
 
         def kept_failing(retries: int, out_of_time: bool) -> Exception:
-            late = "; no time left to retry within the run's time limit" if out_of_time else ""
-            return LLMConnectionError(
-                f"{where} kept failing with HTTP {status} after "
-                f"{plural(retries, 'retry', 'retries')}{said}{late}",
-                retries,
-            )
+            return _given_up(f"{where} kept failing with HTTP {status}", retries, said, out_of_time)
 
         if status not in RETRY_STATUSES:
             return kept_failing(0, False)
@@ -173,12 +168,7 @@ def _busy(status: int, response: requests.Response, where: str, said: str) -> Re
     """A busy tier's answer, retried with backoff up to :data:`CAPACITY_RETRIES` times."""
 
     def still_busy(retries: int, out_of_time: bool) -> Exception:
-        late = "; no time left to retry within the run's time limit" if out_of_time else ""
-        return LLMConnectionError(
-            f"{where} had no capacity (HTTP {status}) after "
-            f"{plural(retries, 'retry', 'retries')}{said}{late}",
-            retries,
-        )
+        return _given_up(f"{where} had no capacity (HTTP {status})", retries, said, out_of_time)
 
     wait = retry_after_s(response.headers.get("Retry-After"))
     return Retryable(
@@ -196,3 +186,12 @@ def _server_message(text: str) -> str:
     if isinstance(error, dict):
         error = error.get("message") or error.get("detail") or error
     return error if isinstance(error, str) else text
+
+
+def _given_up(what: str, retries: int, said: str, out_of_time: bool) -> LLMConnectionError:
+    """An answer retried until the retries or the run's time ran out: ``what`` happened after
+    how many retries, what the endpoint said, and whether the time limit ended it."""
+    late = "; no time left to retry within the run's time limit" if out_of_time else ""
+    return LLMConnectionError(
+        f"{what} after {plural(retries, 'retry', 'retries')}{said}{late}", retries
+    )
