@@ -88,7 +88,7 @@ def _shown(name: str, value: object) -> object:
     if name == "mcp":  # its servers, each as it is reached (never its env or headers)
         return [server.describe() for server in value] or None  # type: ignore[attr-defined]
     if name == "replicas":  # URLs, each without credentials or query string
-        from react_cli.infra.redaction import redact_url
+        from react_cli.infra.credentials import redact_url
 
         return [redact_url(str(url)) for url in value]  # type: ignore[attr-defined]
     if isinstance(value, tuple):  # tools_from: a list, as the config file writes it
@@ -98,7 +98,7 @@ def _shown(name: str, value: object) -> object:
 
         return MASK
     if name in URLS and "://" in str(value):
-        from react_cli.infra.redaction import redact_url
+        from react_cli.infra.credentials import redact_url
 
         return redact_url(str(value))
     return value

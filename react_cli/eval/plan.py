@@ -26,7 +26,7 @@ from react_cli.eval.leakage import checked_overlap
 from react_cli.eval.shard import Shard
 from react_cli.eval.store import check_same_eval, resume_command
 from react_cli.eval.summary import DatasetRef, Summary
-from react_cli.infra.redaction import redact_url
+from react_cli.infra.credentials import redact_url
 from react_cli.loop.prompts import PromptSet, prompt_set, wants_general
 from react_cli.settings.resolve import (
     Source,

@@ -38,11 +38,11 @@ from urllib3.exceptions import HTTPError as TransferError
 
 from react_cli.core.errors import DownloadError
 from react_cli.core.records import RetryObserver
+from react_cli.infra.credentials import redact_url
 from react_cli.infra.deadline import NO_DEADLINE, Watchdog
 from react_cli.infra.files import hold_lock, open_appending
 from react_cli.infra.http import failure_reason, is_unreachable, make_session, watched_request
 from react_cli.infra.pins import HASH_CHUNK_BYTES, Pin, record_verified
-from react_cli.infra.redaction import redact_url
 from react_cli.infra.retry import RETRY_STATUSES, Retryable, RetryPolicy
 from react_cli.infra.sizelimit import TooLarge, read_capped
 from react_cli.infra.untrusted import open_regular

@@ -34,14 +34,9 @@ from urllib3.response import BaseHTTPResponse
 from urllib3.util.timeout import Timeout
 
 from react_cli import __version__
+from react_cli.infra.credentials import header_secrets, redact_headers, redact_url, url_secrets
 from react_cli.infra.deadline import Watchdog
-from react_cli.infra.redaction import (
-    Redactor,
-    header_secrets,
-    redact_headers,
-    redact_url,
-    url_secrets,
-)
+from react_cli.infra.redaction import Redactor
 
 CONNECT_TIMEOUT_S = 10.0
 TIMED_OUT = "timed out waiting for the answer"

@@ -35,6 +35,7 @@ from react_cli.core.errors import (
 )
 from react_cli.core.records import CHARS_PER_TOKEN, Api, RetryObserver, Usage
 from react_cli.core.wording import plural, quoted
+from react_cli.infra.credentials import redact_url, url_secrets
 from react_cli.infra.deadline import NO_DEADLINE, Deadline, Watchdog
 from react_cli.infra.http import (
     credentials,
@@ -42,7 +43,7 @@ from react_cli.infra.http import (
     user_agent,
 )
 from react_cli.infra.limiter import Permit, Waited
-from react_cli.infra.redaction import Redactor, redact_url, url_secrets
+from react_cli.infra.redaction import Redactor
 from react_cli.infra.retry import RetryPolicy, retry_after_s
 from react_cli.infra.sizelimit import TooLarge, read_capped
 from react_cli.infra.untrusted import loads

@@ -22,9 +22,10 @@ from react_cli.core.errors import (
     LLMResponseError,
 )
 from react_cli.core.wording import plural, quoted
+from react_cli.infra.credentials import redact_url
 from react_cli.infra.deadline import Watchdog
 from react_cli.infra.http import TIMED_OUT, failure_reason
-from react_cli.infra.redaction import Redactor, redact_url
+from react_cli.infra.redaction import Redactor
 from react_cli.infra.retry import RETRY_STATUSES, GiveUp, Retryable, retry_after_s
 from react_cli.infra.untrusted import decode, loads
 from react_cli.llm.stream import Malformed

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from react_cli.core.errors import LLMConnectionError, LLMResponseError
+from react_cli.infra.credentials import redact_url
 from react_cli.infra.deadline import Deadline
 from react_cli.infra.limiter import LevelStats, Limiter
-from react_cli.infra.redaction import redact_url
 from react_cli.llm.base import Completion, LanguageModel, ModelRequest, Sampled, TextSink
 from react_cli.llm.endpoint import EndpointFacts
 

@@ -20,6 +20,7 @@ import requests
 
 from react_cli.core.errors import LLMConnectionError
 from react_cli.core.records import CHARS_PER_TOKEN, Api
+from react_cli.infra.credentials import redact_url
 from react_cli.infra.deadline import Deadline, Watchdog
 from react_cli.infra.http import (
     TIMED_OUT,
@@ -29,7 +30,7 @@ from react_cli.infra.http import (
     watched_request,
 )
 from react_cli.infra.limiter import Permit
-from react_cli.infra.redaction import Redactor, redact_url
+from react_cli.infra.redaction import Redactor
 from react_cli.infra.retry import Retryable
 from react_cli.llm.base import ModelRequest
 from react_cli.llm.endpoint import EndpointFacts

@@ -47,11 +47,11 @@ OTLP_HEADERS_ENV = (
 def credential_variable(name: str, value: str) -> bool:
     """Whether an environment variable holds a credential, the one rule for all of them: one
     of ``OTLP_HEADERS_ENV``, a name that says so (``GITHUB_TOKEN``, ``AWS_SECRET_ACCESS_KEY``,
-    ``DB_PASSWORD``, ``SSH_AUTH_SOCK``: ``infra.redaction.secret_name``), or a URL that carries
-    one (``https://user:pass@host``, ``?token=``: ``infra.redaction.secret_url``). No MCP
+    ``DB_PASSWORD``, ``SSH_AUTH_SOCK``: ``infra.credentials.secret_name``), or a URL that carries
+    one (``https://user:pass@host``, ``?token=``: ``infra.credentials.secret_url``). No MCP
     server gets such a variable unless its ``pass_env`` names it; the run's redactor masks its
     value wherever it comes back."""
-    from react_cli.infra.redaction import secret_name, secret_url  # only now: --help stays light
+    from react_cli.infra.credentials import secret_name, secret_url  # only now: --help stays light
 
     return name in OTLP_HEADERS_ENV or secret_name(name) or secret_url(value)
 

@@ -34,14 +34,14 @@ from typing import Any
 
 from react_cli.core.errors import UsageError
 from react_cli.core.wording import did_you_mean, quoted
-from react_cli.infra.redaction import (
-    MASK,
+from react_cli.infra.credentials import (
     credential_secrets,
     masked_credential,
     redact_url,
     secret_name,
     url_secrets,
 )
+from react_cli.infra.redaction import MASK
 from react_cli.settings.urls import check_url
 
 MCP_TABLE = "mcp"
@@ -104,7 +104,7 @@ def masked_command(argv: Iterable[str]) -> tuple[list[str], list[str]]:
     named like a credential (``--token X``, ``--api-key=X``, and ``key=value`` forms of those:
     ``GITHUB_TOKEN=X``), a header's value (``--header 'Authorization: Bearer X'``, ``-H``, or a
     credential header written alone), and of a URL its user information and query (dropped);
-    names are :func:`~react_cli.infra.redaction.secret_name`'s."""
+    names are :func:`~react_cli.infra.credentials.secret_name`'s."""
     shown: list[str] = []
     secrets: list[str] = []
     expect: str | None = None  # what the option before says this argument is

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from urllib.parse import unquote
 
-from react_cli.infra.redaction import credential_secrets, url_secrets
+from react_cli.infra.credentials import credential_secrets, url_secrets
 from react_cli.settings.environment import OTLP_HEADERS_ENV, credential_variable
 from react_cli.settings.settings import Settings
 

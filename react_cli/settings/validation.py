@@ -144,7 +144,7 @@ def validate(settings: Settings, api_source: str) -> None:
             raise UsageError(message)
     if settings.max_cost is not None:
         check_budget(settings.max_cost, "--max-cost", settings)
-    from react_cli.infra.redaction import check_api_key  # only now: --help stays light
+    from react_cli.infra.credentials import check_api_key  # only now: --help stays light
 
     check_api_key(settings.api_key)
     _check_contact(settings.contact)
@@ -208,7 +208,7 @@ def _check_contact(contact: str | None) -> None:
     """Refuse a contact that cannot go into the User-Agent header: a control character (a
     trailing CR from a CRLF ``.env`` file) would make every Wikipedia request fail. Any other
     character is valid: ``http.user_agent`` percent-encodes what is not ASCII."""
-    from react_cli.infra.redaction import check_characters
+    from react_cli.infra.credentials import check_characters
 
     check_characters(
         contact,
@@ -237,7 +237,7 @@ def _check_protocol(settings: Settings) -> None:
 def _shown(value: str) -> str:
     """A refused value, quoted for the message; one that looks like a URL without its user
     information or query (a password typed into the wrong setting is still a password)."""
-    from react_cli.infra.redaction import redact_url
+    from react_cli.infra.credentials import redact_url
 
     return quoted(redact_url(value) if "://" in value or "@" in value else value)
 

@@ -34,7 +34,7 @@ from react_cli.core.errors import UsageError
 from react_cli.core.records import Usage
 from react_cli.eval.rows import MethodResult, Row
 from react_cli.eval.summary import EvalStatus, ScoreKind, Summary
-from react_cli.infra.redaction import redact_url
+from react_cli.infra.credentials import redact_url
 from react_cli.infra.untrusted import dump_json
 from react_cli.share.evaldir import latest_rows
 from react_cli.share.export import write_output

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit, urlunsplit
 from react_cli.core.errors import UsageError
 from react_cli.core.method import Method
 from react_cli.core.wording import quoted
-from react_cli.infra.redaction import redact_url, url_secrets
+from react_cli.infra.credentials import redact_url, url_secrets
 from react_cli.loop.protocol import Protocol
 from react_cli.settings.environment import CAPTURE_CONTENT_ENV, OTLP_ENDPOINT_ENV
 from react_cli.settings.secrets import known_secrets

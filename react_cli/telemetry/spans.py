@@ -43,7 +43,8 @@ from opentelemetry.trace import Span, Status, StatusCode
 from react_cli import __version__
 from react_cli.core.records import StopReason, Usage
 from react_cli.core.trajectory import refusal_text
-from react_cli.infra.redaction import Redactor, redact_url
+from react_cli.infra.credentials import redact_url
+from react_cli.infra.redaction import Redactor
 from react_cli.infra.untrusted import clean_text
 from react_cli.llm.base import CallKind, ModelRequest
 from react_cli.loop.events import Event, ModelCalled, Observer, ToolCalled, ToolsDeclared

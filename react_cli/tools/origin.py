@@ -16,7 +16,7 @@ from enum import Enum
 from typing import Any
 
 from react_cli.core import fields as recorded
-from react_cli.infra.redaction import redact_url
+from react_cli.infra.credentials import redact_url
 from react_cli.settings.mcp import shown_command
 
 

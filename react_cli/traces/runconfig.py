@@ -15,7 +15,7 @@ from typing import Any
 from react_cli.core import fields
 from react_cli.core.method import Method, Task
 from react_cli.core.records import Prices, ProtocolName
-from react_cli.infra.redaction import redact_url
+from react_cli.infra.credentials import redact_url
 from react_cli.loop.limits import Limits, hybrid_steps, run_limits
 from react_cli.loop.prompts import PromptTemplate
 from react_cli.settings.settings import Settings

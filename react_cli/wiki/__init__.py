@@ -26,7 +26,7 @@ def backend_identity(spec: str, variant: str | None) -> dict[str, object]:
     """What identifies the backend a ``--wiki`` value names, for the cache: a MediaWiki host
     root without credentials or query string, or a ZIM archive's resolved path, size and
     modification time (another archive at the same path is another backend); its variant."""
-    from react_cli.infra.redaction import redact_url
+    from react_cli.infra.credentials import redact_url
 
     if spec.split(":", 1)[0].lower() != "zim":
         return {"backend": redact_url(spec), "variant": variant}
@@ -58,7 +58,8 @@ def open_backend(
     and ``limiter`` lets its requests through (a ZIM archive makes none).
     """
     from react_cli.core.wording import quoted
-    from react_cli.infra.redaction import Redactor, redact_url, url_secrets
+    from react_cli.infra.credentials import redact_url, url_secrets
+    from react_cli.infra.redaction import Redactor
 
     scheme = spec.split(":", 1)[0].lower() if ":" in spec else ""
     if scheme == "zim":

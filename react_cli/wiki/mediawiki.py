@@ -29,6 +29,7 @@ import requests
 from react_cli.core.errors import WikiError
 from react_cli.core.records import RetryObserver, RetryWait
 from react_cli.core.sources import Wiki, WikiKind
+from react_cli.infra.credentials import redact_url, url_secrets
 from react_cli.infra.deadline import Deadline, Watchdog
 from react_cli.infra.http import (
     TIMED_OUT,
@@ -40,7 +41,7 @@ from react_cli.infra.http import (
     watched_request,
 )
 from react_cli.infra.limiter import Limiter, Permit, Waited
-from react_cli.infra.redaction import Redactor, redact_url, url_secrets
+from react_cli.infra.redaction import Redactor
 from react_cli.infra.retry import RETRY_STATUSES, GiveUp, Retryable, RetryPolicy, retry_after_s
 from react_cli.infra.sizelimit import TooLarge, read_capped
 from react_cli.infra.untrusted import decode, loads

@@ -20,7 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from react_cli.core.errors import UsageError
-from react_cli.infra.redaction import MASK, Redactor, check_api_key, redact_url, url_secrets
+from react_cli.infra.credentials import check_api_key, redact_url, url_secrets
+from react_cli.infra.redaction import MASK, Redactor
 
 # (escape a whole message, undo it)
 ESCAPES: dict[str, tuple[Callable[[str], str], Callable[[str], str]]] = {
