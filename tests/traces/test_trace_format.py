@@ -168,6 +168,8 @@ def with_fixed_times(document: dict[str, Any]) -> str:
     """A written trace's bytes, its id and machine times fixed."""
     document.update(id="0123456789ab", duration_s=1.0)
     for step in document["steps"]:
+        if step["error"] is not None and not step["replies"]:  # its call failed: time measured
+            step["latency_s"] = 0.0
         for action in step["actions"]:
             action["latency_s"] = 0.0
     return dump_json(document, indent=2) + "\n"
