@@ -90,11 +90,12 @@ _NOT_TELLING = re.compile(r"complete log of this run|npm (?:error|ERR!) *(?:404)
 def telling_line(lines: list[str]) -> str:
     """The line of a failed process's stderr that says why (npm's ``'@x/y@*' is not in this
     registry.``, not the ``A complete log of this run …`` it ends with), else its last line
-    that says anything ("" for none)."""
+    that says anything ("" for none). Of the lines one reason finds, the last: a Python
+    traceback quotes the ``raise ModuleNotFoundError(…)`` before the line that says what."""
     for pattern in _REASONS:
-        found = next((line for line in lines if pattern.search(line)), None)
-        if found is not None:
-            return found
+        found = [line for line in lines if pattern.search(line)]
+        if found:
+            return found[-1]
     said = [line for line in lines if not _NOT_TELLING.search(line)]
     return said[-1] if said else (lines[-1] if lines else "")
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -200,3 +201,22 @@ def test_a_stdio_command_that_cannot_be_had_says_why(
     line = one_error_line(result.stderr)
     assert result.code == 2 and "'@acme/server-nope@*' is not in this registry." in line, line
     assert "complete log" not in line
+
+
+def test_a_python_server_that_cannot_import_says_what_it_lacks(
+    cli: Runner, wiki: FakeMediaWiki, llm: FakeOpenAI, tmp_path: Path
+) -> None:
+    """A traceback quotes the ``raise`` before the line that names the module: that line."""
+    server = tmp_path / "server.py"
+    server.write_text(
+        "_MESSAGE = 'No module named mcp.server.fastmcp (renamed in mcp 2)'\n"
+        "raise ModuleNotFoundError(_MESSAGE, name=__name__)\n",
+        encoding="utf-8",
+    )
+    cli.config_text("".join(f"{k} = {toml_value(v)}\n" for k, v in FAST_CONFIG.items()))
+    result = cli.ask(llm, wiki, "--mcp", f"{sys.executable} {server}")
+    line = one_error_line(result.stderr)
+    assert result.code == 2, result.stderr
+    assert line.endswith(
+        "ModuleNotFoundError: No module named mcp.server.fastmcp (renamed in mcp 2)"
+    ), line
