@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))  # the fakes and helpers
 
 import background
+import bytecode
 import pytest
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, scripted
@@ -34,11 +35,13 @@ def pytest_configure(config: pytest.Config) -> None:
     hypothesis examples, the servers' requests): a young generation 70× the default's 700 lets
     the garbage collector run a fraction as often (about 8 % less CPU), for a few MB.
 
-    The process that schedules the tests (not a pytest-xdist worker) makes the folder where
-    ``background`` hands mypy's verdict over, before any worker starts.
+    The process that schedules the tests (not a pytest-xdist worker) compiles the run's
+    modules once (``bytecode``) and makes the folder where ``background`` hands mypy's verdict
+    over, before any worker starts.
     """
     gc.set_threshold(50_000, 20, 20)
     if not hasattr(config, "workerinput"):
+        bytecode.prepare(config)
         background.prepare()
 
 
