@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import ast
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,15 +62,13 @@ def import_graph(root: Path = ROOT) -> dict[str, Imports]:
     for name, path in modules.items():
         imports = Imports()
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        typing_only = _typing_only_nodes(tree)
-        in_functions = _function_nodes(tree)
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in ast.walk(tree):
+        for node, typing, deferred in _import_statements(tree.body):
             targets = _targets(node, package, modules)
-            if id(node) in typing_only:
+            if typing:
                 imports.typing.update(targets)
             else:
-                (imports.deferred if id(node) in in_functions else imports.loaded).update(targets)
+                (imports.deferred if deferred else imports.loaded).update(targets)
         imports.loaded.discard(name)
         imports.deferred -= imports.loaded | {name}
         imports.typing -= imports.runtime | {name}
@@ -107,12 +105,10 @@ def loads(
     return chains
 
 
-def _targets(node: ast.AST, package: str, modules: dict[str, Path]) -> set[str]:
-    """The package modules an import statement names (none for any other node)."""
+def _targets(node: ast.Import | ast.ImportFrom, package: str, modules: dict[str, Path]) -> set[str]:
+    """The package modules an import statement names."""
     if isinstance(node, ast.Import):
         return {m for alias in node.names if (m := _module_of(alias.name, modules))}
-    if not isinstance(node, ast.ImportFrom):
-        return set()
     base = node.module or ""
     if node.level:  # relative: from the package, up level - 1
         anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
@@ -137,30 +133,34 @@ def _module_of(dotted: str, modules: dict[str, Path]) -> str | None:
     return None
 
 
-def _function_nodes(tree: ast.AST) -> set[int]:
-    """The ids of every node inside a function's body, run only when it is called (default
-    values and decorators run when the module is loaded)."""
-    nodes: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            body = [node.body] if isinstance(node, ast.Lambda) else node.body
-            for statement in body:
-                nodes.update(id(inner) for inner in ast.walk(statement))
-    return nodes
+Statement = ast.stmt | ast.excepthandler | ast.match_case
+BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")  # the fields holding statements
 
 
-def _typing_only_nodes(tree: ast.AST) -> set[int]:
-    """The ids of every node inside an ``if TYPE_CHECKING:`` block."""
-    nodes: set[int] = set()
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.If):
+def _import_statements(
+    block: list[Statement], typing: bool = False, deferred: bool = False
+) -> Iterator[tuple[ast.Import | ast.ImportFrom, bool, bool]]:
+    """Every import statement in ``block`` and the blocks inside it, with whether it is inside
+    an ``if TYPE_CHECKING:`` block (never run) and inside a function's body (run only when it
+    is called; default values and decorators run when the module is loaded). Imports are
+    statements: only statements are visited, never the expressions that make up most nodes."""
+    for node in block:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node, typing, deferred
             continue
-        test = node.test
-        name = test.id if isinstance(test, ast.Name) else getattr(test, "attr", None)
-        if name == "TYPE_CHECKING":
-            for statement in node.body:
-                nodes.update(id(inner) for inner in ast.walk(statement))
-    return nodes
+        inner = deferred or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        for name in BLOCKS:
+            statements = getattr(node, name, None)
+            if not statements:
+                continue
+            checked = name == "body" and isinstance(node, ast.If) and _type_checking(node.test)
+            yield from _import_statements(statements, typing or checked, inner)
+
+
+def _type_checking(test: ast.expr) -> bool:
+    """Whether an ``if`` tests ``TYPE_CHECKING`` (``typing.TYPE_CHECKING`` too)."""
+    name = test.id if isinstance(test, ast.Name) else getattr(test, "attr", None)
+    return name == "TYPE_CHECKING"
 
 
 def short(name: str) -> str:
