@@ -1,7 +1,8 @@
 """A fake OpenAI-compatible server on 127.0.0.1 for tests, CLI subprocess tests and benchmarks.
 
-It speaks real HTTP over loopback so the client's whole stack (sessions, urllib3 retries,
-timeouts, SSE parsing) is exercised. Each request is answered by the next scripted ``Reply``::
+It speaks real HTTP/1.1 over loopback, connections kept alive (``keepalive``), so the client's
+whole stack (sessions, pooled connections, urllib3 retries, timeouts, SSE parsing) is exercised.
+Each request is answered by the next scripted ``Reply``::
 
     with FakeOpenAI(scripted("Thought: done\\nAction: Finish[yes]")) as fake:
         client = OpenAIClient(base_url=fake.url, model="m")
@@ -36,10 +37,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from hostile_server import echo_line
+from keepalive import KeepAliveHandler, KeepAliveServer
 
 PATHS = ("/v1/chat/completions", "/v1/completions")
 N_MODES = ("answer", "refuse", "ignore")
@@ -176,18 +177,13 @@ class FakeOpenAI:
         self._stopping.wait(seconds)
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
+class _Server(KeepAliveServer):
     request_queue_size = 64  # parallel sampling requests: socketserver's 5 drops connections
     fake: FakeOpenAI
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(KeepAliveHandler):
     server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Keep test output clean."""
 
     def do_POST(self) -> None:
         # The client may hang up early, e.g. once it cut the stream at an invented Observation.
@@ -200,7 +196,6 @@ class _Handler(BaseHTTPRequestHandler):
         fake._record(
             RecordedRequest(self.path, {k.lower(): v for k, v in self.headers.items()}, None)
         )
-        self.close_connection = True
         if self.path.partition("?")[0] != MODELS_PATH:
             self._send(404, _error_body(f"unknown path {self.path}"), {})
             return
@@ -220,7 +215,6 @@ class _Handler(BaseHTTPRequestHandler):
         fake._record(
             RecordedRequest(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
         )
-        self.close_connection = True
         path = self.path.partition("?")[0]  # a query string (?api-version=...) is allowed
         if path not in PATHS:
             self._send(404, _error_body(f"unknown path {self.path}"), {})
@@ -235,6 +229,7 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.delay_s:
             fake._sleep(reply.delay_s)
         if reply.fault == "drop":
+            self.close_connection = True  # hung up without an answer
             return
         if reply.body is not None or reply.status != 200:
             self._send(
@@ -266,7 +261,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
-        self.send_header("Connection", "close")  # never let the client reuse a closed socket
         for name, value in headers.items():
             self.send_header(name, value)
         self.end_headers()
@@ -278,7 +272,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")
-        self.send_header("Connection", "close")
         for name, value in reply.headers.items():
             self.send_header(name, value)
         self.end_headers()
