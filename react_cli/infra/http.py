@@ -321,8 +321,9 @@ class _Session(requests.Session):
         return merged
 
     def prepare_request(self, request: requests.Request) -> requests.PreparedRequest:
-        if request.auth is None and self.auth is None and self.trust_env:
-            origin = _origin(str(request.url))
+        origin = _origin(str(request.url))
+        # a URL's user information is requests' to apply when ~/.netrc has no entry
+        if request.auth is None and self.auth is None and self.trust_env and "@" not in origin[1]:
             if origin not in self._netrc:
                 self._netrc[origin] = requests.utils.get_netrc_auth(request.url) or _NO_AUTH
             request.auth = self._netrc[origin]
@@ -330,7 +331,8 @@ class _Session(requests.Session):
 
 
 class _NoAuth(requests.auth.AuthBase):
-    """No credentials, said so: requests then looks for none in ``~/.netrc`` again."""
+    """No credentials, said so: requests then looks for none in ``~/.netrc`` again (for a URL
+    without user information, which requests would apply in their stead)."""
 
     def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
         return request
