@@ -11,6 +11,8 @@ read of a Content-Length body waits for all its bytes however slowly they come. 
 owns a :class:`Watchdog`: a timer that shuts the request's sockets down when its time is up,
 which ends any blocked read at once, whatever the transfer shape (chunked, Content-Length, or
 delimited by the connection's close). ``http.watched_request`` carries it to the connection.
+One thread keeps every watchdog's time (:class:`_Alarms`), started with the first: a thread per
+request cost more than many a request itself.
 
 A deadline may also carry a :class:`Cancel` (an eval's stop): once it is set, no time is left
 (no request starts, no retry waits) and every watchdog under it shuts its sockets at once, so
@@ -20,7 +22,10 @@ the calls in flight end now rather than at their own limits.
 from __future__ import annotations
 
 import contextlib
+import heapq
+import itertools
 import math
+import os
 import socket
 import threading
 import time
@@ -113,15 +118,13 @@ class Watchdog:
         self._cancel = deadline.cancel
         self._lock = threading.Lock()
         self._sockets: list[socket.socket] = []
-        self._timer: threading.Timer | None = None
+        self._alarm: _Alarm | None = None
         self._running = False
 
     def __enter__(self) -> Watchdog:
         self._running = True
         if math.isfinite(self.limit_s):
-            self._timer = threading.Timer(self.limit_s, self.expire)
-            self._timer.daemon = True
-            self._timer.start()
+            self._alarm = _ALARMS.set(time.monotonic() + self.limit_s, self)
         if self._cancel is not None:
             self._cancel.watch(self)
         return self
@@ -133,9 +136,9 @@ class Watchdog:
         traceback: TracebackType | None,
     ) -> None:
         with self._lock:
-            if self._timer is not None:
-                self._timer.cancel()
-            self._timer = None
+            if self._alarm is not None:
+                _ALARMS.unset(self._alarm)
+            self._alarm = None
             self._running = False
             self._sockets = []
         if self._cancel is not None:
@@ -156,6 +159,88 @@ class Watchdog:
             self.expired = True
             for sock in self._sockets:
                 _shut(sock)
+
+
+class _Alarm:
+    """When a watchdog's time is up; ``dog`` None once its request ended."""
+
+    __slots__ = ("at", "dog", "seq")
+
+    def __init__(self, at: float, seq: int, dog: Watchdog) -> None:
+        self.at, self.seq = at, seq
+        self.dog: Watchdog | None = dog
+
+    def __lt__(self, other: _Alarm) -> bool:
+        return (self.at, self.seq) < (other.at, other.seq)
+
+
+class _Alarms:
+    """One daemon thread expiring every watchdog whose time is up, earliest first; an alarm
+    unset is dropped when it comes up (or when unset ones are most of the heap)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._heap: list[_Alarm] = []
+        self._unset = 0
+        self._seq = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def set(self, at: float, dog: Watchdog) -> _Alarm:
+        alarm = _Alarm(at, next(self._seq), dog)
+        with self._cond:
+            heapq.heappush(self._heap, alarm)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="watchdog", daemon=True)
+                self._thread.start()
+            elif self._heap[0] is alarm:
+                self._cond.notify()  # earlier than what the thread waits for
+        return alarm
+
+    def unset(self, alarm: _Alarm) -> None:
+        with self._cond:
+            if alarm.dog is None:
+                return
+            alarm.dog = None
+            self._unset += 1
+            if self._unset > 64 and 2 * self._unset > len(self._heap):
+                self._heap = [kept for kept in self._heap if kept.dog is not None]
+                heapq.heapify(self._heap)
+                self._unset = 0
+
+    def after_fork(self) -> None:
+        """A child process has none of its parent's threads, nor its requests."""
+        self._cond = threading.Condition()
+        self._heap, self._unset, self._thread = [], 0, None
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                dog = self._next_due()
+            dog.expire()  # outside the lock: expiring takes the dog's
+
+    def _next_due(self) -> Watchdog:
+        """The dog of the earliest alarm once its time has come (under the lock)."""
+        while True:
+            if not self._heap:
+                self._cond.wait()
+                continue
+            alarm = self._heap[0]
+            dog = alarm.dog
+            if dog is None:  # unset
+                heapq.heappop(self._heap)
+                self._unset -= 1
+                continue
+            wait = alarm.at - time.monotonic()
+            if wait > 0:
+                self._cond.wait(wait)
+                continue
+            heapq.heappop(self._heap)
+            alarm.dog = None
+            return dog
+
+
+_ALARMS = _Alarms()
+os.register_at_fork(after_in_child=_ALARMS.after_fork)
 
 
 NO_DEADLINE = Deadline()

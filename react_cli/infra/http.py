@@ -11,18 +11,26 @@ URL's user information, else the host's ``~/.netrc`` entry), never left to reque
 would encode a password outside Latin-1 as an internal error; and whatever credentials a
 request still carries when it is sent (a proxy's too) are taught to the session's redactor
 before it goes, so an answer echoing them is masked.
+
+What a request takes from the environment (proxies, ``NO_PROXY``, the CA bundle, a
+``~/.netrc`` entry for requests of no credentials) is read once per origin for the session's
+life, a command's, not for each request: requests scanned every variable twice and looked for
+the files again on every request, and neither the environment nor those files change under a
+running command.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import http.client
+import itertools
 import json
 import socket
 import ssl
 import time
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote_to_bytes, urlsplit
 
 import requests
@@ -35,8 +43,13 @@ from urllib3.util.timeout import Timeout
 
 from react_cli import __version__
 from react_cli.infra.credentials import header_secrets, redact_headers, redact_url, url_secrets
-from react_cli.infra.deadline import Watchdog
+from react_cli.infra.deadline import NO_DEADLINE, Watchdog
 from react_cli.infra.redaction import Redactor
+from react_cli.infra.sizelimit import TooLarge
+
+if TYPE_CHECKING:
+    from requests.adapters import _HostParams, _PoolKwargs
+    from requests.sessions import _Settings
 
 CONNECT_TIMEOUT_S = 10.0
 TIMED_OUT = "timed out waiting for the answer"
@@ -204,6 +217,30 @@ def watched_request(
     return session.request(method, url, timeout=timeout, stream=True, **kwargs)  # type: ignore[arg-type]
 
 
+KEEP_WAIT_S = 0.05
+"""How long the last bytes of an answer read to its end (an SSE stream's closing chunk, after
+``[DONE]``) may take to come: a server sends them with ``[DONE]``, so they are there or never."""
+KEEP_MAX_ITEMS = 8
+
+
+def keep_connection(response: requests.Response, rest: Iterator[object]) -> None:
+    """Read ``rest``, what is left of ``response``'s body once its reader has all it wants
+    (after ``[DONE]``: a blank line and the closing chunk), so its connection goes back to the
+    pool for the next request, as a body read to its end does, instead of being closed (and a
+    new one, a TLS handshake too, made for every streamed call). When the rest does not end
+    within ``KEEP_WAIT_S`` (a watchdog of its own shuts the socket then, however the bytes
+    trickle), or holds more than a few lines, the connection is closed as before."""
+    connection = getattr(response.raw, "connection", None)
+    sock: socket.socket | None = getattr(connection, "sock", None)
+    if sock is None:
+        return
+    with Watchdog(KEEP_WAIT_S, NO_DEADLINE) as dog:
+        dog.watch(sock)
+        with contextlib.suppress(requests.RequestException, u3.HTTPError, OSError, TooLarge):
+            for _ in itertools.islice(rest, KEEP_MAX_ITEMS):
+                pass
+
+
 class _WatchedConnection(HTTPConnection):
     """Reports each socket it opens to the watchdog of the request it serves."""
 
@@ -251,6 +288,59 @@ class _WatchedHTTPSPool(_WatchedRequests, HTTPSConnectionPool):
 _WATCHED_POOLS = {"http": _WatchedPool, "https": _WatchedHTTPSPool}
 
 
+Origin = tuple[str, str]
+"""A URL's scheme and network location: what the environment's settings depend on."""
+
+
+def _origin(url: str) -> Origin:
+    parts = urlsplit(url)
+    return parts.scheme.lower(), parts.netloc.lower()
+
+
+class _Session(requests.Session):
+    """A requests session that reads the environment once per origin (see the module
+    docstring), then merges it as requests does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._environment: dict[tuple[object, ...], _Settings] = {}
+        self._netrc: dict[Origin, requests.auth.AuthBase | tuple[str, str]] = {}
+
+    def merge_environment_settings(
+        self, url: Any, proxies: Any, stream: Any, verify: Any, cert: Any
+    ) -> _Settings:
+        if proxies:  # a request's own (none of ours gives any): merged with the environment
+            return super().merge_environment_settings(url, proxies, stream, verify, cert)
+        key = (*_origin(str(url)), stream, verify, cert)
+        settings = self._environment.get(key)
+        if settings is None:
+            settings = super().merge_environment_settings(url, proxies, stream, verify, cert)
+            self._environment[key] = settings
+        merged = settings.copy()
+        merged["proxies"] = dict(settings["proxies"])  # the caller's to change
+        return merged
+
+    def prepare_request(self, request: requests.Request) -> requests.PreparedRequest:
+        origin = _origin(str(request.url))
+        # a URL's user information is requests' to apply when ~/.netrc has no entry
+        if request.auth is None and self.auth is None and self.trust_env and "@" not in origin[1]:
+            if origin not in self._netrc:
+                self._netrc[origin] = requests.utils.get_netrc_auth(request.url) or _NO_AUTH
+            request.auth = self._netrc[origin]
+        return super().prepare_request(request)
+
+
+class _NoAuth(requests.auth.AuthBase):
+    """No credentials, said so: requests then looks for none in ``~/.netrc`` again (for a URL
+    without user information, which requests would apply in their stead)."""
+
+    def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
+        return request
+
+
+_NO_AUTH = _NoAuth()
+
+
 class _Adapter(HTTPAdapter):
     """Connections (direct or through an HTTP proxy) that obey the watchdog and teach
     ``redactor`` the credentials each request carries before it is sent; with ``log``, each
@@ -260,10 +350,24 @@ class _Adapter(HTTPAdapter):
         super().__init__(pool_maxsize=16)  # max_retries=0: retry.RetryPolicy retries
         self._redactor = redactor
         self._log = redactor.log(log)
+        self._pool_keys: dict[tuple[object, ...], tuple[_HostParams, _PoolKwargs]] = {}
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
         super().init_poolmanager(*args, **kwargs)
         self.poolmanager.pool_classes_by_scheme = dict(_WATCHED_POOLS)
+
+    def build_connection_pool_key_attributes(
+        self, request: requests.PreparedRequest, verify: Any, cert: Any = None
+    ) -> tuple[_HostParams, _PoolKwargs]:
+        """requests' own, once per origin and TLS setting: it looks on disk for the CA bundle
+        on every request."""
+        key = (*_origin(str(request.url)), verify, cert)
+        attributes = self._pool_keys.get(key)
+        if attributes is None:
+            attributes = super().build_connection_pool_key_attributes(request, verify, cert)
+            self._pool_keys[key] = attributes
+        host, pool = attributes
+        return host.copy(), pool.copy()
 
     def proxy_manager_for(self, proxy: str, **kwargs: Any) -> PoolManager:
         self._redactor.learn(url_secrets(proxy))  # HTTP_PROXY=http://user:password@host
@@ -310,7 +414,7 @@ def make_session(
     the URL the session serves, the API key). ``redactor`` learns every credential the
     session's requests carry: whoever masks what its answers hold should use the same one.
     """
-    session = requests.Session()
+    session = _Session()
     adapter = _Adapter(redactor or Redactor(), debug_log)
     session.mount("http://", adapter)
     session.mount("https://", adapter)

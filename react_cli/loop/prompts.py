@@ -31,7 +31,7 @@ import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -56,8 +56,10 @@ _QUESTION_TAIL = {
 }
 
 
+@cache
 def prompts_dir() -> Path:
-    """Shipped templates: inside the installed package, or the repository's ``prompts/``."""
+    """Shipped templates: inside the installed package, or the repository's ``prompts/``
+    (looked for once: the package's files do not move under a running process)."""
     here = Path(__file__).resolve().parents[1]  # the package's folder
     installed = here / "prompts"
     return installed if installed.is_dir() else here.parent / "prompts"
@@ -75,8 +77,9 @@ class PromptTemplate:
     exemplars: tuple[str, ...] = ()  # front matter ``questions``: ids and question_key()s
     provenance: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
-    @property
+    @cached_property
     def sha256(self) -> str:
+        """The text's hash, computed once (every trace and every recorded run compares it)."""
         return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 
     def prefix(self, question: str, tools: str = "", earlier: str = "") -> str:
@@ -130,7 +133,13 @@ def _example_message(row: str) -> dict[str, Any] | None:
 
 
 def shipped_names() -> list[str]:
-    return sorted(p.stem for p in prompts_dir().glob(f"*{_SUFFIX}"))
+    return list(_shipped())
+
+
+@cache
+def _shipped() -> tuple[str, ...]:
+    """The shipped templates' names, listed once (see ``prompts_dir``)."""
+    return tuple(sorted(p.stem for p in prompts_dir().glob(f"*{_SUFFIX}")))
 
 
 def shipped_name(task: Task, kind: Method, protocol: ProtocolName = ProtocolName.TEXT) -> str:

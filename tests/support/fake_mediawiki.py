@@ -15,12 +15,12 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from hostile_server import echo_line
+from keepalive import KeepAliveHandler, KeepAliveServer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "wiki"
 API_PATH = "/w/api.php"
@@ -75,7 +75,7 @@ class FakeMediaWiki:
         self.url = ""
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._server: ThreadingHTTPServer | None = None
+        self._server: KeepAliveServer | None = None
         self._thread: threading.Thread | None = None
 
     @classmethod
@@ -95,9 +95,7 @@ class FakeMediaWiki:
         )
 
     def start(self) -> FakeMediaWiki:
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        server.daemon_threads = True
-        server.block_on_close = False
+        server = KeepAliveServer(("127.0.0.1", 0), _Handler)
         server.fake = self  # type: ignore[attr-defined]
         self._server = server
         self._stopping.clear()
@@ -238,10 +236,10 @@ def library_default_agent(agent: str | None) -> bool:
     return not agent or agent.startswith(("python-requests", "python-urllib", "Python-urllib"))
 
 
-class _Handler(BaseHTTPRequestHandler):
-    """Serves one request for the FakeMediaWiki stored on the server."""
+class _Handler(KeepAliveHandler):
+    """Serves the requests of one connection for the FakeMediaWiki stored on the server."""
 
-    server: ThreadingHTTPServer
+    server: KeepAliveServer
 
     def do_GET(self) -> None:
         fake: FakeMediaWiki = self.server.fake  # type: ignore[attr-defined]
@@ -301,6 +299,3 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(payload)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (timeout tests); nothing to answer
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Silence the default per-request stderr log."""

@@ -1,7 +1,8 @@
 """A fake OpenAI-compatible server on 127.0.0.1 for tests, CLI subprocess tests and benchmarks.
 
-It speaks real HTTP over loopback so the client's whole stack (sessions, urllib3 retries,
-timeouts, SSE parsing) is exercised. Each request is answered by the next scripted ``Reply``::
+It speaks real HTTP/1.1 over loopback, connections kept alive (``keepalive``), so the client's
+whole stack (sessions, pooled connections, urllib3 retries, timeouts, SSE parsing) is exercised.
+Each request is answered by the next scripted ``Reply``::
 
     with FakeOpenAI(scripted("Thought: done\\nAction: Finish[yes]")) as fake:
         client = OpenAIClient(base_url=fake.url, model="m")
@@ -36,10 +37,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from hostile_server import echo_line
+from keepalive import KeepAliveHandler, KeepAliveServer
 
 PATHS = ("/v1/chat/completions", "/v1/completions")
 N_MODES = ("answer", "refuse", "ignore")
@@ -134,6 +135,7 @@ class FakeOpenAI:
             raise ValueError(f"n must be one of {N_MODES}")
         self.n = n
         self.requests: list[RecordedRequest] = []
+        self.connections = 0  # how many connections clients opened to it
         self.url = ""
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -176,18 +178,20 @@ class FakeOpenAI:
         self._stopping.wait(seconds)
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
+class _Server(KeepAliveServer):
     request_queue_size = 64  # parallel sampling requests: socketserver's 5 drops connections
     fake: FakeOpenAI
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(KeepAliveHandler):
+    """Serves the requests of one connection."""
+
     server: _Server
 
-    def log_message(self, format: str, *args: Any) -> None:
-        """Keep test output clean."""
+    def setup(self) -> None:
+        super().setup()
+        with self.server.fake._lock:
+            self.server.fake.connections += 1
 
     def do_POST(self) -> None:
         # The client may hang up early, e.g. once it cut the stream at an invented Observation.
@@ -200,7 +204,6 @@ class _Handler(BaseHTTPRequestHandler):
         fake._record(
             RecordedRequest(self.path, {k.lower(): v for k, v in self.headers.items()}, None)
         )
-        self.close_connection = True
         if self.path.partition("?")[0] != MODELS_PATH:
             self._send(404, _error_body(f"unknown path {self.path}"), {})
             return
@@ -220,7 +223,6 @@ class _Handler(BaseHTTPRequestHandler):
         fake._record(
             RecordedRequest(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
         )
-        self.close_connection = True
         path = self.path.partition("?")[0]  # a query string (?api-version=...) is allowed
         if path not in PATHS:
             self._send(404, _error_body(f"unknown path {self.path}"), {})
@@ -235,6 +237,7 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.delay_s:
             fake._sleep(reply.delay_s)
         if reply.fault == "drop":
+            self.close_connection = True  # hung up without an answer
             return
         if reply.body is not None or reply.status != 200:
             self._send(
@@ -266,7 +269,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
-        self.send_header("Connection", "close")  # never let the client reuse a closed socket
         for name, value in headers.items():
             self.send_header(name, value)
         self.end_headers()
@@ -278,7 +280,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")
-        self.send_header("Connection", "close")
         for name, value in reply.headers.items():
             self.send_header(name, value)
         self.end_headers()
@@ -308,15 +309,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._event({**_chunk(chat, finish=_finish(reply, finish)), **reply.extra})
             if usage is not None:
                 self._event({"object": "chunk", "choices": [], "usage": usage})
-        self._write_chunk(b"data: [DONE]\n\n")
-        self._write_chunk(b"")
+        self._write_chunk(b"data: [DONE]\n\n", last=True)
 
     def _event(self, payload: dict[str, Any]) -> None:
         self._write_chunk(f"data: {json.dumps(payload)}\n\n".encode())
 
-    def _write_chunk(self, data: bytes) -> None:
-        """One HTTP/1.1 chunk; empty ``data`` is the terminating chunk."""
-        self.wfile.write(f"{len(data):X}\r\n".encode() + data + b"\r\n")
+    def _write_chunk(self, data: bytes, *, last: bool = False) -> None:
+        """One HTTP/1.1 chunk; empty ``data`` is the terminating chunk, which ``last`` sends
+        with it (as servers send ``[DONE]`` and the end of the body together)."""
+        end = b"0\r\n\r\n" if last else b""
+        self.wfile.write(f"{len(data):X}\r\n".encode() + data + b"\r\n" + end)
 
 
 def _json_object(raw: bytes) -> dict[str, Any] | None:
