@@ -90,9 +90,17 @@ def _figure(height: float = 3.0) -> Figure:
 
 
 def _svg(figure: Figure) -> str:
+    """The figure as SVG, laid out once: ``savefig`` would also draw it once more with drawing
+    turned off before drawing it (a third of the time, the same bytes)."""
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
+
+    canvas = FigureCanvasSVG(figure)
+    engine = figure.get_layout_engine()
+    if engine is not None:
+        engine.execute(figure)  # measured with an SVG renderer, as savefig does
+        figure.set_layout_engine("none")
     buffer = io.StringIO()
-    metadata = dict.fromkeys(("Creator", "Date", "Format", "Type"))
-    figure.savefig(buffer, format="svg", metadata=metadata)
+    canvas.print_svg(buffer, metadata=dict.fromkeys(("Creator", "Date", "Format", "Type")))
     text = buffer.getvalue()
     return text[text.index("<svg") :]  # no XML prolog or DOCTYPE (and its URL)
 

@@ -10,8 +10,12 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
+from itertools import repeat
 
 BOOTSTRAP_RESAMPLES = 10_000
+_PICKS_AT_ONCE = 1 << 16
+"""Resampled picks drawn in one list, several resamples each: a call of ``random.choices``
+per resample cost more than the picks of a small eval (2.6× the time for 6 questions)."""
 
 
 def mcnemar_exact(flips_one_way: int, flips_other_way: int) -> float:
@@ -61,9 +65,18 @@ def resampled_means(
         raise ValueError("no differences to resample")
     if resamples < 1:
         raise ValueError("resamples must be ≥ 1")
-    rng = random.Random(seed)
+    draw = random.Random(seed).random
     n = len(differences)
-    return sorted(sum(rng.choices(differences, k=n)) / n for _ in range(resamples))
+    scale = n + 0.0  # each pick as random.choices(differences, k=n) makes it: the same means
+    per_chunk = max(1, _PICKS_AT_ONCE // n)
+    means: list[float] = []
+    for start in range(0, resamples, per_chunk):
+        count = min(per_chunk, resamples - start)
+        picks = iter([differences[math.floor(draw() * scale)] for _ in repeat(None, n * count)])
+        resamples_made = zip(*[picks] * n, strict=True)  # n picks a resample
+        means.extend(total / n for total in map(sum, resamples_made))
+    means.sort()
+    return means
 
 
 def bootstrap_p(

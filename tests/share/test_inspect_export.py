@@ -1,7 +1,7 @@
 """``eval export --format inspect``: the test evals read back with Inspect AI's own reader, and
 shown by Inspect's own viewer in a real browser.
 
-``inspect_ai`` (the ``test`` extra only: react-cli never imports it) takes about a second to
+``inspect_ai`` (the ``test`` extra only: react-cli never imports it) takes about two seconds to
 import, so it is imported once for the module; each export is a millisecond run of the real CLI
 in-process. The viewer is the server app ``inspect view start`` serves, run in a thread of this
 process (a process of its own would import Inspect again: two more seconds of CPU), on a
@@ -47,7 +47,7 @@ LISTED = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}\+00-00_[^_]+_[0-9a-f]
 
 @pytest.fixture(scope="module")
 def read_eval_log() -> Reader:
-    """Inspect AI's reader, imported once (about a second)."""
+    """Inspect AI's reader, imported once (about two seconds of CPU)."""
     from inspect_ai.log import read_eval_log
 
     return read_eval_log
@@ -235,131 +235,6 @@ def test_a_file_name_the_viewer_would_not_list_gets_a_hint(
     assert result.code == 0 and result.stderr == "" and LISTED.match(written.name)
 
 
-# --- the viewer ---------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def viewer(
-    read_eval_log: Reader,
-    tmp_path_factory: pytest.TempPathFactory,
-    eval_a: Path,
-    eval_hostile: Path,
-) -> Iterator[str]:
-    """Inspect's viewer on a folder of two logs, as ``inspect view start`` serves it."""
-    import uvicorn
-    from inspect_ai._util.asyncfiles import AsyncFilesystem
-    from inspect_ai._view.fastapi_server import AsyncFilesystemMiddleware, standalone_view_app
-    from inspect_ai._view.network import resolve_viewer_network_policy
-
-    logs = tmp_path_factory.mktemp("inspect-logs")
-    export_inspect(eval_a, logs)
-    export_inspect(eval_hostile, logs)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    policy = resolve_viewer_network_policy(bind_host="127.0.0.1", port=port)
-    app = standalone_view_app(log_dir=str(logs), network_policy=policy)
-    config = uvicorn.Config(
-        AsyncFilesystemMiddleware(app, fs=AsyncFilesystem()),
-        host="127.0.0.1",
-        port=port,
-        log_config=None,
-        log_level="warning",
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True, name="inspect-view")
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "inspect view did not start"
-        time.sleep(0.01)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
-
-
-def listed(viewer: str) -> dict[str, str]:
-    """The logs the viewer lists: task by file name."""
-    with urllib.request.urlopen(f"{viewer}/api/log-files", timeout=5) as answer:
-        files = json.load(answer)["files"]
-    return {Path(urllib.parse.urlsplit(f["name"]).path).name: f["task"] for f in files}
-
-
-def test_the_viewer_lists_each_log_by_its_name(viewer: str) -> None:
-    names = listed(viewer)
-    assert sorted(names.values()) == ["hostile-react-text", "hotpotqa-dev-first6-react-text"]
-    assert all(LISTED.match(name) for name in names)
-
-
-class Visit:
-    """A page of the viewer that records every request elsewhere (aborted), dialog, page
-    error and console error but the viewer's own probes for files a log may lack (404)."""
-
-    def __init__(self, browser: Browser, base: str) -> None:
-        self.base = base
-        self.context = browser.new_context(viewport={"width": 1280, "height": 800})
-        self.context.set_default_timeout(20_000)  # the viewer parses logs in a web worker
-        self.problems: list[str] = []
-        self.context.route("**/*", self._route)
-        self.page: Page = self.context.new_page()
-        self.page.on("dialog", self._dialog)
-        self.page.on("pageerror", lambda error: self.problems.append(f"page error: {error}"))
-        self.page.on("console", self._console)
-
-    def _route(self, route: Any) -> None:
-        url = route.request.url
-        if url.startswith((self.base + "/", "data:", "blob:")):
-            route.continue_()
-        else:
-            self.problems.append(f"fetched {url}")
-            route.abort()
-
-    def _dialog(self, dialog: Any) -> None:
-        self.problems.append(f"dialog: {dialog.message}")
-        dialog.dismiss()
-
-    def _console(self, message: Any) -> None:
-        if message.type == "error" and "404" not in message.text:
-            self.problems.append(f"console error: {message.text}")
-
-
-def test_the_viewer_shows_a_trajectory_hostile_text_as_plain_text(
-    browser: Browser, viewer: str
-) -> None:
-    visit = Visit(browser, viewer)
-    log = next(name for name, task in listed(viewer).items() if task == "hostile-react-text")
-    name = urllib.parse.quote(log, safe="")
-    page = visit.page  # the question whose Search reads the evil page, three times
-    page.goto(f"{viewer}/#/logs/{name}/samples/sample/1/1/messages")
-    question = page.locator("[data-message-id='msg-1']")  # the user's message: the question
-    question.locator("[class*='untrustedText']").wait_for()  # the viewer's plain-text block
-    assert "**bold** _em_ `code` [link](javascript:alert(3))" in question.inner_text()
-    page.get_by_text('entity: "Evil page"').first.wait_for()  # the Search call, rendered
-    # a log trusting its content renders each message as .markdown-content (<strong>, links)
-    rendered = "strong, .markdown-content, img[src='x'], a[href*='evil.example'], a[href^='java']"
-    assert page.locator("[data-message-id]").locator(rendered).count() == 0
-    assert visit.problems == []
-    visit.context.close()
-
-
-def test_the_viewer_s_transcript_tab_shows_the_run(browser: Browser, viewer: str) -> None:
-    """The Transcript tab (the viewer's default) shows the events, not "Transcript events
-    were removed": the method's solver, its model calls, the Search with its argument and
-    observation, the scores."""
-    visit = Visit(browser, viewer)
-    log = next(name for name, task in listed(viewer).items() if task.startswith("hotpotqa"))
-    name = urllib.parse.quote(log, safe="")
-    page = visit.page  # question 1: a Search, then Finish
-    page.goto(f"{viewer}/#/logs/{name}/samples/sample/1/1/transcript")
-    page.get_by_text("SOLVER: REACT").first.wait_for()
-    page.get_by_text("TOOL: SEARCH").first.wait_for()
-    text = page.inner_text("body")
-    assert text.count("MODEL CALL: OPENAI/M") == 2 and 'entity: "Kiss and Tell"' in text
-    assert "Could not find [Kiss and Tell]" in text and "were removed" not in text
-    assert visit.problems == []
-    visit.context.close()
-
-
 def test_a_reply_of_several_native_calls_is_one_message_inspect_reads(
     cli: Runner, eval_a: Path, tmp_path: Path, read_eval_log: Reader
 ) -> None:
@@ -470,3 +345,144 @@ def test_a_tools_eval_s_task_is_named_and_its_arguments_say_what_ran(
     (sample,) = tools_log.samples
     (tool,) = (e for e in sample.events if e.event == "tool")
     assert (tool.function, tool.arguments) == ("Search", {"entity": "Kiss and Tell"})
+
+
+# --- the viewer (last in the file: the browser stays open for test_share_browser.py's tests) ---
+
+
+@pytest.fixture(scope="module")
+def viewer(
+    read_eval_log: Reader,
+    tmp_path_factory: pytest.TempPathFactory,
+    eval_a: Path,
+    eval_hostile: Path,
+) -> Iterator[str]:
+    """Inspect's viewer on a folder of two logs, as ``inspect view start`` serves it."""
+    import uvicorn
+    from inspect_ai._util.asyncfiles import AsyncFilesystem
+    from inspect_ai._view.fastapi_server import AsyncFilesystemMiddleware, standalone_view_app
+    from inspect_ai._view.network import resolve_viewer_network_policy
+
+    logs = tmp_path_factory.mktemp("inspect-logs")
+    export_inspect(eval_a, logs)
+    export_inspect(eval_hostile, logs)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    policy = resolve_viewer_network_policy(bind_host="127.0.0.1", port=port)
+    app = standalone_view_app(log_dir=str(logs), network_policy=policy)
+    config = uvicorn.Config(
+        AsyncFilesystemMiddleware(app, fs=AsyncFilesystem()),
+        host="127.0.0.1",
+        port=port,
+        log_config=None,
+        log_level="warning",
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True, name="inspect-view")
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "inspect view did not start"
+        time.sleep(0.01)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def listed(viewer: str) -> dict[str, str]:
+    """The logs the viewer lists: task by file name."""
+    with urllib.request.urlopen(f"{viewer}/api/log-files", timeout=5) as answer:
+        files = json.load(answer)["files"]
+    return {Path(urllib.parse.urlsplit(f["name"]).path).name: f["task"] for f in files}
+
+
+def test_the_viewer_lists_each_log_by_its_name(viewer: str) -> None:
+    names = listed(viewer)
+    assert sorted(names.values()) == ["hostile-react-text", "hotpotqa-dev-first6-react-text"]
+    assert all(LISTED.match(name) for name in names)
+
+
+class Visit:
+    """A page of the viewer that records every request elsewhere (aborted), dialog, page
+    error and console error but the viewer's own probes for files a log may lack (404)."""
+
+    def __init__(self, browser: Browser, base: str) -> None:
+        self.base = base
+        self.context = browser.new_context(viewport={"width": 1280, "height": 800})
+        self.context.set_default_timeout(20_000)  # the viewer parses logs in a web worker
+        self.problems: list[str] = []
+        self.context.route("**/*", self._route)
+        self.page: Page = self.context.new_page()
+        self.page.on("dialog", self._dialog)
+        self.page.on("pageerror", lambda error: self.problems.append(f"page error: {error}"))
+        self.page.on("console", self._console)
+
+    def _route(self, route: Any) -> None:
+        url = route.request.url
+        if url.startswith((self.base + "/", "data:", "blob:")):
+            route.continue_()
+        else:
+            self.problems.append(f"fetched {url}")
+            route.abort()
+
+    def _dialog(self, dialog: Any) -> None:
+        self.problems.append(f"dialog: {dialog.message}")
+        dialog.dismiss()
+
+    def _console(self, message: Any) -> None:
+        if message.type == "error" and "404" not in message.text:
+            self.problems.append(f"console error: {message.text}")
+
+
+@pytest.fixture(scope="module")
+def visits() -> Iterator[list[Visit]]:
+    """The viewer's pages opened in this module, closed with it."""
+    opened: list[Visit] = []
+    yield opened
+    for visit in opened:
+        visit.context.close()
+
+
+@pytest.fixture
+def visit(browser: Browser, viewer: str, visits: list[Visit]) -> Visit:
+    """The viewer's page, opened once for the browser tests in turn, each going to its own
+    address in it: the app loads and compiles once (about a second of Chromium's CPU a load).
+    Each test starts with no problem recorded."""
+    if not visits or visits[-1].context.browser is not browser:
+        visits.append(Visit(browser, viewer))
+    visits[-1].problems.clear()
+    return visits[-1]
+
+
+def test_the_viewer_shows_a_trajectory_hostile_text_as_plain_text(
+    visit: Visit, viewer: str
+) -> None:
+    log = next(name for name, task in listed(viewer).items() if task == "hostile-react-text")
+    name = urllib.parse.quote(log, safe="")
+    page = visit.page  # the question whose Search reads the evil page, three times
+    page.goto(f"{viewer}/#/logs/{name}/samples/sample/1/1/messages")
+    question = page.locator("[data-message-id='msg-1']")  # the user's message: the question
+    question.locator("[class*='untrustedText']").wait_for()  # the viewer's plain-text block
+    assert "**bold** _em_ `code` [link](javascript:alert(3))" in question.inner_text()
+    page.get_by_text('entity: "Evil page"').first.wait_for()  # the Search call, rendered
+    # a log trusting its content renders each message as .markdown-content (<strong>, links)
+    rendered = "strong, .markdown-content, img[src='x'], a[href*='evil.example'], a[href^='java']"
+    assert page.locator("[data-message-id]").locator(rendered).count() == 0
+    assert visit.problems == []
+
+
+def test_the_viewer_s_transcript_tab_shows_the_run(visit: Visit, viewer: str) -> None:
+    """The Transcript tab (the viewer's default) shows the events, not "Transcript events
+    were removed": the method's solver, its model calls, the Search with its argument and
+    observation, the scores."""
+    log = next(name for name, task in listed(viewer).items() if task.startswith("hotpotqa"))
+    name = urllib.parse.quote(log, safe="")
+    page = visit.page  # question 1: a Search, then Finish
+    page.goto(f"{viewer}/#/logs/{name}/samples/sample/1/1/transcript")
+    page.get_by_text("SOLVER: REACT").first.wait_for()
+    page.get_by_text("TOOL: SEARCH").first.wait_for()
+    text = page.inner_text("body")
+    assert text.count("MODEL CALL: OPENAI/M") == 2 and 'entity: "Kiss and Tell"' in text
+    assert "Could not find [Kiss and Tell]" in text and "were removed" not in text
+    assert visit.problems == []

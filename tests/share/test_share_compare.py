@@ -18,7 +18,7 @@ from share_data import copy_rows
 from react_cli.core.errors import UsageError
 from react_cli.display.terminal import make_console
 from react_cli.share.compare import FlipDirection, compare_evals, comparison_view, flips_view
-from react_cli.share.stats import bootstrap_ci, mcnemar_exact
+from react_cli.share.stats import bootstrap_ci, mcnemar_exact, resampled_means
 
 pytest_plugins = ["share_evals"]
 
@@ -63,6 +63,17 @@ def test_bootstrap_is_reproducible_with_a_seed() -> None:
     assert first == bootstrap_ci(differences, seed=0, resamples=2_000)
     assert first != bootstrap_ci(differences, seed=1, resamples=2_000)
     assert first[0] < fmean(differences) < first[1]
+
+
+@pytest.mark.parametrize(("n", "resamples"), [(1, 50), (6, 700), (37, 300), (40_000, 3)])
+def test_bootstrap_resamples_as_random_choices_would(n: int, resamples: int) -> None:
+    """The picks are drawn many resamples at once (a resample a chunk for 40,000 questions),
+    and give the means a ``random.choices`` call per resample gives, to the bit."""
+    rng = random.Random(n)
+    values = [rng.choice([-1.0, 0.0, 0.5, 1.0, 1 / 3]) for _ in range(n)]
+    rng.seed(4)
+    one_by_one = sorted(sum(rng.choices(values, k=n)) / n for _ in range(resamples))
+    assert resampled_means(values, seed=4, resamples=resamples) == one_by_one
 
 
 def test_bootstrap_of_constant_differences_is_that_constant() -> None:

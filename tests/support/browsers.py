@@ -8,7 +8,10 @@ test stays open for the tests that follow it and ask for it too (``scheduling`` 
 files side by side on one worker: one launch a run), and closes before a test that does not:
 while Playwright's sync API is open it keeps an asyncio loop running in this thread, and any
 other test's ``asyncio.run`` would refuse to start. Each test opens its own context (cookies,
-storage, routes, viewport), so what one test did is never seen by the next.
+storage, routes, viewport), so what one test did is never seen by the next, but the viewer tests
+of ``test_inspect_export.py``, which go to their own addresses in one page of Inspect's viewer
+(its app loaded once). A file's browser tests come last in it, so that the browser stays open
+into the next file's (``scheduling`` runs the browser files one after the other).
 """
 
 from __future__ import annotations
