@@ -15,8 +15,10 @@ whole process group whatever cancels the connection, within the time the close h
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+import ssl
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -203,7 +205,8 @@ async def http_streams(
     """The streams of a session with the streamable-HTTP server at ``url``: the SDK's client,
     each answer (a JSON body, or one server-sent event) at most ``max_message_bytes``."""
     timeout = httpx2.Timeout(timeout_s, read=max(timeout_s, 300.0))
-    transport = _Bounded(httpx2.AsyncHTTPTransport(), max_message_bytes, link)
+    inner = httpx2.AsyncHTTPTransport(verify=_verifying_context())
+    transport = _Bounded(inner, max_message_bytes, link)
     client = httpx2.AsyncClient(headers=dict(headers), timeout=timeout, transport=transport)
     async with (
         client,
@@ -212,6 +215,15 @@ async def http_streams(
         ) as streams,
     ):
         yield streams
+
+
+@functools.cache
+def _verifying_context() -> ssl.SSLContext:
+    """httpx2's default TLS context (the system's certificates, ``SSL_CERT_FILE`` read), made
+    once a process: loading the certificates takes about 35 ms of CPU, which every connection
+    (an eval's server started again, each command of a chat) paid again; a context serves
+    any number of connections."""
+    return httpx2.create_ssl_context()
 
 
 class _Bounded(httpx2.AsyncBaseTransport):
