@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import zipfile
@@ -72,26 +73,59 @@ def test_installed_package_finds_its_prompts(wheel: Path, tmp_path: Path) -> Non
     assert out[2] == "Solve a question ans"
 
 
-def test_cli_start_up_imports_no_heavy_modules() -> None:
-    code = (
-        "import sys, react_cli.cli; "
-        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+HELPS = (["--help"], ["ask", "-h"], ["chat", "-h"], [])
+STARTS = f"""
+import json, os, sys
+import react_cli.cli
+from react_cli.cli import main
+
+def heavy():
+    return sorted(m for m in sys.modules if m.split(".")[0] in {HEAVY!r})
+
+seen = {{"start-up": heavy()}}
+for args in {HELPS!r}:
+    read, write = os.pipe()
+    if os.fork() == 0:  # a child whose modules are the start-up's, as a fresh process's
+        os.dup2(write, 1)
+        try:
+            main(args)
+        except SystemExit as exc:
+            code = exc.code
+        sys.stdout.flush()
+        print(json.dumps([code, heavy()]), file=sys.stderr, flush=True)
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, encoding="utf-8") as shown:
+        out = shown.read()
+    os.wait()
+    seen[" ".join(args)] = out
+print(json.dumps(seen))
+"""
+"""One interpreter imports what start-up imports, then forks a child for each command line of
+``HELPS``: each child starts where a fresh ``react-cli`` would, for a fraction of the CPU."""
 
 
-@pytest.mark.parametrize("args", [["--help"], ["ask", "-h"], ["chat", "-h"], []])
-def test_help_imports_no_heavy_modules(args: list[str]) -> None:
+@pytest.fixture(scope="module")
+def started() -> tuple[dict[str, object], list[str]]:
+    """What start-up imported, each help's output by its command line, and each help's exit
+    code and heavy modules (one JSON line a child, in ``HELPS``' order)."""
+    done = subprocess.run([sys.executable, "-c", STARTS], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout), done.stderr.splitlines()
+
+
+def test_cli_start_up_imports_no_heavy_modules(
+    started: tuple[dict[str, object], list[str]],
+) -> None:
+    assert started[0]["start-up"] == []
+
+
+@pytest.mark.parametrize("args", HELPS)
+def test_help_imports_no_heavy_modules(
+    started: tuple[dict[str, object], list[str]], args: list[str]
+) -> None:
     """``react-cli --help`` (and bare ``react-cli``) stays fast: no requests, bs4 or rich."""
-    code = (
-        "import sys; from react_cli.cli import main\n"
-        "try:\n    main(sys.argv[1:])\nexcept SystemExit as exc:\n    code = exc.code\n"
-        f"heavy = sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r})\n"
-        "print(code, heavy, file=sys.stderr)"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code, *args], capture_output=True, text=True, check=True
-    )
-    assert out.stderr.strip() == "0 []", out.stderr
-    assert "Usage: react-cli" in out.stdout
+    shown, said = started
+    assert len(said) == len(HELPS), said  # one line a child: nothing else on stderr
+    assert json.loads(said[HELPS.index(args)]) == [0, []], said
+    assert "Usage: react-cli" in str(shown[" ".join(args)])
