@@ -107,6 +107,7 @@ class _Workers:
         self.gave_up = False
         self.failure: str | None = None  # why the eval could not go on (the store failed)
         self.failures_in_a_row = 0
+        self.stored = 0  # rows this eval stored, failed ones too (``--resume`` runs those again)
         self.last_error: str | None = None
         self.max_tokens_reached = 0
         self.config_error: LLMConfigError | None = None
@@ -135,16 +136,12 @@ class _Workers:
             return EvalStatus.FAILED, self.failure
         if self.gave_up:
             return EvalStatus.STOPPED, self.last_error
-        unanswered = any(self.store.missing(key) for key in self._keys(pending))
+        unanswered = self.stored < len(pending)  # the stop or the budget left some without
         if self.stop.is_set() and unanswered:  # stopped from outside (``EvalRun.stop``)
             return EvalStatus.INTERRUPTED, self.last_error
         if self.budget_reached and unanswered:
             return EvalStatus.BUDGET, self.last_error
         return EvalStatus.FINISHED, self.last_error
-
-    @staticmethod
-    def _keys(examples: list[Example]) -> list[tuple[int, str]]:
-        return [(example.index, example.question) for example in examples]
 
     def close(self) -> None:
         """Stop: no question starts any more, no worker waits for one in flight, and those in
@@ -210,6 +207,7 @@ class _Workers:
             summary = None if self.stop.is_set() else self.store.add(row)
             if summary is None:
                 return None
+            self.stored += 1
             self.max_tokens_reached += answered.max_tokens_reached
             self.config_error = self.config_error or answered.config_error
             if row.failed:
@@ -314,7 +312,8 @@ class EvalRun:
 
     def stop(self) -> None:
         """No question starts any more, those in flight are dropped: :meth:`drive` returns
-        ``interrupted`` at once."""
+        ``interrupted`` at once, or ``finished`` when every question had its row already (a
+        failed one too: the stop cut nothing short; ``--resume`` runs it again)."""
         self.workers.stop.set()
 
     def end(self, status: EvalStatus, last_error: str | None) -> EvalResult:

@@ -13,6 +13,17 @@ from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, Reply
 from inproc import HANG_S, Runner, servers_env
 
+from react_cli.core.method import Method
+from react_cli.eval.datasets import Selection, load_dataset
+from react_cli.eval.events import EvalObserver
+from react_cli.eval.plan import EvalPlan
+from react_cli.eval.rows import Row
+from react_cli.eval.runner import EvalRun, claimed, shared_limits
+from react_cli.eval.summary import EvalStatus, Summary
+from react_cli.loop.prompts import prompt_set
+from react_cli.session import open_session
+from react_cli.settings.settings import Settings
+
 REFUSED = "Which question does the endpoint refuse?"
 HELD = "Which question does the endpoint hold?"
 
@@ -53,3 +64,55 @@ def test_a_stopped_eval_cancels_and_joins_its_questions_in_flight(
         json.loads(line)["question"] != HELD
         for line in (out / "results.jsonl").read_text(encoding="utf-8").splitlines()
     )  # the question stopped in flight keeps no row
+
+
+class StopAtLastRow(EvalObserver):
+    """Stops its eval from outside, as a matrix stops its cells at Ctrl-C (``EvalRun.stop``),
+    once every question has its row, before the eval's verdict."""
+
+    def __init__(self, total: int) -> None:
+        self.run: EvalRun | None = None
+        self.total, self.rows = total, 0
+
+    def result(self, row: Row, summary: Summary) -> None:
+        self.rows += 1
+        if self.rows == self.total and self.run is not None:
+            self.run.stop()
+
+
+def test_an_eval_stopped_once_every_question_has_its_row_finished(
+    wiki: FakeMediaWiki, tmp_path: Path
+) -> None:
+    """The stop cut nothing short, even of a question that failed (a request that timed out
+    on a loaded machine): it finished, and ``--resume`` runs the failed one again."""
+    dataset = tmp_path / "two.jsonl"
+    rows = [{"question": q, "answer": "x"} for q in (REFUSED, HELD)]
+    dataset.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+
+    def reply(body: dict[str, Any]) -> Reply:
+        if REFUSED in body["messages"][0]["content"]:
+            return Reply(status=503)  # a failure the eval goes on after
+        return Reply(text=" Known.\nAction 1: Finish[x]")
+
+    with FakeOpenAI(reply) as llm:
+        settings = Settings(model="m", base_url=llm.url, wiki=wiki.url, retries=0)
+        data = load_dataset(dataset)
+        plan = EvalPlan(
+            dataset=data,
+            examples=data.examples,
+            selection=Selection(),
+            settings=settings,
+            methods=(Method.REACT,),
+            prompts=prompt_set(settings.prompt, [Method.REACT]),
+            folder=tmp_path / "run",
+            concurrency=2,
+        )
+        shared, used = shared_limits(plan)
+        observer = StopAtLastRow(len(rows))
+        with claimed(plan) as folder, open_session(settings, plan.prompts, shared=shared) as opened:
+            observer.run = run = EvalRun(plan, opened, folder, None, used)
+            status, _ = run.drive(observer)
+            result = run.end(status, None)
+    assert observer.rows == len(rows) and run.workers.stop.is_set()
+    assert [r.failed for r in run.store.rows.values()].count(True) == 1
+    assert result.status is EvalStatus.FINISHED

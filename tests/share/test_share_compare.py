@@ -73,7 +73,7 @@ def test_bootstrap_resamples_as_random_choices_would(n: int, resamples: int) -> 
     values = [rng.choice([-1.0, 0.0, 0.5, 1.0, 1 / 3]) for _ in range(n)]
     rng.seed(4)
     one_by_one = sorted(sum(rng.choices(values, k=n)) / n for _ in range(resamples))
-    assert resampled_means(values, seed=4, resamples=resamples) == one_by_one
+    assert list(resampled_means(values, seed=4, resamples=resamples)) == one_by_one
 
 
 def test_bootstrap_of_constant_differences_is_that_constant() -> None:

@@ -44,9 +44,6 @@ from react_cli.session import Shared, Told, open_session
 from react_cli.settings.resolve import absolute_path, resolve
 from react_cli.traces.trace import now_utc
 
-JOIN_POLL_S = 0.2
-"""How often the main thread looks up from waiting for the cells (signals reach it)."""
-
 
 @dataclass(frozen=True)
 class MatrixPlan:
@@ -224,6 +221,7 @@ def run_matrix(
     statuses = {cell.name: EvalStatus.RUNNING for cell in plan.cells}
     outcomes: list[tuple[EvalStatus, str | None] | None] = [None] * len(plan.cells)
     runs: list[EvalRun] = []
+    ended = threading.Semaphore(0)  # released by each cell's thread as it ends (``_drive``)
     interrupted = False
     with ExitStack() as stack, interrupts.guard():
         lock = claim_folder(plan.folder, plan.resuming)
@@ -246,15 +244,14 @@ def run_matrix(
             for index, run in enumerate(runs):
                 thread = threading.Thread(
                     target=_drive,
-                    args=(run, observer.cell(index), outcomes, index),
+                    args=(run, observer.cell(index), outcomes, index, ended),
                     name=f"eval-cell-{index}",
                     daemon=True,
                 )
                 threads.append(thread)
                 thread.start()
-            for thread in threads:
-                while thread.is_alive():
-                    thread.join(JOIN_POLL_S)
+            for _ in threads:
+                ended.acquire()  # Ctrl-C raises here; a join it interrupted would lie (_drive)
         except KeyboardInterrupt:
             interrupted = True
         finally:
@@ -263,7 +260,7 @@ def run_matrix(
                 for run in runs:
                     run.stop()
             for thread in threads:
-                thread.join()
+                thread.join()  # after hold(): no signal raises in it
             results = []
             for cell, run, outcome in zip(plan.cells, runs, outcomes, strict=False):
                 status, error = outcome or _undriven(run)
@@ -306,12 +303,20 @@ def _drive(
     observer: EvalObserver,
     outcomes: list[tuple[EvalStatus, str | None] | None],
     index: int,
+    ended: threading.Semaphore,
 ) -> None:
-    """A cell's thread: its eval driven to its end."""
+    """A cell's thread: its eval driven to its end, its outcome given, then ``ended`` released.
+
+    The main thread waits for the cells on ``ended``, not in ``Thread.join``: a Ctrl-C raising
+    in a join marks the joined thread as ended while it still runs (CPython 3.11's
+    ``_wait_for_tstate_lock``, the clean-up of bpo-45274), so the join after it returned at
+    once and the cell, its outcome not given yet, was ended as never driven (interrupted)."""
     try:
         outcomes[index] = run.drive(observer)
     except Exception as exc:  # a bug, or the store refused: the cell failed, the others go on
         outcomes[index] = (EvalStatus.FAILED, describe(exc))
+    finally:
+        ended.release()
 
 
 def _undriven(run: EvalRun) -> tuple[EvalStatus, str | None]:
