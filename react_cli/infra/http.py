@@ -22,7 +22,9 @@ running command.
 from __future__ import annotations
 
 import base64
+import contextlib
 import http.client
+import itertools
 import json
 import socket
 import ssl
@@ -43,6 +45,7 @@ from react_cli import __version__
 from react_cli.infra.credentials import header_secrets, redact_headers, redact_url, url_secrets
 from react_cli.infra.deadline import Watchdog
 from react_cli.infra.redaction import Redactor
+from react_cli.infra.sizelimit import TooLarge
 
 if TYPE_CHECKING:
     from requests.adapters import _HostParams, _PoolKwargs
@@ -212,6 +215,33 @@ def watched_request(
     timeout = _WatchedTimeout(watchdog, min(CONNECT_TIMEOUT_S, timeout_s), timeout_s)
     # requests passes a urllib3 Timeout through as it is; its stubs only know numbers
     return session.request(method, url, timeout=timeout, stream=True, **kwargs)  # type: ignore[arg-type]
+
+
+KEEP_WAIT_S = 0.05
+"""How long the last bytes of an answer read to its end (an SSE stream's closing chunk, after
+``[DONE]``) may take to come: a server sends them with ``[DONE]``, so they are there or never."""
+KEEP_MAX_ITEMS = 8
+
+
+def keep_connection(response: requests.Response, rest: Iterator[object]) -> None:
+    """Read ``rest``, what is left of ``response``'s body once its reader has all it wants
+    (after ``[DONE]``: a blank line and the closing chunk), so its connection goes back to the
+    pool for the next request, as a body read to its end does, instead of being closed (and a
+    new one, a TLS handshake too, made for every streamed call). When the rest does not end
+    within ``KEEP_WAIT_S``, or holds more than a few lines, the connection is closed as before."""
+    connection = getattr(response.raw, "connection", None)
+    sock: socket.socket | None = getattr(connection, "sock", None)
+    if sock is None:
+        return
+    timeout = sock.gettimeout()
+    sock.settimeout(KEEP_WAIT_S)
+    try:
+        with contextlib.suppress(requests.RequestException, u3.HTTPError, OSError, TooLarge):
+            for _ in itertools.islice(rest, KEEP_MAX_ITEMS):
+                pass
+    finally:
+        with contextlib.suppress(OSError):
+            sock.settimeout(timeout)  # the next request sets its own read timeout, not its send's
 
 
 class _WatchedConnection(HTTPConnection):

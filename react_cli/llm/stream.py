@@ -20,6 +20,7 @@ import requests
 
 from react_cli.core.records import Api, ToolCall, Usage, cached_count
 from react_cli.infra.deadline import Watchdog
+from react_cli.infra.http import keep_connection
 from react_cli.infra.redaction import Redactor
 from react_cli.infra.sizelimit import TooLarge, capped_lines, read_capped
 from react_cli.infra.untrusted import decode, loads
@@ -201,7 +202,8 @@ class AnswerReader:
         finish, done, saw_choice, saw_data = None, False, False, False
         received = shown = 0
         try:
-            for line in capped_lines(response.iter_content(STREAM_READ_BYTES), self.limit_bytes):
+            lines = capped_lines(response.iter_content(STREAM_READ_BYTES), self.limit_bytes)
+            for line in lines:
                 if self.watchdog.expired:  # a server flooding keep-alives never blocks a read
                     break
                 payload = _sse_data(line)
@@ -210,6 +212,7 @@ class AnswerReader:
                 saw_data = True
                 if payload == "[DONE]":
                     done = True
+                    keep_connection(response, lines)
                     break
                 try:
                     chunk = loads(payload)

@@ -301,15 +301,16 @@ class _Handler(KeepAliveHandler):
             self._event({**_chunk(chat, finish=_finish(reply, finish)), **reply.extra})
             if usage is not None:
                 self._event({"object": "chunk", "choices": [], "usage": usage})
-        self._write_chunk(b"data: [DONE]\n\n")
-        self._write_chunk(b"")
+        self._write_chunk(b"data: [DONE]\n\n", last=True)
 
     def _event(self, payload: dict[str, Any]) -> None:
         self._write_chunk(f"data: {json.dumps(payload)}\n\n".encode())
 
-    def _write_chunk(self, data: bytes) -> None:
-        """One HTTP/1.1 chunk; empty ``data`` is the terminating chunk."""
-        self.wfile.write(f"{len(data):X}\r\n".encode() + data + b"\r\n")
+    def _write_chunk(self, data: bytes, *, last: bool = False) -> None:
+        """One HTTP/1.1 chunk; empty ``data`` is the terminating chunk, which ``last`` sends
+        with it (as servers send ``[DONE]`` and the end of the body together)."""
+        end = b"0\r\n\r\n" if last else b""
+        self.wfile.write(f"{len(data):X}\r\n".encode() + data + b"\r\n" + end)
 
 
 def _json_object(raw: bytes) -> dict[str, Any] | None:
