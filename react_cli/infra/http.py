@@ -43,7 +43,7 @@ from urllib3.util.timeout import Timeout
 
 from react_cli import __version__
 from react_cli.infra.credentials import header_secrets, redact_headers, redact_url, url_secrets
-from react_cli.infra.deadline import Watchdog
+from react_cli.infra.deadline import NO_DEADLINE, Watchdog
 from react_cli.infra.redaction import Redactor
 from react_cli.infra.sizelimit import TooLarge
 
@@ -228,20 +228,17 @@ def keep_connection(response: requests.Response, rest: Iterator[object]) -> None
     (after ``[DONE]``: a blank line and the closing chunk), so its connection goes back to the
     pool for the next request, as a body read to its end does, instead of being closed (and a
     new one, a TLS handshake too, made for every streamed call). When the rest does not end
-    within ``KEEP_WAIT_S``, or holds more than a few lines, the connection is closed as before."""
+    within ``KEEP_WAIT_S`` (a watchdog of its own shuts the socket then, however the bytes
+    trickle), or holds more than a few lines, the connection is closed as before."""
     connection = getattr(response.raw, "connection", None)
     sock: socket.socket | None = getattr(connection, "sock", None)
     if sock is None:
         return
-    timeout = sock.gettimeout()
-    sock.settimeout(KEEP_WAIT_S)
-    try:
+    with Watchdog(KEEP_WAIT_S, NO_DEADLINE) as dog:
+        dog.watch(sock)
         with contextlib.suppress(requests.RequestException, u3.HTTPError, OSError, TooLarge):
             for _ in itertools.islice(rest, KEEP_MAX_ITEMS):
                 pass
-    finally:
-        with contextlib.suppress(OSError):
-            sock.settimeout(timeout)  # the next request sets its own read timeout, not its send's
 
 
 class _WatchedConnection(HTTPConnection):

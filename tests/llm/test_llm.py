@@ -121,6 +121,18 @@ def test_server_applies_stop(make_client: MakeClient) -> None:
         assert make_client(fake).complete(REQUEST, deadline=NO_DEADLINE).text == STEP
 
 
+@BOTH_MODES
+def test_a_clients_calls_share_one_connection(make_client: MakeClient, stream: bool) -> None:
+    """A streamed answer read to [DONE] leaves its connection to the next call, as a whole body
+    does: a real endpoint's connection (its TLS handshake) is made once, not once a call."""
+    with FakeOpenAI(scripted(STEP)) as fake:
+        client = make_client(fake, stream=stream)
+        for _ in range(3):
+            assert client.complete(REQUEST, deadline=NO_DEADLINE).text == STEP
+    assert len(fake.requests) == 3
+    assert fake.connections == 1
+
+
 @BOTH_APIS
 @BOTH_MODES
 def test_invented_observation_is_cut_when_stop_is_ignored(

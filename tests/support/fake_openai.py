@@ -135,6 +135,7 @@ class FakeOpenAI:
             raise ValueError(f"n must be one of {N_MODES}")
         self.n = n
         self.requests: list[RecordedRequest] = []
+        self.connections = 0  # how many connections clients opened to it
         self.url = ""
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -183,7 +184,14 @@ class _Server(KeepAliveServer):
 
 
 class _Handler(KeepAliveHandler):
+    """Serves the requests of one connection."""
+
     server: _Server
+
+    def setup(self) -> None:
+        super().setup()
+        with self.server.fake._lock:
+            self.server.fake.connections += 1
 
     def do_POST(self) -> None:
         # The client may hang up early, e.g. once it cut the stream at an invented Observation.
