@@ -166,6 +166,7 @@ CASES = [
     Case("split_sentences: initials, citations", lambda n: repeat("U.S. e.g. .[1]", n), split),
     Case("clean_entity: nested quotes", lambda n: repeat("“", n // 2) + repeat("”", n // 2), clean),
     Case("clean_entity: stacked full stops", lambda n: "x" + repeat(" .", n), clean),
+    Case("clean_entity: wide full stops", lambda n: "xy" + repeat("。", n), clean),
     Case("fold: punctuation and CJK", lambda n: repeat("貓 -", n), titles.fold),
     Case("body_slice: every tag unclosed", lambda n: repeat(UNCLOSED, n), html_body.body_slice),
     Case("article_text: nested <div>", lambda n: repeat("<div>" + "x" * 95, n), html.article_text),

@@ -41,9 +41,12 @@ QUOTE_PAIRS: dict[str, str] = {
     "＇": "＇",
 }
 QUOTES = frozenset("".join(QUOTE_PAIRS) + "".join(QUOTE_PAIRS.values()) + "´")
-_FULL_STOPS = (".", "。", "．")
+_FULL_STOPS = ".。．"
 # Words whose final dot belongs to the title: "Sammy Davis Jr.", "Apple Inc.".
 _KEEP_DOT = frozenset({"jr", "sr", "inc", "ltd", "co", "corp", "bros", "st", "no", "vs", "mr"})
+_LONGEST_KEPT = max(map(len, _KEEP_DOT))  # lower-casing never shortens a word
+_SPACED_STOPS_REVERSED = re.compile(r"(?:[.。．] )*")
+_WIDE_STOPS_REVERSED = re.compile(r"[。．]*")
 # Punctuation that is part of a name: "C#" is not "C", "AT&T" is not "AT T".
 _KEEP_PUNCTUATION = frozenset("&#%@*")
 _CJK = "\u2e80-\u9fff\uf900-\ufaff"
@@ -54,33 +57,35 @@ def clean_entity(entity: str) -> str:
     """``entity`` without surrounding quotes, a trailing full stop or doubled spaces.
 
     Quotes that belong to the title stay: ``'Allo 'Allo!`` and ``"Weird Al" Yankovic``
-    are not wrapped in a pair, so nothing is removed from them. Each round moves the two ends
-    of one string inward instead of copying it, so deeply nested quotes cost linear time.
+    are not wrapped in a pair, so nothing is removed from them. The two ends of one string
+    move inward instead of copying it, and what ends the string decides the one step that can
+    apply (a closing quote: a pair; a full stop: the stop; a space: the space), so deeply
+    nested quotes and stacked full stops cost linear time.
     """
     text = " ".join(entity.split())
-    span = (0, len(text))
+    start, end = 0, len(text)
+    words = _LastWord(text)
     while True:
-        before = span
-        span = _strip_full_stop(text, *_strip_quote_pair(text, *span))
-        start, end = span
-        if end > start and text[end - 1] == " ":  # the space before a removed full stop
-            span = (start, end - 1)
-        if span == before:
-            return text[span[0] : span[1]]
+        before = start, end
+        start, end = _strip_quote_pairs(text, start, end)
+        end = words.strip_full_stops(start, end)
+        if (start, end) == before:
+            return text[start:end]
 
 
-def _strip_quote_pair(text: str, start: int, end: int) -> tuple[int, int]:
-    """``text[start:end]`` inside one matching pair of quotes, or the span unchanged."""
-    if end - start < 3 or text[end - 1] not in QUOTE_PAIRS.get(text[start], ""):
-        return start, end
-    if text[start + 1].isspace() or text[end - 2].isspace():
-        return start, end  # '" a "' is not a quoted title
-    inner = (start + 1, end - 1)
-    if text[start] in "'’`‘" and not _apostrophes_inside_words(text[inner[0] : inner[1]]):
-        return start, end  # "'Allo 'Allo'": the opening mark belongs to the title
-    if text[start] == '"' and text.find('"', *inner) >= 0:
-        return start, end  # '"Weird Al" Yankovic "Live"': several quoted parts
-    return inner
+def _strip_quote_pairs(text: str, start: int, end: int) -> tuple[int, int]:
+    """``text[start:end]`` inside every pair of matching quotes around it, outermost first,
+    or the span unchanged."""
+    while end - start >= 3 and text[end - 1] in QUOTE_PAIRS.get(text[start], ""):
+        if text[start + 1].isspace() or text[end - 2].isspace():
+            break  # '" a "' is not a quoted title
+        opening = text[start]
+        if opening in "'’`‘" and not _apostrophes_inside_words(text[start + 1 : end - 1]):
+            break  # "'Allo 'Allo'": the opening mark belongs to the title
+        if opening == '"' and text.find('"', start + 1, end - 1) >= 0:
+            break  # '"Weird Al" Yankovic "Live"': several quoted parts
+        start, end = start + 1, end - 1
+    return start, end
 
 
 def _apostrophes_inside_words(text: str) -> bool:
@@ -93,15 +98,57 @@ def _apostrophes_inside_words(text: str) -> bool:
     return True
 
 
-def _strip_full_stop(text: str, start: int, end: int) -> tuple[int, int]:
-    """``text[start:end]`` without a final full stop, unless the dot ends an abbreviation or
-    initial."""
-    if not text.endswith(_FULL_STOPS, start, end) or text.endswith(("..", "..."), start, end):
-        return start, end
-    last = text[max(start, text.rfind(" ", start, end - 1) + 1) : end - 1]
-    if "." in last or last.lower() in _KEEP_DOT or (len(last) == 1 and last.isalpha()):
-        return start, end  # "Washington, D.C.", "Sammy Davis Jr.", "George W."
-    return start, end - 1
+class _LastWord:
+    """Where the last word before a position of ``text`` starts, and whether it holds a dot.
+
+    The position only ever moves left (the end of what ``clean_entity`` keeps), so the last
+    space and the last dot before it are looked for again only once the position has passed
+    them: each scan starts where the one before found its character, and all of them together
+    read ``text`` once. A run of full stops that go one after the other (" . . .", "x。。。")
+    goes in one step, matched in ``text`` reversed (made once, when such a run first ends it).
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.found = {" ": len(text), ".": len(text)}  # the last one before the position
+        self.reversed: str | None = None
+
+    def last(self, char: str, position: int) -> int:
+        """The index of the last ``char`` before ``position``, or -1."""
+        if self.found[char] >= position:
+            self.found[char] = self.text.rfind(char, 0, position)
+        return self.found[char]
+
+    def run(self, reversed_run: re.Pattern[str], start: int, end: int) -> int:
+        """The length of the run ``reversed_run`` matches in ``text[start:end]`` reversed, the
+        run that ends it."""
+        if self.reversed is None:
+            self.reversed = self.text[::-1]
+        size = len(self.text)
+        matched = reversed_run.match(self.reversed, size - end, size - start)
+        return 0 if matched is None else len(matched[0])
+
+    def strip_full_stops(self, start: int, end: int) -> int:
+        """The end of ``text[start:end]`` without its final full stops and the space before
+        each, unless a dot ends an abbreviation or initial ("Washington, D.C.", "Sammy Davis
+        Jr.", "George W.") or an ellipsis."""
+        text = self.text
+        while end > start and text[end - 1] in _FULL_STOPS:
+            if end - start >= 2 and text[end - 2] == " ":  # no word before the full stop
+                end -= self.run(_SPACED_STOPS_REVERSED, start, end)
+                continue
+            if end - start >= 2 and text[end - 2 : end] == "..":
+                break
+            word = max(start, self.last(" ", end - 1) + 1)
+            length = end - 1 - word
+            if self.last(".", end - 1) >= word or (length == 1 and text[word].isalpha()):
+                break
+            if length <= _LONGEST_KEPT and text[word : end - 1].lower() in _KEEP_DOT:
+                break
+            end -= 1
+            # "x。。。": each wide stop after another goes too, judged on the same word
+            end -= max(0, self.run(_WIDE_STOPS_REVERSED, word, end) - 1)
+        return end
 
 
 def fold(title: str) -> str:

@@ -34,7 +34,6 @@ _INLINE_ACTION_LABEL = re.compile(
     r"(?<=[ \t])[*_`]*(?:Action|ACTION|行动|行動)[ \t*_]*(?:\d+[ \t*_]*)?[:：]"
 )
 _BEFORE_ACTION = re.compile(r"[\s*_`\"'>]*")
-_BRACKET = re.compile(r"[\[\]［］]")
 # "Thought 1:", "*Thought*:", "**Thought 1:**" echoed back at the start of a line.
 _THOUGHT_LABEL = re.compile(
     rf"^{_LEAD}(?:thought|思考)[ \t*_]*(?:\d+[ \t*_]*)?[:：](?:[*_]+(?=\s|$))?", re.IGNORECASE
@@ -174,9 +173,12 @@ def _line_end(text: str, pos: int) -> int:
     return len(text) if end < 0 else end
 
 
-# A JSON object's tokens: a whole string (escapes read, disjoint alternatives: linear), a
-# bracket or brace, a run of anything else; a lone quote is a string that never ends.
-_JSON_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[{}\[\]]|[^"{}\[\]\n]+|"')
+# A JSON object's tokens: whole strings (escapes read, disjoint alternatives: linear) and runs
+# of anything else, up to 256 of them in a row (a bound: the regex engine keeps a record per
+# repetition, which for a 1 MB run outgrows the caches); a run of opening or of closing
+# brackets and braces; a lone quote is a string that never ends. The depth moves by a token.
+_JSON_TOKEN = re.compile(r'(?:"(?:[^"\\\n]|\\.)*"|[^"{}\[\]\n]+){1,256}|[{\[]+|[}\]]+|"')
+_CLOSING_BRACKETS = re.compile(r"[\]］]+")  # the opening ones before a run are counted
 _CLOSE_AFTER = re.compile(r"[ \t]*[\]］]")
 
 
@@ -186,18 +188,19 @@ def _json_end(text: str, start: int, end: int) -> int | None:
     when that object's braces and brackets balance before ``end``; else None."""
     depth = 0
     for token in _JSON_TOKEN.finditer(text, start, end):
-        said = token.group()
-        if said == '"':
-            return None
-        if said in "{[":
-            depth += 1
-        elif said in "}]":
-            depth -= 1
-            if depth < 0:
-                return None
+        first, size = text[token.start()], token.end() - token.start()
+        if first in "{[":
+            depth += size
+        elif first in "}]":
+            if size < depth:
+                depth -= size
+                continue
             if depth == 0:
-                close = _CLOSE_AFTER.match(text, token.end(), end)
-                return None if close is None else close.end() - 1
+                return None
+            close = _CLOSE_AFTER.match(text, token.start() + depth, end)
+            return None if close is None else close.end() - 1
+        elif size == 1 and first == '"':
+            return None
     return None
 
 
@@ -213,11 +216,12 @@ def _closing_bracket(text: str, start: int, end: int) -> int | None:
         close = _json_end(text, first.start(), end)
         if close is not None:
             return close
-    depth = 1
-    for match in _BRACKET.finditer(text, start, end):
-        depth += 1 if match.group() in "[［" else -1
-        if depth == 0:
-            return match.start()
+    depth, counted = 1, start
+    for run in _CLOSING_BRACKETS.finditer(text, start, end):
+        depth += text.count("[", counted, run.start()) + text.count("［", counted, run.start())
+        if run.end() - run.start() >= depth:
+            return run.start() + depth - 1
+        depth, counted = depth - (run.end() - run.start()), run.end()
     last = max(text.rfind("]", start, end), text.rfind("］", start, end))
     return last if last >= 0 else None
 
