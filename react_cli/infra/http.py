@@ -6,7 +6,7 @@ nothing itself (``retry.RetryPolicy`` does, around each request); each request o
 the session's adapter logs every request before it is sent and every answer, redacted.
 Failures are told apart by exception type (``failure_reason``), never by their text.
 
-The credentials a request carries are chosen here (``credentials``: the API key, else the
+The credentials a request carries are chosen by ``auth.credentials`` (the API key, else the
 URL's user information, else the host's ``~/.netrc`` entry), never left to requests, which
 would encode a password outside Latin-1 as an internal error; and whatever credentials a
 request still carries when it is sent (a proxy's too) are taught to the session's redactor
@@ -21,7 +21,6 @@ running command.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import http.client
 import itertools
@@ -31,7 +30,7 @@ import ssl
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, unquote_to_bytes, urlsplit
+from urllib.parse import quote, urlsplit
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -150,56 +149,6 @@ class _WatchedTimeout(Timeout):
 
     def clone(self) -> _WatchedTimeout:
         return _WatchedTimeout(self.watchdog, *self._seconds)
-
-
-class BearerAuth(requests.auth.AuthBase):
-    """``Authorization: Bearer KEY`` given to requests as the request's auth, not as a header:
-    requests then applies neither a ``~/.netrc`` entry for the host nor ``user:password@`` in
-    the URL, either of which would replace a plain header with Basic auth and so never send the
-    key."""
-
-    def __init__(self, key: str) -> None:
-        self.key = key
-
-    def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
-        request.headers["Authorization"] = f"Bearer {self.key}"
-        return request
-
-
-class BasicAuth(requests.auth.AuthBase):
-    """``Authorization: Basic`` of a user and password in UTF-8, the one charset RFC 7617
-    names (requests encodes them in Latin-1 and fails on any other character)."""
-
-    def __init__(self, user: bytes, password: bytes) -> None:
-        self.user = user
-        self.password = password
-
-    def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
-        token = base64.b64encode(self.user + b":" + self.password).decode("ascii")
-        request.headers["Authorization"] = f"Basic {token}"
-        return request
-
-
-def credentials(url: str, api_key: str | None = None) -> requests.auth.AuthBase | None:
-    """The credentials requests to ``url`` carry: ``api_key`` as Bearer auth, else the URL's
-    user information, else the ``~/.netrc`` entry of its host (``$NETRC`` names another file),
-    as Basic auth; None for none. Given to requests as the request's auth, so it adds none of
-    its own."""
-    if api_key:
-        return BearerAuth(api_key)
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return None
-    userinfo = parts.netloc.rpartition("@")[0]
-    if userinfo:
-        user, _, password = userinfo.partition(":")
-        return BasicAuth(unquote_to_bytes(user), unquote_to_bytes(password))
-    netrc = requests.utils.get_netrc_auth(url)
-    if netrc is None:
-        return None
-    user, password = netrc
-    return BasicAuth(user.encode("utf-8"), password.encode("utf-8"))
 
 
 def watched_request(

@@ -35,10 +35,10 @@ from react_cli.core.errors import (
 )
 from react_cli.core.records import CHARS_PER_TOKEN, Api, RetryObserver, Usage
 from react_cli.core.wording import plural, quoted
+from react_cli.infra.auth import credentials
 from react_cli.infra.credentials import redact_url, url_secrets
 from react_cli.infra.deadline import NO_DEADLINE, Deadline, Watchdog
 from react_cli.infra.http import (
-    credentials,
     make_session,
     user_agent,
 )

@@ -29,11 +29,11 @@ import requests
 from react_cli.core.errors import WikiError
 from react_cli.core.records import RetryObserver, RetryWait
 from react_cli.core.sources import Wiki, WikiKind
+from react_cli.infra.auth import credentials
 from react_cli.infra.credentials import redact_url, url_secrets
 from react_cli.infra.deadline import Deadline, Watchdog
 from react_cli.infra.http import (
     TIMED_OUT,
-    credentials,
     failure_reason,
     is_timeout,
     is_transient,

@@ -25,9 +25,10 @@ from react_cli.core.errors import (
     LLMRequestError,
 )
 from react_cli.core.records import Api
+from react_cli.infra.auth import credentials
 from react_cli.infra.credentials import redact_url, url_secrets
 from react_cli.infra.deadline import NO_DEADLINE, Watchdog
-from react_cli.infra.http import credentials, make_session, user_agent, watched_request
+from react_cli.infra.http import make_session, user_agent, watched_request
 from react_cli.infra.redaction import Redactor
 from react_cli.infra.retry import RETRY_STATUSES, Retryable, RetryPolicy
 from react_cli.infra.sizelimit import TooLarge, read_capped
