@@ -2,7 +2,7 @@
 --strict``, and hypothesis' tables of Unicode.
 
 ``mypy --strict`` starts as soon as the run's selection is known, as a process of its own,
-and its test collects the verdict: from a fresh checkout it takes ~7 s of CPU, which the
+and its test collects the verdict: from a fresh checkout it takes ~9 s of CPU, which the
 machine's cores then fit between the tests instead of one worker waiting for it at the end.
 The selection is known in the process that schedules the tests: pytest-xdist's controller when
 it hears a worker's collection (``pytest_xdist_node_collection_finished``), or the only process
