@@ -9,18 +9,15 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from eval_fakes import react_plan
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, Reply
 from inproc import HANG_S, Runner, servers_env
 
-from react_cli.core.method import Method
-from react_cli.eval.datasets import Selection, load_dataset
 from react_cli.eval.events import EvalObserver
-from react_cli.eval.plan import EvalPlan
 from react_cli.eval.rows import Row
 from react_cli.eval.runner import EvalRun, claimed, shared_limits
 from react_cli.eval.summary import EvalStatus, Summary
-from react_cli.loop.prompts import prompt_set
 from react_cli.session import open_session
 from react_cli.settings.settings import Settings
 
@@ -96,17 +93,7 @@ def test_an_eval_stopped_once_every_question_has_its_row_finished(
 
     with FakeOpenAI(reply) as llm:
         settings = Settings(model="m", base_url=llm.url, wiki=wiki.url, retries=0)
-        data = load_dataset(dataset)
-        plan = EvalPlan(
-            dataset=data,
-            examples=data.examples,
-            selection=Selection(),
-            settings=settings,
-            methods=(Method.REACT,),
-            prompts=prompt_set(settings.prompt, [Method.REACT]),
-            folder=tmp_path / "run",
-            concurrency=2,
-        )
+        plan = react_plan(settings, dataset, tmp_path / "run", concurrency=2)
         shared, used = shared_limits(plan)
         observer = StopAtLastRow(len(rows))
         with claimed(plan) as folder, open_session(settings, plan.prompts, shared=shared) as opened:

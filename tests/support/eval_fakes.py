@@ -15,6 +15,12 @@ from typing import Any
 
 from fake_openai import Reply
 
+from react_cli.core.method import Method
+from react_cli.eval.datasets import Selection, load_dataset
+from react_cli.eval.plan import EvalPlan
+from react_cli.loop.prompts import prompt_set
+from react_cli.settings.settings import Settings
+
 EVAL_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "eval"
 HOTPOT = EVAL_FIXTURES / "hotpotqa_dev_first6.json"
 FEVER = EVAL_FIXTURES / "fever_paper_dev_first6.jsonl"
@@ -87,3 +93,19 @@ def summary_of(out: Path) -> dict[str, Any]:
     """An eval folder's ``summary.json``."""
     data: dict[str, Any] = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     return data
+
+
+def react_plan(settings: Settings, dataset: Path, folder: Path, concurrency: int) -> EvalPlan:
+    """The plan of a ReAct eval of every question of ``dataset``, as ``react-cli eval`` would
+    make it, for a test driving the eval's parts itself."""
+    data = load_dataset(dataset)
+    return EvalPlan(
+        dataset=data,
+        examples=data.examples,
+        selection=Selection(),
+        settings=settings,
+        methods=(Method.REACT,),
+        prompts=prompt_set(settings.prompt, [Method.REACT]),
+        folder=folder,
+        concurrency=concurrency,
+    )

@@ -17,13 +17,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from eval_fakes import react_plan
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, Reply, scripted
 from inproc import Runner
 
 from react_cli.core.method import Method
-from react_cli.eval.datasets import Selection, load_dataset
-from react_cli.eval.plan import EvalPlan
 from react_cli.eval.runner import claimed, evaluate, shared_limits
 from react_cli.infra.deadline import Deadline
 from react_cli.loop.prompts import prompt_set
@@ -223,17 +222,7 @@ def test_eval_runs_every_question_with_its_own_third_tool(
     out = tmp_path / "run"
     with FakeOpenAI(reply) as llm:
         settings = settings_for(llm, wiki, prompt)
-        data = load_dataset(dataset)
-        plan = EvalPlan(
-            dataset=data,
-            examples=data.examples,
-            selection=Selection(),
-            settings=settings,
-            methods=(Method.REACT,),
-            prompts=prompt_set(settings.prompt, [Method.REACT]),
-            folder=out,
-            concurrency=2,
-        )
+        plan = react_plan(settings, dataset, out, concurrency=2)
         shared, used = shared_limits(plan)
         session = open_session(settings, plan.prompts, shared=shared, registry=CALCULATING)
         with claimed(plan) as folder, session as opened:
