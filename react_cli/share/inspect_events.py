@@ -17,7 +17,7 @@ import hashlib
 from datetime import datetime, timedelta
 from typing import Any
 
-from react_cli.share.inspect_messages import Called, Trajectory, Turn
+from react_cli.share.inspect_messages import Called, Trajectory, Turn, model_usage
 from react_cli.share.text import one_line, shown
 from react_cli.tools.base import ToolSpec
 
@@ -110,11 +110,7 @@ class SampleEvents:
                 "model": self.model,
                 "choices": [{"message": turn.output, "stop_reason": _stop_reason(turn)}],
                 "completion": turn.output.get("content", ""),
-                "usage": {
-                    "input_tokens": turn.usage.prompt_tokens,
-                    "output_tokens": turn.usage.completion_tokens,
-                    "total_tokens": turn.usage.total_tokens,
-                },
+                "usage": model_usage(turn.usage),
                 "time": turn.latency_s,
             },
             retries=turn.retries,

@@ -39,7 +39,7 @@ from react_cli.infra.untrusted import dump_json
 from react_cli.share.evaldir import latest_rows
 from react_cli.share.export import write_output
 from react_cli.share.inspect_events import SampleEvents
-from react_cli.share.inspect_messages import trajectory
+from react_cli.share.inspect_messages import model_usage, trajectory
 from react_cli.share.inspect_task import method_prompts, task_args, task_protocol
 from react_cli.share.text import one_line, shown
 from react_cli.traces.trace import slug
@@ -175,7 +175,7 @@ def _log(
         "results": _results(summary, method, len(samples)),
         "stats": {
             **_times(summary),
-            "model_usage": {model: _usage(sum((_row_usage(r) for _, r in results), Usage()))},
+            "model_usage": {model: model_usage(sum((_row_usage(r) for _, r in results), Usage()))},
         },
         "samples": samples,
     }
@@ -317,7 +317,7 @@ def _sample(made: _Made, method: str, row: Row, result: MethodResult, sample_id:
     model = made.model
     answer = "" if result.answer is None else shown(result.answer)
     golds = [shown(gold) for gold in row.golds]
-    usage = _usage(_row_usage(result))
+    usage = model_usage(_row_usage(result))
     ran = trajectory(made.directory, row.question, result.trace)
     messages = ran.messages
     if not made.tools and ran.tools:
@@ -389,14 +389,6 @@ def _sample_facts(row: Row, result: MethodResult, notes: Json) -> Json:
 def _row_usage(result: MethodResult) -> Usage:
     """The result's usage (rows before usage was recorded: its tokens, as prompt tokens)."""
     return result.usage if result.usage is not None else Usage(result.tokens, 0)
-
-
-def _usage(usage: Usage) -> Json:
-    return {
-        "input_tokens": usage.prompt_tokens,
-        "output_tokens": usage.completion_tokens,
-        "total_tokens": usage.total_tokens,
-    }
 
 
 _LISTED = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}")

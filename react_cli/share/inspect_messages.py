@@ -201,3 +201,12 @@ def _answer(action: Action, call_id: str, name: str) -> Json:
     elif action.error is not None:
         answer["error"] = {"type": "unknown", "message": shown(action.error)}
     return answer
+
+
+def model_usage(usage: Usage) -> dict[str, int]:
+    """``usage`` as Inspect's ``ModelUsage`` (a model event's, a sample's, the eval's)."""
+    return {
+        "input_tokens": usage.prompt_tokens,
+        "output_tokens": usage.completion_tokens,
+        "total_tokens": usage.total_tokens,
+    }
