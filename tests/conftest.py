@@ -18,7 +18,14 @@ import bytecode
 import pytest
 from fake_mediawiki import FakeMediaWiki
 from fake_openai import FakeOpenAI, scripted
-from inproc import FOREIGN_ENV, FOREIGN_ENV_PREFIXES, CliResult, Runner, only_trace
+from inproc import (
+    FOREIGN_ENV,
+    FOREIGN_ENV_PREFIXES,
+    CliResult,
+    Runner,
+    build_commands_once,
+    only_trace,
+)
 
 if TYPE_CHECKING:
     from scheduling import CostFirst
@@ -33,13 +40,15 @@ REACT_CLI = Path(sys.executable).with_name("react-cli")  # the console script `p
 def pytest_configure(config: pytest.Config) -> None:
     """Collection and the tests allocate many short-lived objects (rewritten modules,
     hypothesis examples, the servers' requests): a young generation 70× the default's 700 lets
-    the garbage collector run a fraction as often (about 8 % less CPU), for a few MB.
+    the garbage collector run a fraction as often (about 8 % less CPU), for a few MB. Every
+    in-process run reuses one typer command (``inproc.build_commands_once``).
 
     The process that schedules the tests (not a pytest-xdist worker) compiles the run's
     modules once (``bytecode``) and makes the folder where ``background`` hands mypy's verdict
     over, before any worker starts.
     """
     gc.set_threshold(50_000, 20, 20)
+    build_commands_once()
     if not hasattr(config, "workerinput"):
         bytecode.prepare(config)
         background.prepare()

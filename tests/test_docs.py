@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from inproc import build_command
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
@@ -75,7 +76,7 @@ def walk(command: Any, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...],
 
 @cache
 def commands() -> dict[tuple[str, ...], Any]:
-    return dict(walk(typer.main.get_command(app), ()))
+    return dict(walk(build_command(app), ()))  # not the runs' own: options_of makes contexts
 
 
 @cache

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scheduling import COSTLIEST, LAST, SHARED, in_order, shares
+from scheduling import COSTLIEST, LAST, MCP, SHARED, in_order, shares
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -18,25 +18,40 @@ def test_every_file_named_for_its_cost_exists() -> None:
 
 def test_the_browser_files_and_the_eval_folders_users_are_one_unit() -> None:
     tests = sorted((ROOT / "tests").rglob("test_*.py"))
-    sharing = {path.relative_to(ROOT).as_posix() for path in tests if shares(path)}
+    sharing = {path.relative_to(ROOT).as_posix() for path in tests if shares(path) == SHARED}
     assert {"tests/share/test_share_browser.py", "tests/share/test_inspect_export.py"} <= sharing
     assert "tests/share/test_share_eval.py" in sharing  # pytest_plugins = ["share_evals"]
     assert "tests/loop/test_parser.py" not in sharing
-    assert not shares(ROOT / "tests" / "no_such_file.py")
+    assert shares(ROOT / "tests" / "loop" / "test_parser.py") is None
+    assert shares(ROOT / "tests" / "no_such_file.py") is None
 
 
-def test_units_go_out_shared_first_then_costliest_then_by_size_and_lint_last() -> None:
+def test_every_file_starting_mcp_servers_is_the_mcp_unit() -> None:
+    """A file that made its own zygote would pay the SDK's import again: every file using the
+    zygotes asks for ``mcp_zygotes``' session fixtures, and all of them are one unit."""
+    tests = set((ROOT / "tests").rglob("test_*.py")) - {Path(__file__).resolve()}
+    users = {path for path in tests if "from mcp_fixtures import" in path.read_text("utf-8")}
+    assert ROOT / "tests" / "cli" / "test_consent_pty.py" in users
+    assert len(users) >= 7
+    for path in users:
+        assert shares(path) == MCP, path
+        assert "Servers(" not in path.read_text(encoding="utf-8"), path
+
+
+def test_units_go_out_shared_and_mcp_first_then_costliest_then_by_size_and_lint_last() -> None:
     sizes = {
         "tests/loop/test_parser.py": 270,
         LAST[0]: 2,
         "tests/small.py": 3,
         COSTLIEST[1]: 11,
         SHARED: 90,
+        MCP: 60,
         COSTLIEST[0]: 26,
         "tests/big.py": 40,
     }
     assert in_order(sizes) == [
         SHARED,
+        MCP,
         COSTLIEST[0],
         COSTLIEST[1],
         "tests/loop/test_parser.py",

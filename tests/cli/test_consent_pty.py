@@ -12,7 +12,6 @@ import json
 import re
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,6 +30,8 @@ QUESTION = rb"Run it\? \[y\]es / \[n\]o / \[a\]lways this tool"
 REMEMBER = '''
 from react_cli import tool
 
+pytest_plugins = ["mcp_zygotes"]  # servers: one zygote a run
+
 
 @tool(needs_consent=True)
 def remember(text: str) -> str:
@@ -39,13 +40,6 @@ def remember(text: str) -> str:
         notes.write(text + "\\n")
     return "remembered " + text
 '''
-
-
-@pytest.fixture(scope="module")
-def servers() -> Iterator[Servers]:
-    made = Servers()
-    yield made
-    made.close()
 
 
 def terminal(home: Path, llm: FakeOpenAI, wiki: FakeMediaWiki, config: str, *args: str) -> Terminal:

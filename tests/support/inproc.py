@@ -69,20 +69,29 @@ class Server(Protocol):
     url: str
 
 
-_build_command = typer.main.get_command
+build_command = typer.main.get_command
+"""typer's own builder: a new command, for a test that looks into one (a command caches what the
+first context it meets shows, its help option among them)."""
 # The one environment variable typer reads while it builds a command (its completion options).
 _TYPER_BUILD_ENV = "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION"
 
 
 @functools.cache
 def _built_once(app: typer.Typer, shell_detection_off: bool) -> object:
-    return _build_command(app)
+    return build_command(app)
 
 
 def _command_of(app: typer.Typer) -> object:
-    """typer rebuilds its click command from the functions' signatures on every call (~30 ms);
-    a real process builds it once, and so does the test process (once per build setting)."""
     return _built_once(app, bool(os.environ.get(_TYPER_BUILD_ENV)))
+
+
+def build_commands_once() -> None:
+    """typer rebuilds its click command from the functions' signatures on every call (~30 ms),
+    and each parameter's pydantic adapter the first time the parameter is used: a real process
+    builds them once, and so does a test process, once per build setting, for every in-process
+    run (the ``cli`` runner, the bench scripts, the ``share_evals`` folders, ``--help``'s
+    walk). Called once per process, from ``conftest.pytest_configure``."""
+    typer.main.get_command = _command_of
 
 
 class Runner:
@@ -95,7 +104,6 @@ class Runner:
         self.monkeypatch = monkeypatch
         self.capsys = capsys
         self.elapsed_s = 0.0
-        monkeypatch.setattr(typer.main, "get_command", _command_of)
         self.config()
 
     def __call__(self, args: list[str], stdin: bytes | str = b"", /, **env: str) -> CliResult:

@@ -1,6 +1,7 @@
-"""The test side of ``mcp_server``'s zygote: one process per module that has imported the SDK,
-serving the test server over streamable HTTP and forking a stdio server for each run (see
-``mcp_server``). Standard library only: the test process never imports the server's SDK."""
+"""The test side of ``mcp_server``'s zygote: one process that has imported the SDK, serving the
+test server over streamable HTTP and forking a stdio server for each run (see ``mcp_server``).
+A run starts each zygote once (the ``mcp_zygotes`` plugin). Standard library only: the test
+process never imports the server's SDK."""
 
 from __future__ import annotations
 

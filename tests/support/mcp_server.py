@@ -6,7 +6,7 @@ react-cli runs them without asking, but ``write_note``, which is unmarked (it ma
 each call needs the user's consent) and writes a file.
 
 ``python mcp_server.py`` serves it over stdio. Every process that imports the SDK pays half a
-second of CPU, so the tests start one process per module (``mcp_fixtures.Servers``), a zygote that
+second of CPU, so the tests start one process a run (``mcp_zygotes.servers``), a zygote that
 imports it once: it serves the app over streamable HTTP (a forked child, uvicorn) and forks a
 stdio server for each run that starts its ``command`` (``mcp_launch.py``, which hands the
 zygote its pipes and environment, and waits for its server's exit). What react-cli starts,

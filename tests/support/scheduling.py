@@ -2,9 +2,10 @@
 ``conftest.py``): as ``--dist loadfile`` does, a file's tests on one worker so its module
 fixtures are made once, with two changes that keep both workers busy to the end.
 
-- The files that share what a worker makes once for its session (the eval folders of the
-  ``share_evals`` plugin, matplotlib behind their reports, Chromium and Inspect AI) are one unit
-  of work, on one worker: each of those is then made once a run, not once per worker.
+- The files that share what a worker makes once for its session are one unit of work, on one
+  worker, so each of those is made once a run, not once per worker: the eval folders of the
+  ``share_evals`` plugin, matplotlib behind their reports, Chromium and Inspect AI (``SHARED``);
+  the MCP SDK's zygotes of the ``mcp_zygotes`` plugin (``MCP``).
 - Units go out costliest first (a longest-processing-time-first order), so the end of the run is
   small files that even out; xdist's own order (most tests first) left the few-test files that
   take seconds (the browsers, the growth checks, the bench scripts) for the end, one worker
@@ -29,7 +30,6 @@ COSTLIEST = (  # CPU seconds of the file's tests alone, measured on the 2-core m
     "tests/test_bench.py",  # 2.6: every bench script once
     "tests/cli/test_cli_process.py",  # 2.3: react-cli processes, Ctrl-C
     "tests/cli/test_sources.py",  # 2.1
-    "tests/tools/mcp/test_mcp.py",  # 2.0: MCP servers
     "tests/cli/test_chat_pty.py",  # 2.0: a pseudo-terminal
     "tests/wiki/test_fuzz_zim.py",  # 2.0
     "tests/eval/test_eval_folder.py",  # 1.8
@@ -38,18 +38,19 @@ COSTLIEST = (  # CPU seconds of the file's tests alone, measured on the 2-core m
 )
 LAST = ("tests/test_lint.py",)
 SHARED = "the share_evals plugin, matplotlib, Chromium and Inspect AI"
-SHARERS = ('"share_evals"', '"browsers"')
-"""The plugins whose session fixtures are ``SHARED``, as a test file names them in its
-``pytest_plugins``."""
+MCP = "the mcp_zygotes plugin's MCP servers"
+UNITS = {'"share_evals"': SHARED, '"browsers"': SHARED, '"mcp_zygotes"': MCP}
+"""The plugins whose session fixtures make a unit, as a test file names them in its
+``pytest_plugins``, and the unit each makes."""
 
 
 class CostFirst(LoadScopeScheduling):
-    """``--dist loadfile``, with the files using ``SHARED`` as one unit and the costliest
+    """``--dist loadfile``, with the files of each of ``UNITS`` as one unit and the costliest
     units first (see the module's docstring)."""
 
     def _split_scope(self, nodeid: str) -> str:
         path = nodeid.split("::", 1)[0]
-        return SHARED if shares(self.config.rootpath / path) else path
+        return shares(self.config.rootpath / path) or path
 
     def schedule(self) -> None:
         if self.collection is None and self._check_nodes_have_same_collection():
@@ -66,11 +67,12 @@ class CostFirst(LoadScopeScheduling):
 
 def in_order(sizes: dict[str, int]) -> list[str]:
     """The units (named by ``_split_scope``, with their numbers of tests) in the order they go
-    out: ``SHARED``, ``COSTLIEST``, the others most tests first (xdist's order), ``LAST``."""
+    out: ``SHARED``, ``MCP``, ``COSTLIEST``, the others most tests first (xdist's order),
+    ``LAST``."""
 
     def rank(scope: str) -> tuple[int, int]:
-        if scope == SHARED:
-            return (0, 0)
+        if scope in (SHARED, MCP):
+            return (0, (SHARED, MCP).index(scope))
         if scope in COSTLIEST:
             return (1, COSTLIEST.index(scope))
         return (3 if scope in LAST else 2, -sizes[scope])
@@ -79,10 +81,10 @@ def in_order(sizes: dict[str, int]) -> list[str]:
 
 
 @functools.cache
-def shares(path: Path) -> bool:
-    """Whether the test file at ``path`` loads one of the ``SHARERS`` plugins."""
+def shares(path: Path) -> str | None:
+    """The unit of the first of ``UNITS``' plugins the test file at ``path`` loads, if any."""
     try:
         source = path.read_text(encoding="utf-8")
     except OSError:  # a doctest's module, a file gone since collection
-        return False
-    return any(sign in source for sign in SHARERS)
+        return None
+    return next((unit for sign, unit in UNITS.items() if sign in source), None)

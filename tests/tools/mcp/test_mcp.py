@@ -10,8 +10,8 @@ stdio server gets, listings made into declarations, results into text, and the s
 against processes that misbehave (an endless line, a process that ignores its closed stdin and
 ``SIGTERM``). One file: the SDK is imported once.
 
-A process that imports the SDK costs half a second of CPU: the module's servers come from one
-(``mcp_fixtures.Servers``, a zygote that forks each stdio server a run starts, and serves HTTP).
+A process that imports the SDK costs half a second of CPU: the servers come from one a run
+(``mcp_zygotes.servers``, a zygote that forks each stdio server a run starts, and serves HTTP).
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -49,15 +48,10 @@ from react_cli.tools.mcp.tools import declaration, listed, result_text, tool_nam
 from react_cli.tools.mcp.transport import Link, stdio_streams
 from react_cli.tools.origin import OriginKind, ToolOrigin
 
+pytest_plugins = ["mcp_zygotes"]  # servers: one zygote a run
+
 QUESTION = "What do my notes say about Paris?"
 KEY = "sk-test-0123456789abcdef"
-
-
-@pytest.fixture(scope="module")
-def servers() -> Iterator[Servers]:
-    made = Servers()
-    yield made
-    made.close()
 
 
 def config(cli: Runner, extra: str = "", **values: object) -> None:

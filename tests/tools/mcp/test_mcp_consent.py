@@ -10,7 +10,6 @@ refusing on its worker threads and counting refusals in its rows, summary and ``
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,18 +21,13 @@ from inproc import FAST_CONFIG, Runner, actions, one_error_line, servers_env, to
 from mcp_fixtures import Servers
 from tool_fakes import tool_call
 
+pytest_plugins = ["mcp_zygotes"]  # servers: one zygote a run
+
 QUESTION = "What do my notes say?"
 REFUSED = (
     "The user did not allow write_note (it needs consent, and there was no terminal to ask): "
     "the call did not run. Do without it: use another tool, or finish with what you know."
 )
-
-
-@pytest.fixture(scope="module")
-def servers() -> Iterator[Servers]:
-    made = Servers()
-    yield made
-    made.close()
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -36,17 +36,12 @@ from inproc import FAST_CONFIG, HANG_S, Runner, one_error_line, servers_env, tom
 from mcp_fixtures import Servers
 from mcp_raw import raw_http
 
+pytest_plugins = ["mcp_zygotes"]  # servers: one zygote a run
+
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
 RAW = Path(__file__).resolve().parents[2] / "support" / "mcp_raw.py"
 QUESTION = "What do my notes say about Paris?"
 EXIT_TERMINATED, EXIT_HUNG_UP = 128 + signal.SIGTERM, 128 + signal.SIGHUP  # 143, 129
-
-
-@pytest.fixture(scope="module")
-def servers() -> Iterator[Servers]:
-    made = Servers()
-    yield made
-    made.close()
 
 
 def config_lines(**values: object) -> str:

@@ -4,8 +4,8 @@ is expanded as a shell would, so ``python ~/notes/server.py`` starts ``$HOME/not
 in ``$HOME/notes`` with ``NOTES_DIR`` set to it (an ``env`` value is a secret: observations
 mask it, so the launcher records what it was given).
 
-The server is the tests' SDK-written one, reached through the module's zygote
-(``mcp_fixtures.Servers``): ``~/notes/server.py`` is a launcher that writes where it was
+The server is the tests' SDK-written one, reached through the run's zygote
+(``mcp_zygotes.servers``): ``~/notes/server.py`` is a launcher that writes where it was
 started (its folder and arguments) and hands its pipes to the zygote.
 """
 
@@ -16,7 +16,6 @@ import os
 import re
 import sys
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,18 +35,13 @@ COMMAND_LINE = re.search(r"react-cli ask --mcp '([^']*~[^']*)'", SECTION)
 
 LAUNCHER = """\
 import json, os, runpy, sys
+
+pytest_plugins = ["mcp_zygotes"]  # servers: one zygote a run
 with open({record!r}, "w") as out:
     json.dump({{"cwd": os.getcwd(), "argv": sys.argv[1:], "env": os.environ.get("NOTES_DIR")}}, out)
 sys.argv = [{launch!r}, {socket!r}]
 runpy.run_path({launch!r}, run_name="__main__")
 """
-
-
-@pytest.fixture(scope="module")
-def servers() -> Iterator[Servers]:
-    made = Servers()
-    yield made
-    made.close()
 
 
 @pytest.fixture

@@ -6,7 +6,8 @@ before's) and as returned in the tools protocol; a cut says what it cut, at the 
 ``max_result_chars``; with ``--no-wiki`` and no prompt named the general prompt is sent (no
 Wikipedia example), its listing giving each parameter's type, allowed values, default and
 description; JSON arguments holding ``]``; a tool that needs MCP tasks left out with a note;
-``tools call``. The module's servers come from one zygote (``mcp_fixtures.Servers``).
+``tools call``. The servers come from the run's zygote of ``mcp_files_server.py``
+(``mcp_zygotes.files_servers``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from __future__ import annotations
 import itertools
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,6 +23,8 @@ from fake_openai import FakeOpenAI, Reply, scripted
 from inproc import FAST_CONFIG, Runner, actions, one_error_line, toml_value
 from mcp_fixtures import Servers
 from tool_fakes import tool_call
+
+pytest_plugins = ["mcp_zygotes"]  # servers: one zygote a run
 
 QUESTION = "Which line of notes.txt prints?"
 NOTES_SHOWN = (
@@ -42,11 +44,9 @@ LISTED = (
 )
 
 
-@pytest.fixture(scope="module")
-def servers() -> Iterator[Servers]:
-    made = Servers("mcp_files_server.py")
-    yield made
-    made.close()
+@pytest.fixture
+def servers(files_servers: Servers) -> Servers:
+    return files_servers
 
 
 def config(cli: Runner, servers: Servers, **server: object) -> None:

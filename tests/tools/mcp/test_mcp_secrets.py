@@ -7,8 +7,8 @@ terminal see it.
 
 Every planted secret is searched for in every byte the command wrote (stdout, stderr, the
 trace, an eval folder) and every request the model received, in the forms a message may spell
-it. The servers are ``support/mcp_server.py``'s, forked by one zygote for the module
-(``mcp_fixtures.Servers``); its ``get_env`` shows its whole environment as the reference
+it. The servers are ``support/mcp_server.py``'s, forked by the run's zygote
+(``mcp_zygotes.servers``); its ``get_env`` shows its whole environment as the reference
 "everything" server's ``get-env`` does, ``reached`` its command line or its HTTP request.
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -45,13 +45,6 @@ PLANTED = {  # the user's environment: credentials by name, and by value
 KEPT = {"NOTES_HOME": "/tmp/notes-kept", "TOKENIZERS_PARALLELISM": "false"}
 LISTED_SECRET = "sk-listed-in-a-tool-0042"  # mcp_server.py's vault tool's listing holds it
 QUESTION = "What do my notes say?"
-
-
-@pytest.fixture(scope="module")
-def servers() -> Iterator[Servers]:
-    made = Servers()
-    yield made
-    made.close()
 
 
 def config(cli: Runner, extra: str = "", **values: object) -> None:
@@ -265,6 +258,8 @@ def test_a_server_that_fails_to_start_is_one_error_line_without_its_secrets(
 TOOLS_FILE = '''
 import os
 from react_cli import tool
+
+pytest_plugins = ["mcp_zygotes"]  # servers: one zygote a run
 
 
 @tool
