@@ -164,8 +164,9 @@ def test_no_answer_within_the_read_timeout(cli: Runner, wiki: FakeMediaWiki) -> 
     cli.config(timeout_s=0.1)  # every attempt times out: no answer is cut short
     with FakeOpenAI([Reply(GOOD_RUN[0], delay_s=30)]) as llm:
         result = ask(cli, llm, wiki)
+        attempts = llm.received(RETRIES + 1, within_s=HANG_S)  # the last may not be read yet
     assert_failed(cli, result, "timed out waiting for the answer")
-    assert len(llm.requests) == RETRIES + 1
+    assert attempts == len(llm.requests) == RETRIES + 1
     assert cli.elapsed_s < HANG_S  # 3 attempts of 0.1 s
 
 

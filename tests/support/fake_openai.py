@@ -137,7 +137,7 @@ class FakeOpenAI:
         self.requests: list[RecordedRequest] = []
         self.connections = 0  # how many connections clients opened to it
         self.url = ""
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()  # notified as each request is recorded
         self._stopping = threading.Event()
         self._server: _Server | None = None
 
@@ -162,9 +162,20 @@ class FakeOpenAI:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
+    def received(self, count: int, *, within_s: float) -> int:
+        """How many requests it has recorded, once that is ``count`` or ``within_s`` has passed.
+
+        A client that gives up on an attempt (its read timed out) may return before this server
+        has accepted or read that attempt's request, on a busy machine: a test counting the
+        attempts waits for them here instead of reading ``requests`` as it stops."""
+        with self._lock:
+            self._lock.wait_for(lambda: len(self.requests) >= count, timeout=within_s)
+            return len(self.requests)
+
     def _record(self, request: RecordedRequest) -> None:
         with self._lock:
             self.requests.append(request)
+            self._lock.notify_all()
 
     def _next_reply(self, body: dict[str, Any]) -> Reply:
         if callable(self._replies):
