@@ -182,6 +182,11 @@ TextSink = Callable[[str], None]
 """Receives model text as it streams in (only text that survives the request's cut)."""
 
 
+def discard(line: str) -> None:
+    """A sink for notes nobody reads: the client's without ``--debug``, a batch's reader and
+    request parameters (the eval's folder keeps what they would say)."""
+
+
 class Model(Protocol):
     """Anything that answers a request: the HTTP client, or a scripted or recorded model."""
 

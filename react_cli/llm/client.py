@@ -52,6 +52,7 @@ from react_cli.llm.base import (
     ModelRequest,
     Sampled,
     TextSink,
+    discard,
 )
 from react_cli.llm.endpoint import EndpointFacts
 from react_cli.llm.failures import Failures, versionless_hint
@@ -116,7 +117,7 @@ class OpenAIClient:
         self._say = Failures(self.shown_url, model, self._api_key is not None, redact)
         self._policy = policy or RetryPolicy()
         self._session = make_session(user_agent(), debug_log, redact)
-        self._log = redact.log(debug_log) or _ignore
+        self._log = redact.log(debug_log) or discard  # the notes without --debug
         self._on_retry = on_retry
         self._on_note = on_note or self._log
         self.sample_concurrency = sample_concurrency
@@ -322,10 +323,6 @@ class OpenAIClient:
         if not self.parameters.drop_rejected(status, message, body, where, persistent):
             hint = versionless_hint(self.base_url) or MODEL_HINT
             raise self._say.refusal(response, message, where, hint)
-
-
-def _ignore(line: str) -> None:
-    """The client's notes without ``--debug``."""
 
 
 def _endpoint_url(base_url: str, api: str) -> str:

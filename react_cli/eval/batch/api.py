@@ -191,6 +191,26 @@ class BatchApi:
         return body
 
 
+def line_outcome(record: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    """A line of a batch's output or error file: its answer body (a 200's with choices), or
+    why it has none."""
+    response = record.get("response")
+    error = record.get("error")
+    if isinstance(response, dict):
+        status, body = response.get("status_code"), response.get("body")
+        if status == 200 and isinstance(body, dict):
+            choices = body.get("choices")
+            if isinstance(choices, list) and choices:
+                return body, ""
+            return None, "an answer without choices"  # asked again, never kept
+        said = body.get("error") if isinstance(body, dict) else None
+        message = said.get("message") if isinstance(said, dict) else None
+        return None, f"HTTP {status}" + (f": {str(message)[:200]}" if message else "")
+    if isinstance(error, dict):
+        return None, str(error.get("message") or error.get("code") or "an error line")[:200]
+    return None, "an unreadable line"
+
+
 def _refusal(status: int, message: str) -> LLMError:
     """An error answer as the error it means: a key refused is the configuration's."""
     if status in (401, 403):

@@ -23,13 +23,13 @@ from typing import Any
 from react_cli.core.errors import LLMConnectionError, LLMError
 from react_cli.core.records import CHARS_PER_TOKEN, Api, Prices, Usage
 from react_cli.core.wording import plural
-from react_cli.eval.batch.api import Batch, BatchApi, BatchStatus
+from react_cli.eval.batch.api import Batch, BatchApi, BatchStatus, line_outcome
 from react_cli.eval.batch.ledger import Ledger, Sent, request_key
 from react_cli.eval.stop import CallRefused, Stop
 from react_cli.infra.deadline import NO_DEADLINE, Deadline, Watchdog
 from react_cli.infra.redaction import Redactor
 from react_cli.infra.untrusted import lines, loads
-from react_cli.llm.base import Completion, ModelRequest, Sampled, TextSink
+from react_cli.llm.base import Completion, ModelRequest, Sampled, TextSink, discard
 from react_cli.llm.parameters import Parameters
 from react_cli.llm.stream import AnswerReader, Malformed
 from react_cli.llm.toolcalls import assistant_message
@@ -254,7 +254,7 @@ class Broker:
                 if key is None:
                     continue
                 assert isinstance(record, dict)
-                body, reason = _outcome(record)
+                body, reason = line_outcome(record)
                 if body is not None:
                     self.ledger.answered(key, body)
                     self.spent += self._cost(body)
@@ -300,7 +300,7 @@ class Broker:
             BODY_LIMIT,
             Watchdog(math.inf, NO_DEADLINE),
             None,
-            _ignore,
+            discard,  # the reader's notes on a batch answer: the eval's folder keeps the answer
             self._redact,
             request.cutter,
         )
@@ -381,26 +381,3 @@ def _custom_id(call: Call, number: int) -> str:
     follow-up for an action, a forced answer, a sample), its step and its sample."""
     request = call.request
     return f"q{call.question:05d}-{request.kind}-{request.step}-s{number}"
-
-
-def _outcome(record: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
-    """An output or error line's answer body (a 200's), or why it has none."""
-    response = record.get("response")
-    error = record.get("error")
-    if isinstance(response, dict):
-        status, body = response.get("status_code"), response.get("body")
-        if status == 200 and isinstance(body, dict):
-            choices = body.get("choices")
-            if isinstance(choices, list) and choices:
-                return body, ""
-            return None, "an answer without choices"  # asked again, never kept
-        said = body.get("error") if isinstance(body, dict) else None
-        message = said.get("message") if isinstance(said, dict) else None
-        return None, f"HTTP {status}" + (f": {str(message)[:200]}" if message else "")
-    if isinstance(error, dict):
-        return None, str(error.get("message") or error.get("code") or "an error line")[:200]
-    return None, "an unreadable line"
-
-
-def _ignore(line: str) -> None:
-    """What the reader logs of a batch answer: nothing (the eval's folder keeps it)."""

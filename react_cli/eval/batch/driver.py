@@ -31,6 +31,7 @@ from react_cli.eval.store import ResultsStore
 from react_cli.eval.summary import EvalStatus
 from react_cli.infra import interrupts
 from react_cli.infra.redaction import Redactor
+from react_cli.llm.base import discard
 from react_cli.llm.client import LENGTH_SLACK
 from react_cli.llm.endpoint import EndpointFacts
 from react_cli.llm.parameters import Parameters
@@ -180,8 +181,8 @@ def _parameters(plan: EvalPlan) -> Parameters:
         max_tokens=settings.max_tokens,
         stream=False,
         facts=EndpointFacts(),
-        log=_ignore,
-        warn=_ignore,
+        log=discard,  # no request is sent through these parameters: nothing to note
+        warn=discard,
     )
 
 
@@ -194,7 +195,3 @@ def _status(outcome: _Outcome, broker: Broker) -> EvalStatus:
 
 def _stopped() -> LLMError:
     return CallRefused("the eval stopped")
-
-
-def _ignore(line: str) -> None:
-    """What the batch lines' parameters log: nothing (no request is sent by them)."""
