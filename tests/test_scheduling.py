@@ -30,12 +30,13 @@ def test_every_file_starting_mcp_servers_is_the_mcp_unit() -> None:
     """A file that made its own zygote would pay the SDK's import again: every file using the
     zygotes asks for ``mcp_zygotes``' session fixtures, and all of them are one unit."""
     tests = set((ROOT / "tests").rglob("test_*.py")) - {Path(__file__).resolve()}
-    users = {path for path in tests if "from mcp_fixtures import" in path.read_text("utf-8")}
+    sources = {path: path.read_text(encoding="utf-8") for path in tests}
+    users = {path for path, source in sources.items() if "from mcp_fixtures import" in source}
     assert ROOT / "tests" / "cli" / "test_consent_pty.py" in users
     assert len(users) >= 7
     for path in users:
         assert shares(path) == MCP, path
-        assert "Servers(" not in path.read_text(encoding="utf-8"), path
+        assert "Servers(" not in sources[path], path
 
 
 def test_units_go_out_shared_and_mcp_first_then_costliest_then_by_size_and_lint_last() -> None:

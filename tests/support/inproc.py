@@ -89,8 +89,9 @@ def build_commands_once() -> None:
     """typer rebuilds its click command from the functions' signatures on every call (~30 ms),
     and each parameter's pydantic adapter the first time the parameter is used: a real process
     builds them once, and so does a test process, once per build setting, for every in-process
-    run (the ``cli`` runner, the bench scripts, the ``share_evals`` folders, ``--help``'s
-    walk). Called once per process, from ``conftest.pytest_configure``."""
+    run (the ``cli`` runner, the bench scripts, the ``share_evals`` folders); a test that
+    walks the commands builds its own (``build_command``). Called once per process, from
+    ``conftest.pytest_configure``."""
     typer.main.get_command = _command_of
 
 

@@ -42,6 +42,7 @@ MCP = "the mcp_zygotes plugin's MCP servers"
 UNITS = {'"share_evals"': SHARED, '"browsers"': SHARED, '"mcp_zygotes"': MCP}
 """The plugins whose session fixtures make a unit, as a test file names them in its
 ``pytest_plugins``, and the unit each makes."""
+SHARING = tuple(dict.fromkeys(UNITS.values()))  # the units of UNITS, in the order they go out
 
 
 class CostFirst(LoadScopeScheduling):
@@ -71,8 +72,8 @@ def in_order(sizes: dict[str, int]) -> list[str]:
     ``LAST``."""
 
     def rank(scope: str) -> tuple[int, int]:
-        if scope in (SHARED, MCP):
-            return (0, (SHARED, MCP).index(scope))
+        if scope in SHARING:
+            return (0, SHARING.index(scope))
         if scope in COSTLIEST:
             return (1, COSTLIEST.index(scope))
         return (3 if scope in LAST else 2, -sizes[scope])

@@ -10,7 +10,7 @@ stdio server gets, listings made into declarations, results into text, and the s
 against processes that misbehave (an endless line, a process that ignores its closed stdin and
 ``SIGTERM``). One file: the SDK is imported once.
 
-A process that imports the SDK costs half a second of CPU: the servers come from one a run
+A process that imports the SDK costs half a second of CPU: the servers come from the run's one
 (``mcp_zygotes.servers``, a zygote that forks each stdio server a run starts, and serves HTTP).
 """
 
