@@ -164,9 +164,12 @@ def test_no_answer_within_the_read_timeout(cli: Runner, wiki: FakeMediaWiki) -> 
     cli.config(timeout_s=0.1)  # every attempt times out: no answer is cut short
     with FakeOpenAI([Reply(GOOD_RUN[0], delay_s=30)]) as llm:
         result = ask(cli, llm, wiki)
-        attempts = llm.received(RETRIES + 1, within_s=HANG_S)  # the last may not be read yet
-    assert_failed(cli, result, "timed out waiting for the answer")
-    assert attempts == len(llm.requests) == RETRIES + 1
+        received = llm.received(RETRIES + 1, within_s=HANG_S)  # the last may not be read yet
+    trace = assert_failed(cli, result, "timed out waiting for the answer")
+    # The client's own count of its attempts: on a busy machine an attempt can time out before
+    # its request has left the client, so the fake may have seen fewer, never more.
+    assert trace["steps"][-1]["retries"] == RETRIES
+    assert 1 <= received == len(llm.requests) <= RETRIES + 1
     assert cli.elapsed_s < HANG_S  # 3 attempts of 0.1 s
 
 
