@@ -4,9 +4,10 @@ naming a file that no longer exists would silently stop working: each must name 
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
-from scheduling import COSTLIEST, LAST, MCP, SHARED, in_order, shares
+from scheduling import COSTLIEST, LAST, MCP, SHARED, UNITS, in_order, shares
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -60,3 +61,24 @@ def test_units_go_out_shared_and_mcp_first_then_costliest_then_by_size_and_lint_
         "tests/small.py",
         LAST[0],
     ]
+
+
+def test_a_file_put_in_a_unit_loads_that_units_plugin() -> None:
+    """``shares`` reads a file's text (the scheduler asks for every test, so it must be cheap);
+    the module itself must load the plugin, in a ``pytest_plugins`` of its own: one named only
+    in a string, or loaded first by another file on the worker, works in a full run and fails
+    when the file runs alone."""
+    tests = set((ROOT / "tests").rglob("test_*.py")) - {Path(__file__).resolve()}
+    for path in sorted(tests):
+        unit = shares(path)
+        if unit is None:
+            continue
+        module = ast.parse(path.read_text(encoding="utf-8"))
+        loaded = [
+            ast.literal_eval(node.value)
+            for node in module.body
+            if isinstance(node, ast.Assign)
+            and [getattr(target, "id", None) for target in node.targets] == ["pytest_plugins"]
+        ]
+        assert len(loaded) == 1, path
+        assert unit in {UNITS[f'"{plugin}"'] for plugin in loaded[0] if f'"{plugin}"' in UNITS}

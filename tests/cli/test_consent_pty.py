@@ -23,14 +23,13 @@ from inproc import FAST_CONFIG, actions, servers_env, toml_value
 from mcp_fixtures import Servers
 from terminal import CTRL_C, CTRL_D, Terminal
 
+pytest_plugins = ["mcp_zygotes"]  # servers: one zygote a run
 pytestmark = pytest.mark.timeout(60)
 KEY = "sk-consent-test-0123456789abcdef"
 THINKING_S = 0.3
 QUESTION = rb"Run it\? \[y\]es / \[n\]o / \[a\]lways this tool"
 REMEMBER = '''
 from react_cli import tool
-
-pytest_plugins = ["mcp_zygotes"]  # servers: one zygote a run
 
 
 @tool(needs_consent=True)

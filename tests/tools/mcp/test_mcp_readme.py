@@ -24,6 +24,7 @@ from fake_openai import FakeOpenAI, scripted
 from inproc import FAST_CONFIG, Runner, servers_env, toml_value
 from mcp_fixtures import SUPPORT, Servers
 
+pytest_plugins = ["mcp_zygotes"]  # servers: one zygote a run
 ROOT = Path(__file__).resolve().parents[3]
 PAGE = (ROOT / "docs" / "tools.md").read_text(encoding="utf-8")
 SECTION = PAGE[PAGE.index("\n## MCP servers\n") :]
@@ -35,8 +36,6 @@ COMMAND_LINE = re.search(r"react-cli ask --mcp '([^']*~[^']*)'", SECTION)
 
 LAUNCHER = """\
 import json, os, runpy, sys
-
-pytest_plugins = ["mcp_zygotes"]  # servers: one zygote a run
 with open({record!r}, "w") as out:
     json.dump({{"cwd": os.getcwd(), "argv": sys.argv[1:], "env": os.environ.get("NOTES_DIR")}}, out)
 sys.argv = [{launch!r}, {socket!r}]

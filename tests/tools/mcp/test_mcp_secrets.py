@@ -33,6 +33,7 @@ from react_cli.settings.secrets import known_secrets
 from react_cli.settings.settings import Settings
 from react_cli.tools.mcp.environment import server_environment
 
+pytest_plugins = ["mcp_zygotes"]  # servers: one zygote a run
 KEY = "sk-run-api-key-0123456789"
 PLANTED = {  # the user's environment: credentials by name, and by value
     "GITHUB_TOKEN": "ghp_planted0123456789abcdef",
@@ -258,8 +259,6 @@ def test_a_server_that_fails_to_start_is_one_error_line_without_its_secrets(
 TOOLS_FILE = '''
 import os
 from react_cli import tool
-
-pytest_plugins = ["mcp_zygotes"]  # servers: one zygote a run
 
 
 @tool
