@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 KINDS = ("", "-act", "-cot", "-standard", "-tools", "-act-tools")  # ReAct's: the task's name
 HEAVY = (
     *("requests", "bs4", "rich", "urllib3", "lxml", "libzim", "opentelemetry", "inspect_ai"),
-    *("prompt_toolkit", "mcp", "anyio", "httpx2"),
+    *("prompt_toolkit", "mcp", "anyio", "httpx2", "pydantic"),
 )
 """What start-up and --help never import (the extras' modules are imported only when used)."""
 GENERAL = ("general", "general-act", "general-tools", "general-act-tools")

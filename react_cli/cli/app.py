@@ -13,7 +13,6 @@ import sys
 from typing import Annotated, Any, TextIO
 
 import typer
-from typer.core import TyperArgument
 
 from react_cli import __version__
 from react_cli.cli.help import (
@@ -38,13 +37,6 @@ from react_cli.settings.environment import DATA_MANIFEST_ENV, DEBUG_ENV, ENV_VAR
 
 _NOT_A_SPACE = re.compile(r"[^\S ]")  # white space other than the space: tabs, line breaks
 
-
-def _argument_metavar_only(self: TyperArgument, ctx: object) -> None:
-    """Help shows an argument as its metavar alone (``QUESTION``), the style every option
-    follows, instead of typer's ``QUESTION <str>``."""
-
-
-TyperArgument.display_type_rich = _argument_metavar_only  # type: ignore[assignment, method-assign]
 
 _FLAGS = {
     "run_timeout_s": "--timeout",

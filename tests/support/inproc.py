@@ -86,12 +86,11 @@ def _command_of(app: typer.Typer) -> object:
 
 
 def build_commands_once() -> None:
-    """typer rebuilds its click command from the functions' signatures on every call (~30 ms),
-    and each parameter's pydantic adapter the first time the parameter is used: a real process
-    builds them once, and so does a test process, once per build setting, for every in-process
-    run (the ``cli`` runner, the bench scripts, the ``share_evals`` folders); a test that
-    walks the commands builds its own (``build_command``). Called once per process, from
-    ``conftest.pytest_configure``."""
+    """typer rebuilds its click command from the functions' signatures on every call (~30 ms):
+    a real process builds it once, and so does a test process, once per build setting, for
+    every in-process run (the ``cli`` runner, the bench scripts, the ``share_evals`` folders);
+    a test that walks the commands builds its own (``build_command``). Called once per
+    process, from ``conftest.pytest_configure``."""
     typer.main.get_command = _command_of
 
 
