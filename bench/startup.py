@@ -1,4 +1,6 @@
-"""Start-up time: wall time of ``react-cli --help``, optionally next to another command.
+"""Start-up time: wall time of ``react-cli --help``, optionally next to another command, and
+what a command that runs costs before its first request: ``react-cli ask`` against a closed
+port (exit 1 at once), its wall and CPU time (user + sys), in a throwaway ``REACT_CLI_HOME``.
 
 python bench/startup.py [--runs 20] [--compare "/tmp/llm-venv/bin/llm --help"]
 """
@@ -6,22 +8,29 @@ python bench/startup.py [--runs 20] [--compare "/tmp/llm-venv/bin/llm --help"]
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import shlex
+import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 
-def react_cli_command() -> list[str]:
+def react_cli_command(*args: str) -> list[str]:
     """The installed console script next to this interpreter, else ``python -m react_cli``."""
     script = Path(sys.executable).with_name("react-cli")
-    return (
-        [str(script), "--help"]
-        if script.exists()
-        else [sys.executable, "-m", "react_cli", "--help"]
-    )
+    return [str(script), *args] if script.exists() else [sys.executable, "-m", "react_cli", *args]
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then let go)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def timings(command: list[str], runs: int) -> list[float]:
@@ -32,6 +41,22 @@ def timings(command: list[str], runs: int) -> list[float]:
         subprocess.run(command, capture_output=True, check=True)
         seconds.append(time.perf_counter() - started)
     return seconds
+
+
+def run_costs(command: list[str], runs: int, env: dict[str, str]) -> tuple[list[float], float]:
+    """Each run's wall time, and the mean CPU time of a run, of a command that exits 1."""
+    subprocess.run(command, capture_output=True, env=env)  # warm the file cache
+    seconds = []
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    for _ in range(runs):
+        started = time.perf_counter()
+        done = subprocess.run(command, capture_output=True, env=env)
+        seconds.append(time.perf_counter() - started)
+        if done.returncode != 1:
+            sys.exit(f"expected exit 1 (no answer), got {done.returncode}: {done.stderr!r}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return seconds, cpu / runs
 
 
 def report(name: str, seconds: list[float]) -> None:
@@ -46,10 +71,16 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--compare", help="another command line to time the same way")
     args = parser.parse_args()
-    command = react_cli_command()
-    report("react-cli --help", timings(command, args.runs))
+    report("react-cli --help", timings(react_cli_command("--help"), args.runs))
     if args.compare:
         report(args.compare, timings(shlex.split(args.compare), args.runs))
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    ask = react_cli_command("ask", "q", "--base-url", url, "--no-wiki", "--no-trace")
+    with tempfile.TemporaryDirectory() as home:
+        env = {**os.environ, "REACT_CLI_HOME": home, "REACT_CLI_MODEL": "bench"}
+        seconds, cpu_s = run_costs(ask, args.runs, env)
+    report("react-cli ask (a closed port)", seconds)
+    print(f"react-cli ask (a closed port): {cpu_s * 1000:.0f} ms of CPU a run")
 
 
 if __name__ == "__main__":
