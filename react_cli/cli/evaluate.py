@@ -124,8 +124,8 @@ def eval_command(
         float | None,
         typer.Option(
             metavar="AMOUNT",
-            help="Start no question once this eval cost AMOUNT (from the configured prices); "
-            "--resume goes on.",
+            help="Start no question once this eval (a matrix: its cells together) cost AMOUNT "
+            "(from the configured prices); --resume goes on.",
             rich_help_panel=Panel.LIMITS,
         ),
     ] = None,

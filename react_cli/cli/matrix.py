@@ -50,7 +50,8 @@ def run_matrix_command(
 
 def matrix_error(result: MatrixResult, plan: MatrixPlan) -> ReactCliError | None:
     """The error a matrix that did not answer every question of every cell exits with: a cell's
-    configuration error first (exit 2), then an interruption, then the cells' failures."""
+    configuration error first (exit 2), then an interruption, then a spent budget, then the
+    cells' failures."""
     from react_cli.core.wording import plural
     from react_cli.eval.summary import EvalStatus
 
@@ -63,6 +64,11 @@ def matrix_error(result: MatrixResult, plan: MatrixPlan) -> ReactCliError | None
         from react_cli.infra.interrupts import interrupted
 
         return InterruptError(f"{interrupted()}; {kept} kept in {folder}; continue with: {again}")
+    if result.status is EvalStatus.BUDGET:
+        return EvalIncompleteError(
+            f"stopped: the matrix spent its --max-total-cost; {kept} kept in {folder}; "
+            f"continue with: {again}"
+        )
     unfinished = [
         cell.label
         for cell, outcome in zip(plan.cells, result.results, strict=False)

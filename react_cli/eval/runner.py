@@ -14,8 +14,8 @@ An eval stops (Ctrl-C, failures in a row, a configuration error, a full disk) th
 :class:`Stop`: no question starts after it, the workers stop waiting for the questions in
 flight (whose rows are not kept), those questions' calls are cancelled and their next model
 call refused, and the eval returns once they ended (``Stop.join``, bounded). Once the eval
-spent ``--max-total-cost``, no question starts either, but those in flight finish and are
-kept (status ``budget``).
+spent ``--max-total-cost`` (a matrix: its cells together, one :class:`Budget`), no question
+starts either, but those in flight finish and are kept (status ``budget``).
 """
 
 from __future__ import annotations
@@ -83,13 +83,44 @@ class _Gate:
             self._cond.notify_all()
 
 
+class Budget:
+    """``--max-total-cost`` of one invocation (None: no budget), counted over the evals it
+    bounds: an eval alone, or every cell of a matrix, which spend it together (a budget per
+    cell would let a matrix of 8 cells spend 8 times what was asked). Only what they spend
+    from now counts, not what their rows held before: ``--resume`` goes on."""
+
+    def __init__(self, amount: float | None) -> None:
+        self.amount = amount
+        self._counted: list[tuple[ResultsStore, float]] = []  # each store, its cost before
+        self._lock = threading.Lock()
+
+    def count(self, store: ResultsStore) -> None:
+        """Count what ``store``'s eval spends from now on."""
+        with self._lock:
+            self._counted.append((store, store.tally.cost))
+
+    def spent(self) -> bool:
+        """Whether the evals counted spent the amount, together."""
+        if self.amount is None:
+            return False
+        with self._lock:
+            spent = sum(store.tally.cost - before for store, before in self._counted)
+        return spent >= self.amount
+
+
 class _Workers:
     """One eval's pool of workers and the state they share."""
 
     def __init__(
-        self, plan: EvalPlan, store: ResultsStore, watch: Watch, concurrency: Concurrency | None
+        self,
+        plan: EvalPlan,
+        store: ResultsStore,
+        watch: Watch,
+        concurrency: Concurrency | None,
+        budget: Budget,
     ) -> None:
         self.plan = plan
+        self.budget = budget
         self.watch = watch
         self.store = store
         self.stop = Stop()
@@ -102,7 +133,6 @@ class _Workers:
         self.gate = _Gate(wanted if adaptive else None, self.stop)
         for limiter in adaptive:
             limiter.watch(self.gate.wake)
-        self.spent_before = store.tally.cost  # what the rows held before this eval started
         self.budget_reached = False
         self.gave_up = False
         self.failure: str | None = None  # why the eval could not go on (the store failed)
@@ -166,11 +196,9 @@ class _Workers:
             self.gate.leave()
 
     def _over_budget(self) -> bool:
-        """Whether this eval spent ``--max-total-cost`` (no question starts any more)."""
-        budget = self.plan.max_total_cost
-        with self._lock:
-            if budget is not None and self.store.tally.cost - self.spent_before >= budget:
-                self.budget_reached = True
+        """Whether ``--max-total-cost`` is spent (no question starts any more)."""
+        if self.budget.spent():
+            self.budget_reached = True
         return self.budget_reached
 
     def _answer(self, example: Example) -> tuple[Row, Summary] | None:
@@ -283,7 +311,9 @@ class EvalRun:
         lock: IO[bytes],
         warn: Callable[[str], None] | None,
         concurrency: Concurrency | None,
+        budget: Budget | None = None,
     ) -> None:
+        """``budget``: the one it spends with others (a matrix's cells), else its own."""
         self.plan, self._opened = plan, opened
         self._spans = opened.spans.eval(_eval_facts(plan))
         keys = {(example.index, example.question) for example in plan.dataset.examples}
@@ -295,7 +325,9 @@ class EvalRun:
         levels = concurrency.to_json if concurrency is not None else None
         config = plan.config(ran_files(opened.tool_specs()))
         self.store = ResultsStore(plan.folder, lock, plan.dataset_ref(), config, keys, levels)
-        self.workers = _Workers(plan, self.store, watch, concurrency)
+        budget = budget if budget is not None else Budget(plan.max_total_cost)
+        budget.count(self.store)
+        self.workers = _Workers(plan, self.store, watch, concurrency, budget)
         if self.store.torn and warn is not None:
             cut = "its last row was cut short (crash or full disk); that question runs again"
             warn(f"{plan.folder / RESULTS}: {cut}")

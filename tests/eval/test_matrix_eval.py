@@ -95,8 +95,9 @@ def dataset(tmp_path: Path) -> Path:
     return path
 
 
-def configure(cli: Runner, a: FakeOpenAI, b: FakeOpenAI) -> None:
-    settings = "".join(f"{k} = {toml_value(v)}\n" for k, v in FAST_CONFIG.items())
+def configure(cli: Runner, a: FakeOpenAI, b: FakeOpenAI, **more: object) -> None:
+    """Both models' entries, after the quick settings and ``more``."""
+    settings = "".join(f"{k} = {toml_value(v)}\n" for k, v in {**FAST_CONFIG, **more}.items())
     cli.config_text(
         settings
         + f'[models.local-a]\nbase_url = "{a.url}"\n'
@@ -392,6 +393,43 @@ def test_a_cell_whose_endpoint_refuses_the_key_stops_alone(
     matrix = json.loads((out / "matrix.json").read_text(encoding="utf-8"))
     assert [cell["status"] for cell in matrix["cells"]] == ["finished", "stopped"]
     assert [row["em"] for row in rows_of(cell_folder(out, *CELLS[0]))] == [1.0, 1.0, 0.0]
+
+
+def test_max_total_cost_bounds_the_whole_matrix_and_resume_goes_on(
+    cli: Runner,
+    servers: tuple[FakeOpenAI, FakeOpenAI, Gate],
+    wiki: FakeMediaWiki,
+    dataset: Path,
+    tmp_path: Path,
+) -> None:
+    """Two cells, one question at a time each, spend one budget: no question of either starts
+    once they spent it together, so both stop, and one of them having spent less than the
+    budget alone (a budget per cell stops a cell only once it spent the budget itself)."""
+    a, b, _ = servers
+    configure(cli, a, b, price_input=100.0, price_output=100.0)  # 1,000 tokens: 0.1
+    out = tmp_path / "m"
+    args = ["-m", "local-a", "-m", "hosted/b", "--limit", "6", "--concurrency", "1"]
+    budget = 2.0  # each cell's 6 questions cost more: 4.85 and 2.38
+    result = cli(
+        ["eval", str(dataset), *args, "--max-total-cost", str(budget), "--out", str(out)],
+        **env(wiki),
+    )
+    assert result.code == 1, result.stderr
+    error = one_error_line(result.stderr.splitlines()[-1])
+    assert error.startswith("Error: stopped: the matrix spent its --max-total-cost; ")
+    assert error.endswith(f"continue with: react-cli eval --resume {out}")
+    folders = [cell_folder(out, model, "react", "text") for model in ("local-a", "hosted/b")]
+    spent = [sum(row["cost"] for row in rows_of(folder)) for folder in folders]
+    most = max(row["cost"] for folder in folders for row in rows_of(folder))
+    assert budget <= sum(spent) < budget + 2 * most  # at most a question in flight per cell
+    assert min(spent) < budget
+    matrix = json.loads((out / "matrix.json").read_text(encoding="utf-8"))
+    assert matrix["status"] == "budget"
+    assert [cell["status"] for cell in matrix["cells"]] == ["budget", "budget"]
+    assert [summary_of(folder)["status"] for folder in folders] == ["budget", "budget"]
+    resumed = cli(["eval", "--resume", str(out)], **env(wiki))
+    assert resumed.code == 0, resumed.stderr
+    assert [len(rows_of(folder)) for folder in folders] == [6, 6]
 
 
 FOLDERS = Path(__file__).resolve().parents[1] / "fixtures" / "eval" / "folders"

@@ -5,7 +5,8 @@ Each cell is planned as ``eval`` plans one (``plan.plan_eval``: its model's sett
 ``[models.NAME]`` where the config file has an entry, its method, its protocol, its folder
 under ``DIR/cells``), opens its own session and runs on workers of its own, all at once: cells
 on one endpoint share its limiter (what it serves well at once is the endpoint's, whatever the
-model or method asking), every cell shares the Wikipedia host's. Ctrl-C stops every cell (each
+model or method asking), every cell shares the Wikipedia host's, and ``--max-total-cost`` is
+the cells' together (one ``runner.Budget``). Ctrl-C stops every cell (each
 keeps its rows and writes its summary); ``--resume DIR`` plans the cells again, continuing the
 folders that exist and starting the missing ones, so only missing cells and rows run.
 """
@@ -36,7 +37,7 @@ from react_cli.eval.matrix.record import (
 )
 from react_cli.eval.plan import EvalPlan, EvalRequest, new_folder, plan_eval
 from react_cli.eval.question import describe
-from react_cli.eval.runner import EvalRun, claimed, shared_limits
+from react_cli.eval.runner import Budget, EvalRun, claimed, shared_limits
 from react_cli.eval.store import claim_folder, resume_command
 from react_cli.eval.summary import EvalStatus
 from react_cli.infra import interrupts
@@ -221,6 +222,7 @@ def run_matrix(
     statuses = {cell.name: EvalStatus.RUNNING for cell in plan.cells}
     outcomes: list[tuple[EvalStatus, str | None] | None] = [None] * len(plan.cells)
     runs: list[EvalRun] = []
+    budget = Budget(plan.plans[0].max_total_cost if plan.plans else None)  # the cells' together
     ended = threading.Semaphore(0)  # released by each cell's thread as it ends (``_drive``)
     interrupted = False
     with ExitStack() as stack, interrupts.guard():
@@ -240,7 +242,7 @@ def run_matrix(
                     shared=limits,
                 )
                 opened = stack.enter_context(session)
-                runs.append(EvalRun(cell_plan, opened, folder, warn, concurrency))
+                runs.append(EvalRun(cell_plan, opened, folder, warn, concurrency, budget))
             for index, run in enumerate(runs):
                 thread = threading.Thread(
                     target=_drive,
