@@ -1,6 +1,6 @@
 """Start-up time: wall time of ``react-cli --help``, optionally next to another command, and
 what a command that runs costs before its first request: ``react-cli ask`` against a closed
-port (exit 1 at once), its wall and CPU time (user + sys), in a throwaway ``REACT_CLI_HOME``.
+port (exit 1 at once), in a throwaway ``REACT_CLI_HOME``; each with its CPU time (user + sys).
 
 python bench/startup.py [--runs 20] [--compare "/tmp/llm-venv/bin/llm --help"]
 """
@@ -33,36 +33,35 @@ def closed_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def timings(command: list[str], runs: int) -> list[float]:
-    subprocess.run(command, capture_output=True, check=True)  # warm the file cache
-    seconds = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        subprocess.run(command, capture_output=True, check=True)
-        seconds.append(time.perf_counter() - started)
-    return seconds
+def timings(
+    command: list[str], runs: int, *, code: int = 0, env: dict[str, str] | None = None
+) -> tuple[list[float], float]:
+    """Each run's wall time, and the mean CPU time (user + sys) of a run; every run must exit
+    with ``code``."""
 
+    def run() -> None:
+        done = subprocess.run(command, capture_output=True, env=env)
+        if done.returncode != code:
+            sys.exit(f"{command[0]}: expected exit {code}, got {done.returncode}: {done.stderr!r}")
 
-def run_costs(command: list[str], runs: int, env: dict[str, str]) -> tuple[list[float], float]:
-    """Each run's wall time, and the mean CPU time of a run, of a command that exits 1."""
-    subprocess.run(command, capture_output=True, env=env)  # warm the file cache
+    run()  # warm the file cache
     seconds = []
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     for _ in range(runs):
         started = time.perf_counter()
-        done = subprocess.run(command, capture_output=True, env=env)
+        run()
         seconds.append(time.perf_counter() - started)
-        if done.returncode != 1:
-            sys.exit(f"expected exit 1 (no answer), got {done.returncode}: {done.stderr!r}")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     return seconds, cpu / runs
 
 
-def report(name: str, seconds: list[float]) -> None:
+def report(name: str, figures: tuple[list[float], float]) -> None:
+    seconds, cpu_s = figures
     print(
         f"{name}: median {statistics.median(seconds) * 1000:.0f} ms, "
-        f"min {min(seconds) * 1000:.0f} ms over {len(seconds)} runs"
+        f"min {min(seconds) * 1000:.0f} ms over {len(seconds)} runs, "
+        f"{cpu_s * 1000:.0f} ms of CPU a run"
     )
 
 
@@ -78,9 +77,7 @@ def main() -> None:
     ask = react_cli_command("ask", "q", "--base-url", url, "--no-wiki", "--no-trace")
     with tempfile.TemporaryDirectory() as home:
         env = {**os.environ, "REACT_CLI_HOME": home, "REACT_CLI_MODEL": "bench"}
-        seconds, cpu_s = run_costs(ask, args.runs, env)
-    report("react-cli ask (a closed port)", seconds)
-    print(f"react-cli ask (a closed port): {cpu_s * 1000:.0f} ms of CPU a run")
+        report("react-cli ask (a closed port, exit 1)", timings(ask, args.runs, code=1, env=env))
 
 
 if __name__ == "__main__":

@@ -24,7 +24,11 @@ RUNS = [
         ["--questions", "3", "--latency", "0.01", "--concurrency", "2", "--in-process"],
         ["run / ideal:"],
     ),
-    ("startup.py", ["--runs", "1"], ["react-cli --help: median", "ms of CPU a run"]),
+    (
+        "startup.py",
+        ["--runs", "1"],
+        ["react-cli --help: median", "react-cli ask (a closed port, exit 1): median"],
+    ),
     ("pathological.py", ["--repeat", "1", "--sizes", "1000,2000"], ["worst growth per"]),
     ("methods.py", ["--samples", "3", "--n", "ignore", "--limit", "2"], ["in one pass"]),
     ("protocols.py", ["--limit", "1"], ["tools  per question:", "first call"]),
